@@ -1,0 +1,90 @@
+//===- TrainDialect.td - the train dialect, its enums and type constraints ===//
+//
+// The `train` dialect describes one data-parallel training step of a model:
+// module-level parameter declarations, the optimizer configuration, and a
+// forward function from a global batch to a scalar loss.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_DIALECT_TRAIN_IR_TRAINDIALECT_TD
+#define ZEROC_DIALECT_TRAIN_IR_TRAINDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Train_Dialect : Dialect {
+  let name = "train";
+  let cppNamespace = "::zeroc::train";
+  let summary = "A GPT-class training step: parameters, forward, loss, optimizer";
+  let description = [{
+    The `train` dialect is zeroc's input language. A module holds:
+
+    * `train.param` declarations: the trainable parameters, as module-level
+      symbols with a shape, an element type, an initializer and a weight
+      decay flag;
+    * one `train.optimizer` op: SGD or AdamW with its hyper-parameters,
+      optional global gradient-norm clipping and a learning-rate schedule;
+    * a `func.func` carrying the unit attribute `train.forward`, mapping the
+      global batch (token ids and targets) to a scalar loss. The batch
+      dimension of its arguments is the global batch: the data-parallel
+      passes split it across ranks.
+
+    Tensors are ranked, with f32 or bf16 elements; token ids are i32 or i64.
+
+    Binary elementwise ops (`train.add`, `train.sub`, `train.mul`,
+    `train.div`) broadcast as NumPy does: shapes are aligned at their last
+    dimension, a missing leading dimension counts as 1, and two aligned
+    dimensions must be equal or one of them must be 1. The result has the
+    larger of each pair.
+  }];
+  let useDefaultTypePrinterParser = 0;
+  let useDefaultAttributePrinterParser = 0;
+}
+
+class Train_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Train_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Train_InitKind : I32EnumAttr<"InitKind", "parameter initializer", [
+    I32EnumAttrCase<"zeros", 0>,
+    I32EnumAttrCase<"ones", 1>,
+    I32EnumAttrCase<"normal", 2>
+  ]> {
+  let cppNamespace = "::zeroc::train";
+}
+
+def Train_OptimizerKind : I32EnumAttr<"OptimizerKind", "optimizer", [
+    I32EnumAttrCase<"sgd", 0>,
+    I32EnumAttrCase<"adamw", 1>
+  ]> {
+  let cppNamespace = "::zeroc::train";
+}
+
+def Train_LRSchedule : I32EnumAttr<"LRSchedule", "learning-rate schedule", [
+    I32EnumAttrCase<"constant", 0>,
+    I32EnumAttrCase<"cosine", 1>
+  ]> {
+  let cppNamespace = "::zeroc::train";
+}
+
+def Train_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "GELU formula", [
+    I32EnumAttrCase<"tanh", 0>,
+    I32EnumAttrCase<"erf", 1>
+  ]> {
+  let cppNamespace = "::zeroc::train";
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Train_FloatElement : AnyTypeOf<[F32, BF16]>;
+def Train_FloatTensor : RankedTensorOf<[F32, BF16]>;
+def Train_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Train_ScalarF32Tensor : 0DTensorOf<[F32]>;
+
+#endif // ZEROC_DIALECT_TRAIN_IR_TRAINDIALECT_TD

@@ -1,0 +1,20 @@
+//===- TrainOps.h - operations of the train dialect -------------*- C++ -*-===//
+
+#ifndef ZEROC_DIALECT_TRAIN_IR_TRAINOPS_H
+#define ZEROC_DIALECT_TRAIN_IR_TRAINOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "zeroc/Dialect/Train/IR/TrainDialect.h"
+#include "zeroc/Dialect/Train/IR/TrainEnums.h.inc"
+
+#define GET_OP_CLASSES
+#include "zeroc/Dialect/Train/IR/TrainOps.h.inc"
+
+#endif // ZEROC_DIALECT_TRAIN_IR_TRAINOPS_H

@@ -1,0 +1,397 @@
+//===- TrainOps.td - operations of the train dialect -------*- tablegen -*-===//
+
+#ifndef ZEROC_DIALECT_TRAIN_IR_TRAINOPS_TD
+#define ZEROC_DIALECT_TRAIN_IR_TRAINOPS_TD
+
+include "zeroc/Dialect/Train/IR/TrainDialect.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Model structure
+//===----------------------------------------------------------------------===//
+
+def Train_ParamOp : Train_Op<"param", [Symbol, HasParent<"mlir::ModuleOp">]> {
+  let summary = "a trainable parameter of the model";
+  let description = [{
+    Declares a trainable parameter as a module-level symbol. Its name is the
+    PyTorch state-dict name (`@transformer.h.0.attn.c_attn.weight`), its type
+    the tensor shape and element type, `init` how it is initialized
+    (`zeros`, `ones`, or `normal` with mean 0 and standard deviation `std`),
+    and `decay` marks it for weight decay.
+
+    ```mlir
+    train.param @transformer.wte.weight : tensor<65x48xf32> init = normal std = 2.000000e-02 decay
+    train.param @transformer.ln_f.bias : tensor<48xf32> init = zeros
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    TypeAttrOf<Train_FloatTensor>:$type,
+    Train_InitKind:$init,
+    OptionalAttr<F64Attr>:$std,
+    UnitAttr:$weight_decay
+  );
+  let assemblyFormat = [{
+    $sym_name `:` $type `init` `=` $init (`std` `=` $std^)?
+    (`decay` $weight_decay^)? attr-dict
+  }];
+  let extraClassDeclaration = [{
+    mlir::RankedTensorType getTensorType() {
+      return llvm::cast<mlir::RankedTensorType>(getType());
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_OptimizerOp : Train_Op<"optimizer", [HasParent<"mlir::ModuleOp">]> {
+  let summary = "the model's optimizer, clipping and learning-rate schedule";
+  let description = [{
+    Configures how parameters are updated. `sgd` takes `momentum`; `adamw`
+    takes `beta1`, `beta2` and `eps` and follows torch.optim.AdamW (decoupled
+    weight decay, bias correction, eps added after the square root).
+    `weight_decay` applies to parameters declared with `decay`. A positive
+    `grad_clip` clips the global gradient norm as
+    torch.nn.utils.clip_grad_norm_. The schedule is `constant`, or `cosine`:
+    linear warmup over `warmup` steps, then cosine decay from `lr` to `min_lr`
+    reached at `max_steps`.
+
+    ```mlir
+    train.optimizer adamw lr = 6.000000e-04 beta1 = 0.9 beta2 = 0.95 eps = 1.0e-08
+        weight_decay = 0.1 grad_clip = 1.0 schedule = cosine warmup = 10
+        min_lr = 6.0e-05 max_steps = 1000
+    ```
+  }];
+  let arguments = (ins
+    Train_OptimizerKind:$kind,
+    F64Attr:$lr,
+    OptionalAttr<F64Attr>:$beta1,
+    OptionalAttr<F64Attr>:$beta2,
+    OptionalAttr<F64Attr>:$eps,
+    OptionalAttr<F64Attr>:$momentum,
+    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+    DefaultValuedAttr<F64Attr, "0.0">:$grad_clip,
+    DefaultValuedAttr<Train_LRSchedule, "::zeroc::train::LRSchedule::constant">:$schedule,
+    DefaultValuedAttr<I64Attr, "0">:$warmup,
+    DefaultValuedAttr<F64Attr, "0.0">:$min_lr,
+    OptionalAttr<I64Attr>:$max_steps
+  );
+  let assemblyFormat = [{
+    $kind `lr` `=` $lr (`beta1` `=` $beta1^)? (`beta2` `=` $beta2^)?
+    (`eps` `=` $eps^)? (`momentum` `=` $momentum^)?
+    (`weight_decay` `=` $weight_decay^)? (`grad_clip` `=` $grad_clip^)?
+    (`schedule` `=` $schedule^)? (`warmup` `=` $warmup^)?
+    (`min_lr` `=` $min_lr^)? (`max_steps` `=` $max_steps^)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_ReadOp : Train_Op<"read", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead]>]> {
+  let summary = "reads the current value of a parameter";
+  let description = [{
+    Yields the value of the `train.param` named by `name`. The result type
+    must equal the parameter's declared type.
+
+    ```mlir
+    %wte = train.read @transformer.wte.weight : tensor<65x48xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Forward computation
+//===----------------------------------------------------------------------===//
+
+def Train_EmbeddingOp : Train_Op<"embedding", [Pure]> {
+  let summary = "gathers rows of a table by integer ids";
+  let description = [{
+    `result[i..., :] = table[ids[i...], :]`: a table of shape `[V, C]` and
+    ids of shape `[d...]` give a result of shape `[d..., C]`.
+
+    ```mlir
+    %x = train.embedding %wte[%tokens] : (tensor<65x48xf32>, tensor<12x17xi32>) -> tensor<12x17x48xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$table, Train_IndexTensor:$ids);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_MatmulOp : Train_Op<"matmul", [Pure]> {
+  let summary = "batched matrix product with optional transposes";
+  let description = [{
+    Multiplies the last two dimensions of `lhs` by the last two of `rhs`,
+    each optionally transposed first. Leading (batch) dimensions of `rhs`
+    either equal those of `lhs` or are absent, in which case the rank-2
+    `rhs` is shared by every batch element (a linear layer's weight). A
+    `[B, T, C]` activation times an nn.Linear weight `[N, C]` is
+    `transpose_rhs` and gives `[B, T, N]`.
+
+    ```mlir
+    %y = train.matmul %x, %w transpose_rhs : (tensor<12x17x48xf32>, tensor<144x48xf32>) -> tensor<12x17x144xf32>
+    ```
+  }];
+  let arguments = (ins
+    Train_FloatTensor:$lhs,
+    Train_FloatTensor:$rhs,
+    UnitAttr:$transpose_lhs,
+    UnitAttr:$transpose_rhs
+  );
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+class Train_BroadcastBinaryOp<string mnemonic, string formula>
+    : Train_Op<mnemonic, [Pure]> {
+  let summary = "elementwise " # formula # " with NumPy broadcasting";
+  let description = [{
+    Computes `result = lhs }] # formula # [{ rhs` elementwise. Operands
+    broadcast as NumPy does (see the dialect description): shapes are
+    aligned at their last dimension; aligned dimensions are equal or one of
+    them is 1. Both operands and the result share one element type.
+  }];
+  let arguments = (ins Train_FloatTensor:$lhs, Train_FloatTensor:$rhs);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_AddOp : Train_BroadcastBinaryOp<"add", "+">;
+def Train_SubOp : Train_BroadcastBinaryOp<"sub", "-">;
+def Train_MulOp : Train_BroadcastBinaryOp<"mul", "*">;
+def Train_DivOp : Train_BroadcastBinaryOp<"div", "/">;
+
+def Train_ScaleOp : Train_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "multiplies every element by a constant";
+  let description = [{
+    ```mlir
+    %y = train.scale %x by 2.500000e-01 : tensor<12x3x17x17xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, F64Attr:$factor);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
+}
+
+def Train_GeluOp : Train_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `tanh`: GPT-2's approximation
+    `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`; `erf`: the exact
+    `0.5 x (1 + erf(x / sqrt(2)))` of PyTorch's nn.GELU().
+
+    ```mlir
+    %y = train.gelu %x tanh : tensor<12x17x192xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input,
+                       Train_GeluApproximation:$approximation);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input $approximation attr-dict `:` type($result)";
+}
+
+def Train_ReluOp : Train_Op<"relu", [Pure, SameOperandsAndResultType]> {
+  let summary = "max(x, 0)";
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Train_LayerNormOp : Train_Op<"layernorm", [Pure]> {
+  let summary = "layer normalization over the last dimension";
+  let description = [{
+    `(x - mean) / sqrt(var + eps) * weight + bias`, with the biased variance
+    of the last dimension, as torch.nn.LayerNorm. `weight` and `bias` have
+    the shape of that dimension.
+
+    ```mlir
+    %y = train.layernorm %x, %w, %b eps = 1.000000e-05 : (tensor<12x17x48xf32>, tensor<48xf32>, tensor<48xf32>) -> tensor<12x17x48xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, Train_FloatTensor:$weight,
+                       Train_FloatTensor:$bias, F64Attr:$eps);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias `eps` `=` $eps attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_SoftmaxOp : Train_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax over the last dimension";
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_CausalMaskOp : Train_Op<"causal_mask",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "sets entries above the diagonal to -infinity";
+  let description = [{
+    On the last two dimensions `[T, S]`, `result[..., i, j] = -inf` where
+    `j > i` and `input[..., i, j]` elsewhere: the mask of causal attention
+    scores before `train.softmax`.
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_AttentionOp : Train_Op<"attention", [Pure]> {
+  let summary = "multi-head scaled dot-product attention";
+  let description = [{
+    With `query`, `key` and `value` of shape `[B, H, T, D]`, computes
+    `softmax(mask(scale * query @ key^T)) @ value`, where `mask` is
+    `train.causal_mask` when `causal` is set. GPT-2 uses
+    `scale = 1/sqrt(D)`.
+
+    ```mlir
+    %y = train.attention %q, %k, %v causal scale = 2.500000e-01 : (tensor<12x3x17x16xf32>, tensor<12x3x17x16xf32>, tensor<12x3x17x16xf32>) -> tensor<12x3x17x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$query, Train_FloatTensor:$key,
+                       Train_FloatTensor:$value, UnitAttr:$causal,
+                       F64Attr:$scale);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`causal` $causal^)? `scale` `=` $scale
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_ReshapeOp : Train_Op<"reshape", [Pure]> {
+  let summary = "reinterprets a tensor with another shape, row-major";
+  let description = [{
+    ```mlir
+    %y = train.reshape %x : tensor<12x17x48xf32> -> tensor<12x17x3x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_TransposeOp : Train_Op<"transpose", [Pure]> {
+  let summary = "permutes dimensions";
+  let description = [{
+    `result` dimension `i` is `input` dimension `permutation[i]`.
+
+    ```mlir
+    %y = train.transpose %x [0, 2, 1, 3] : tensor<12x17x3x16xf32> -> tensor<12x3x17x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input,
+                       DenseI64ArrayAttr:$permutation);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_SplitOp : Train_Op<"split", [Pure]> {
+  let summary = "splits a tensor into equal parts along one dimension";
+  let description = [{
+    ```mlir
+    %q, %k, %v = train.split %qkv dim = 2 : tensor<12x17x144xf32> -> tensor<12x17x48xf32>, tensor<12x17x48xf32>, tensor<12x17x48xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, I64Attr:$dim);
+  let results = (outs Variadic<Train_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $input `dim` `=` $dim attr-dict `:` type($input) `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_ConcatOp : Train_Op<"concat", [Pure]> {
+  let summary = "joins tensors along one dimension";
+  let description = [{
+    ```mlir
+    %qkv = train.concat %q, %k, %v dim = 2 : tensor<12x17x48xf32>, tensor<12x17x48xf32>, tensor<12x17x48xf32> -> tensor<12x17x144xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Train_FloatTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $inputs `dim` `=` $dim attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_CrossEntropyOp : Train_Op<"cross_entropy", [Pure]> {
+  let summary = "mean cross-entropy of logits against integer targets";
+  let description = [{
+    Logits `[d..., V]` and targets `[d...]` with values in `[0, V)` give the
+    mean over all `d...` positions of `logsumexp(logits) - logits[target]`,
+    as torch.nn.functional.cross_entropy. The loss is an f32 scalar whatever
+    the logits' element type.
+
+    ```mlir
+    %loss = train.cross_entropy %logits, %targets : (tensor<12x17x65xf32>, tensor<12x17xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$logits, Train_IndexTensor:$targets);
+  let results = (outs Train_ScalarF32Tensor:$loss);
+  let assemblyFormat = [{
+    $logits `,` $targets attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+class Train_ReductionOp<string mnemonic, string what>
+    : Train_Op<mnemonic, [Pure]> {
+  let summary = what # " over the listed dimensions, which are removed";
+  let description = [{
+    ```mlir
+    %y = train.}] # mnemonic # [{ %x dims = [0, 1] : tensor<12x17x48xf32> -> tensor<48xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dims` `=` $dims attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_SumOp : Train_ReductionOp<"sum", "sum">;
+def Train_MeanOp : Train_ReductionOp<"mean", "arithmetic mean">;
+
+def Train_CastOp : Train_Op<"cast", [Pure]> {
+  let summary = "converts between f32 and bf16";
+  let description = [{
+    Rounds to nearest even when narrowing.
+
+    ```mlir
+    %y = train.cast %x : tensor<48xf32> to tensor<48xbf16>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // ZEROC_DIALECT_TRAIN_IR_TRAINOPS_TD

@@ -1,0 +1,34 @@
+//===- InitAll.h - register zeroc's dialects and passes ---------*- C++ -*-===//
+
+#ifndef ZEROC_INITALL_H
+#define ZEROC_INITALL_H
+
+#include "zeroc/Dialect/Train/IR/TrainDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace zeroc {
+
+/// The train dialect and the upstream dialects zeroc's IR uses.
+inline void registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<train::TrainDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
+                  mlir::shard::ShardDialect>();
+}
+
+/// zeroc's passes and the upstream cleanups run between them.
+inline void registerAllPasses() {
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+}
+
+} // namespace zeroc
+
+#endif // ZEROC_INITALL_H

@@ -1,0 +1,380 @@
+//===- TrainOps.cpp - verifiers of the train dialect ----------------------===//
+//
+// Every verifier names the operand at fault and the mismatch, so that a
+// hand-written model points its author at the line to fix.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Dialect/Train/IR/TrainShapes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace zeroc::train;
+
+#include "zeroc/Dialect/Train/IR/TrainEnums.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "zeroc/Dialect/Train/IR/TrainOps.cpp.inc"
+
+namespace {
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Checks that `result` has the shape and element type the op's rule gives.
+LogicalResult verifyResultType(Operation *op, Value result,
+                               ArrayRef<int64_t> shape, Type elementType) {
+  auto expected = RankedTensorType::get(shape, elementType);
+  if (result.getType() != expected)
+    return op->emitOpError("result type ")
+           << result.getType() << " does not match the expected " << expected;
+  return success();
+}
+
+LogicalResult verifySameElementType(Operation *op, StringRef lhsName, Value lhs,
+                                    StringRef rhsName, Value rhs) {
+  Type l = tensorType(lhs).getElementType(), r = tensorType(rhs).getElementType();
+  if (l != r)
+    return op->emitOpError() << lhsName << " element type " << l
+                             << " differs from " << rhsName
+                             << " element type " << r;
+  return success();
+}
+
+LogicalResult verifyDimInRange(Operation *op, int64_t dim, int64_t rank) {
+  if (dim < 0 || dim >= rank)
+    return op->emitOpError("dimension ")
+           << dim << " is out of range for rank " << rank;
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Model structure
+//===----------------------------------------------------------------------===//
+
+/// The value of an optional float attribute, if present.
+static std::optional<double> valueOf(FloatAttr attr) {
+  if (!attr)
+    return std::nullopt;
+  return attr.getValueAsDouble();
+}
+
+LogicalResult ParamOp::verify() {
+  std::optional<double> std = valueOf(getStdAttr());
+  if (getInit() == InitKind::normal) {
+    if (!std)
+      return emitOpError("normal initializer of @")
+             << getSymName() << " needs a standard deviation (std = ...)";
+    if (*std <= 0.0)
+      return emitOpError("std of @") << getSymName() << " must be positive, got "
+                                     << *std;
+  } else if (std) {
+    return emitOpError("std is only meaningful with init = normal, but @")
+           << getSymName() << " has init = " << stringifyInitKind(getInit());
+  }
+  return success();
+}
+
+LogicalResult OptimizerOp::verify() {
+  auto module = (*this)->getParentOfType<ModuleOp>();
+  auto optimizers = module.getOps<OptimizerOp>();
+  auto count = std::distance(optimizers.begin(), optimizers.end());
+  if (count > 1)
+    return emitOpError("a model has one optimizer, but this module declares ")
+           << count;
+  double lr = getLrAttr().getValueAsDouble();
+  if (lr <= 0.0)
+    return emitOpError("lr must be positive, got ") << lr;
+
+  bool adamw = getKind() == OptimizerKind::adamw;
+  struct Hyper {
+    StringRef name;
+    std::optional<double> value;
+    bool forAdamW;
+  };
+  Hyper hypers[] = {{"beta1", valueOf(getBeta1Attr()), true},
+                    {"beta2", valueOf(getBeta2Attr()), true},
+                    {"eps", valueOf(getEpsAttr()), true},
+                    {"momentum", valueOf(getMomentumAttr()), false}};
+  for (const Hyper &hyper : hypers) {
+    if (hyper.forAdamW && !adamw && hyper.value)
+      return emitOpError(hyper.name)
+             << " is an AdamW hyper-parameter; sgd takes lr, momentum and "
+                "weight_decay";
+    if (!hyper.forAdamW && adamw && hyper.value)
+      return emitOpError(hyper.name)
+             << " is an SGD hyper-parameter; adamw takes beta1, beta2 and eps";
+    if (hyper.forAdamW && adamw && !hyper.value)
+      return emitOpError("adamw needs ") << hyper.name;
+    if (!hyper.value)
+      continue;
+    if (hyper.name == "eps" ? *hyper.value <= 0.0
+                            : (*hyper.value < 0.0 || *hyper.value >= 1.0))
+      return emitOpError(hyper.name)
+             << (hyper.name == "eps" ? " must be positive" : " must be in [0, 1)")
+             << ", got " << *hyper.value;
+  }
+  double weightDecay = getWeightDecayAttr().getValueAsDouble();
+  if (weightDecay < 0.0)
+    return emitOpError("weight_decay must be non-negative, got ") << weightDecay;
+  double gradClip = getGradClipAttr().getValueAsDouble();
+  if (gradClip < 0.0)
+    return emitOpError("grad_clip must be non-negative (0 disables clipping), "
+                       "got ")
+           << gradClip;
+  int64_t warmup = getWarmupAttr().getInt();
+  if (warmup < 0)
+    return emitOpError("warmup must be non-negative, got ") << warmup;
+  double minLr = getMinLrAttr().getValueAsDouble();
+  if (minLr < 0.0 || minLr > lr)
+    return emitOpError("min_lr must be in [0, lr], got ") << minLr;
+  if (getSchedule() == LRSchedule::cosine) {
+    if (!getMaxStepsAttr())
+      return emitOpError("the cosine schedule needs max_steps");
+    int64_t maxSteps = getMaxStepsAttr().getInt();
+    if (maxSteps <= warmup)
+      return emitOpError("max_steps (")
+             << maxSteps << ") must exceed warmup (" << warmup << ")";
+  }
+  return success();
+}
+
+LogicalResult ReadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param =
+      symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getNameAttr());
+  if (!param)
+    return emitOpError("no train.param named ") << getNameAttr();
+  if (param.getType() != getType())
+    return emitOpError("result type ")
+           << getType() << " differs from the type " << param.getType()
+           << " declared by " << getNameAttr();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Forward computation
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType table = tensorType(getTable());
+  if (table.getRank() != 2)
+    return emitOpError("table must have rank 2 [vocab, dim], got ")
+           << table;
+  Shape shape(tensorType(getIds()).getShape());
+  shape.push_back(table.getDimSize(1));
+  return verifyResultType(*this, getResult(), shape, table.getElementType());
+}
+
+LogicalResult MatmulOp::verify() {
+  if (failed(verifySameElementType(*this, "lhs", getLhs(), "rhs", getRhs())))
+    return failure();
+  FailureOr<Shape> shape = matmulShape(
+      tensorType(getLhs()).getShape(), tensorType(getRhs()).getShape(),
+      getTransposeLhs(), getTransposeRhs(), [&] { return emitOpError(); });
+  if (failed(shape))
+    return failure();
+  return verifyResultType(*this, getResult(), *shape,
+                          tensorType(getLhs()).getElementType());
+}
+
+template <typename BinaryOp>
+static LogicalResult verifyBroadcastBinary(BinaryOp op) {
+  if (failed(verifySameElementType(op, "lhs", op.getLhs(), "rhs", op.getRhs())))
+    return failure();
+  FailureOr<Shape> shape =
+      broadcastShapes(tensorType(op.getLhs()).getShape(),
+                      tensorType(op.getRhs()).getShape(),
+                      [&] { return op.emitOpError(); });
+  if (failed(shape))
+    return failure();
+  return verifyResultType(op, op.getResult(), *shape,
+                          tensorType(op.getLhs()).getElementType());
+}
+
+LogicalResult AddOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult SubOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult MulOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult DivOp::verify() { return verifyBroadcastBinary(*this); }
+
+LogicalResult LayerNormOp::verify() {
+  RankedTensorType input = tensorType(getInput());
+  if (input.getRank() < 1)
+    return emitOpError("input must have rank >= 1");
+  int64_t features = input.getShape().back();
+  for (auto [name, value] : {std::pair<StringRef, Value>{"weight", getWeight()},
+                             {"bias", getBias()}}) {
+    RankedTensorType type = tensorType(value);
+    if (type.getShape() != ArrayRef<int64_t>{features})
+      return emitOpError() << name << " must have shape " << features
+                           << " (the last dimension of the input), got "
+                           << formatShape(type.getShape());
+    if (failed(verifySameElementType(*this, "input", getInput(), name, value)))
+      return failure();
+  }
+  if (getEpsAttr().getValueAsDouble() <= 0.0)
+    return emitOpError("eps must be positive, got ")
+           << getEpsAttr().getValueAsDouble();
+  return verifyResultType(*this, getResult(), input.getShape(),
+                          input.getElementType());
+}
+
+LogicalResult SoftmaxOp::verify() {
+  if (tensorType(getInput()).getRank() < 1)
+    return emitOpError("input must have rank >= 1");
+  return success();
+}
+
+LogicalResult CausalMaskOp::verify() {
+  if (tensorType(getInput()).getRank() < 2)
+    return emitOpError("input must have rank >= 2 (the last two dimensions "
+                       "are queries and keys)");
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = tensorType(getQuery()), k = tensorType(getKey()),
+                   v = tensorType(getValue());
+  for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{"query", q},
+                            {"key", k},
+                            {"value", v}})
+    if (type.getRank() != 4)
+      return emitOpError() << name << " must have rank 4 [batch, heads, "
+                              "sequence, head_dim], got "
+                           << type;
+  if (failed(verifySameElementType(*this, "query", getQuery(), "key",
+                                   getKey())) ||
+      failed(verifySameElementType(*this, "query", getQuery(), "value",
+                                   getValue())))
+    return failure();
+  if (k.getShape() != v.getShape())
+    return emitOpError("key shape ")
+           << formatShape(k.getShape()) << " differs from value shape "
+           << formatShape(v.getShape());
+  if (q.getDimSize(0) != k.getDimSize(0) || q.getDimSize(1) != k.getDimSize(1) ||
+      q.getDimSize(3) != k.getDimSize(3))
+    return emitOpError("query ")
+           << formatShape(q.getShape()) << " and key "
+           << formatShape(k.getShape())
+           << " must agree in batch, heads and head_dim";
+  if (getCausal() && q.getDimSize(2) != k.getDimSize(2))
+    return emitOpError("causal attention needs as many queries as keys, got ")
+           << q.getDimSize(2) << " and " << k.getDimSize(2);
+  if (getScaleAttr().getValueAsDouble() <= 0.0)
+    return emitOpError("scale must be positive, got ")
+           << getScaleAttr().getValueAsDouble();
+  return verifyResultType(*this, getResult(), q.getShape(),
+                          q.getElementType());
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType input = tensorType(getInput()), result = tensorType(getResult());
+  if (input.getElementType() != result.getElementType())
+    return emitOpError("element type changes from ")
+           << input.getElementType() << " to " << result.getElementType()
+           << "; use train.cast";
+  if (input.getNumElements() != result.getNumElements())
+    return emitOpError("input ")
+           << formatShape(input.getShape()) << " has " << input.getNumElements()
+           << " elements but the result " << formatShape(result.getShape())
+           << " has " << result.getNumElements();
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType input = tensorType(getInput());
+  FailureOr<Shape> shape = transposeShape(input.getShape(), getPermutation(),
+                                          [&] { return emitOpError(); });
+  if (failed(shape))
+    return failure();
+  return verifyResultType(*this, getResult(), *shape, input.getElementType());
+}
+
+LogicalResult SplitOp::verify() {
+  RankedTensorType input = tensorType(getInput());
+  int64_t dim = getDim();
+  if (failed(verifyDimInRange(*this, dim, input.getRank())))
+    return failure();
+  int64_t parts = getNumResults();
+  if (parts == 0)
+    return emitOpError("needs at least one result");
+  if (input.getDimSize(dim) % parts != 0)
+    return emitOpError("dimension ")
+           << dim << " of size " << input.getDimSize(dim)
+           << " does not split into " << parts << " equal parts";
+  Shape shape(input.getShape());
+  shape[dim] /= parts;
+  for (Value result : getResults())
+    if (failed(verifyResultType(*this, result, shape, input.getElementType())))
+      return failure();
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  RankedTensorType first = tensorType(getInputs().front());
+  int64_t dim = getDim();
+  if (failed(verifyDimInRange(*this, dim, first.getRank())))
+    return failure();
+  Shape shape(first.getShape());
+  shape[dim] = 0;
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    RankedTensorType type = tensorType(input);
+    Shape others(type.getShape());
+    if (type.getRank() == first.getRank())
+      others[dim] = 0;
+    if (type.getElementType() != first.getElementType() ||
+        others != ArrayRef<int64_t>(shape))
+      return emitOpError("input #")
+             << index << " of type " << type
+             << " does not match input #0 of type " << first
+             << " outside dimension " << dim;
+  }
+  int64_t total = 0;
+  for (Value input : getInputs())
+    total += tensorType(input).getDimSize(dim);
+  shape[dim] = total;
+  return verifyResultType(*this, getResult(), shape, first.getElementType());
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  RankedTensorType logits = tensorType(getLogits());
+  if (logits.getRank() < 1)
+    return emitOpError("logits must have rank >= 1 (the last dimension is "
+                       "the vocabulary)");
+  ArrayRef<int64_t> positions = logits.getShape().drop_back();
+  if (tensorType(getTargets()).getShape() != positions)
+    return emitOpError("targets shape ")
+           << formatShape(tensorType(getTargets()).getShape())
+           << " must equal the logits shape without its last dimension ("
+           << formatShape(positions) << ")";
+  return success();
+}
+
+template <typename ReductionOp>
+static LogicalResult verifyReduction(ReductionOp op) {
+  RankedTensorType input = tensorType(op.getInput());
+  FailureOr<Shape> shape = reduceShape(input.getShape(), op.getDims(),
+                                       [&] { return op.emitOpError(); });
+  if (failed(shape))
+    return failure();
+  return verifyResultType(op, op.getResult(), *shape, input.getElementType());
+}
+
+LogicalResult SumOp::verify() { return verifyReduction(*this); }
+LogicalResult MeanOp::verify() { return verifyReduction(*this); }
+
+LogicalResult CastOp::verify() {
+  RankedTensorType input = tensorType(getInput()), result = tensorType(getResult());
+  if (input.getShape() != result.getShape())
+    return emitOpError("shape changes from ")
+           << formatShape(input.getShape()) << " to "
+           << formatShape(result.getShape()) << "; a cast keeps the shape";
+  return success();
+}

@@ -1,0 +1,36 @@
+# -*- Python -*-
+# lit configuration of zeroc's regression suite.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ZEROC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".py"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "__pycache__"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.zeroc_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%zeroc_src", config.zeroc_src_root))
+config.substitutions.append(("%zeroc_build", config.zeroc_obj_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# The Python package under test, run with the system interpreter; `import
+# zeroc` must work without PyTorch.
+python = shutil.which("python3", path="/usr/bin") or "python3"
+config.substitutions.append(("%python", python))
+config.environment["PYTHONPATH"] = os.path.join(config.zeroc_src_root, "python")
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+tool_dirs = [config.zeroc_tools_dir, config.llvm_tools_dir]
+tools = ["zeroc-opt", "FileCheck", "not", "count", "split-file"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
