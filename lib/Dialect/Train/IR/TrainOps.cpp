@@ -11,6 +11,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace zeroc::train;
 
@@ -45,6 +47,31 @@ LogicalResult verifySameElementType(Operation *op, StringRef lhsName, Value lhs,
   return success();
 }
 
+/// The shape rules work on static shapes only: a dynamic dimension would
+/// enter their arithmetic as ShapedType::kDynamic. Every verifier of an op
+/// with tensor operands or results calls this first.
+LogicalResult verifyStaticShapes(Operation *op) {
+  for (auto [index, operand] : llvm::enumerate(op->getOperands()))
+    if (auto type = dyn_cast<RankedTensorType>(operand.getType());
+        type && !type.hasStaticShape())
+      return op->emitOpError("operand #")
+             << index << " must have a static shape, got " << type;
+  for (auto [index, result] : llvm::enumerate(op->getResults()))
+    if (auto type = dyn_cast<RankedTensorType>(result.getType());
+        type && !type.hasStaticShape())
+      return op->emitOpError("result #")
+             << index << " must have a static shape, got " << type;
+  return success();
+}
+
+/// Checks that the float attribute `name` is finite (not NaN or infinite);
+/// the range checks that follow it would let a NaN through.
+LogicalResult verifyFinite(Operation *op, StringRef name, double value) {
+  if (!std::isfinite(value))
+    return op->emitOpError() << name << " must be finite, got " << value;
+  return success();
+}
+
 LogicalResult verifyDimInRange(Operation *op, int64_t dim, int64_t rank) {
   if (dim < 0 || dim >= rank)
     return op->emitOpError("dimension ")
@@ -66,7 +93,12 @@ static std::optional<double> valueOf(FloatAttr attr) {
 }
 
 LogicalResult ParamOp::verify() {
+  if (!getTensorType().hasStaticShape())
+    return emitOpError("type of @")
+           << getSymName() << " must have a static shape, got " << getType();
   std::optional<double> std = valueOf(getStdAttr());
+  if (std && failed(verifyFinite(*this, "std", *std)))
+    return failure();
   if (getInit() == InitKind::normal) {
     if (!std)
       return emitOpError("normal initializer of @")
@@ -88,6 +120,18 @@ LogicalResult OptimizerOp::verify() {
   if (count > 1)
     return emitOpError("a model has one optimizer, but this module declares ")
            << count;
+  // Every float hyper-parameter that is present must be finite.
+  for (auto [name, attr] :
+       {std::pair<StringRef, FloatAttr>{"lr", getLrAttr()},
+        {"beta1", getBeta1Attr()},
+        {"beta2", getBeta2Attr()},
+        {"eps", getEpsAttr()},
+        {"momentum", getMomentumAttr()},
+        {"weight_decay", getWeightDecayAttr()},
+        {"grad_clip", getGradClipAttr()},
+        {"min_lr", getMinLrAttr()}})
+    if (attr && failed(verifyFinite(*this, name, attr.getValueAsDouble())))
+      return failure();
   double lr = getLrAttr().getValueAsDouble();
   if (lr <= 0.0)
     return emitOpError("lr must be positive, got ") << lr;
@@ -145,15 +189,58 @@ LogicalResult OptimizerOp::verify() {
   return success();
 }
 
+/// The declared type of the train.param or train.state named `name`, or null
+/// after reporting why there is none.
+static Type lookupStateType(Operation *user, FlatSymbolRefAttr name,
+                            SymbolTableCollection &symbolTable) {
+  Operation *symbol = symbolTable.lookupNearestSymbolFrom(user, name);
+  if (auto param = dyn_cast_or_null<ParamOp>(symbol))
+    return param.getType();
+  if (auto state = dyn_cast_or_null<StateOp>(symbol))
+    return state.getType();
+  user->emitOpError("no train.param or train.state named ") << name;
+  return nullptr;
+}
+
 LogicalResult ReadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto param =
-      symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getNameAttr());
-  if (!param)
-    return emitOpError("no train.param named ") << getNameAttr();
-  if (param.getType() != getType())
+  Type declared = lookupStateType(*this, getNameAttr(), symbolTable);
+  if (!declared)
+    return failure();
+  if (declared != getType())
     return emitOpError("result type ")
-           << getType() << " differs from the type " << param.getType()
+           << getType() << " differs from the type " << declared
            << " declared by " << getNameAttr();
+  return success();
+}
+
+LogicalResult WriteOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Type declared = lookupStateType(*this, getNameAttr(), symbolTable);
+  if (!declared)
+    return failure();
+  if (declared != getValue().getType())
+    return emitOpError("value type ")
+           << getValue().getType() << " differs from the type " << declared
+           << " declared by " << getNameAttr();
+  return success();
+}
+
+LogicalResult StateOp::verify() {
+  auto module = (*this)->getParentOfType<ModuleOp>();
+  auto param = dyn_cast_or_null<ParamOp>(
+      SymbolTable::lookupSymbolIn(module, getOfAttr().getAttr()));
+  if (!param)
+    return emitOpError("state @")
+           << getSymName() << " belongs to " << getOfAttr()
+           << ", which is not a train.param";
+  RankedTensorType type = getTensorType();
+  if (!type.getElementType().isF32())
+    return emitOpError("optimizer state is kept in f32, but @")
+           << getSymName() << " has type " << type;
+  if (type.getNumElements() != param.getTensorType().getNumElements())
+    return emitOpError("state @")
+           << getSymName() << " has " << type.getNumElements()
+           << " elements but its parameter " << getOfAttr() << " has "
+           << param.getTensorType().getNumElements();
   return success();
 }
 
@@ -162,6 +249,8 @@ LogicalResult ReadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult EmbeddingOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType table = tensorType(getTable());
   if (table.getRank() != 2)
     return emitOpError("table must have rank 2 [vocab, dim], got ")
@@ -172,6 +261,8 @@ LogicalResult EmbeddingOp::verify() {
 }
 
 LogicalResult MatmulOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   if (failed(verifySameElementType(*this, "lhs", getLhs(), "rhs", getRhs())))
     return failure();
   FailureOr<Shape> shape = matmulShape(
@@ -185,6 +276,8 @@ LogicalResult MatmulOp::verify() {
 
 template <typename BinaryOp>
 static LogicalResult verifyBroadcastBinary(BinaryOp op) {
+  if (failed(verifyStaticShapes(op)))
+    return failure();
   if (failed(verifySameElementType(op, "lhs", op.getLhs(), "rhs", op.getRhs())))
     return failure();
   FailureOr<Shape> shape =
@@ -203,6 +296,8 @@ LogicalResult MulOp::verify() { return verifyBroadcastBinary(*this); }
 LogicalResult DivOp::verify() { return verifyBroadcastBinary(*this); }
 
 LogicalResult LayerNormOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType input = tensorType(getInput());
   if (input.getRank() < 1)
     return emitOpError("input must have rank >= 1");
@@ -217,6 +312,8 @@ LogicalResult LayerNormOp::verify() {
     if (failed(verifySameElementType(*this, "input", getInput(), name, value)))
       return failure();
   }
+  if (failed(verifyFinite(*this, "eps", getEpsAttr().getValueAsDouble())))
+    return failure();
   if (getEpsAttr().getValueAsDouble() <= 0.0)
     return emitOpError("eps must be positive, got ")
            << getEpsAttr().getValueAsDouble();
@@ -225,12 +322,16 @@ LogicalResult LayerNormOp::verify() {
 }
 
 LogicalResult SoftmaxOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   if (tensorType(getInput()).getRank() < 1)
     return emitOpError("input must have rank >= 1");
   return success();
 }
 
 LogicalResult CausalMaskOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   if (tensorType(getInput()).getRank() < 2)
     return emitOpError("input must have rank >= 2 (the last two dimensions "
                        "are queries and keys)");
@@ -238,6 +339,8 @@ LogicalResult CausalMaskOp::verify() {
 }
 
 LogicalResult AttentionOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType q = tensorType(getQuery()), k = tensorType(getKey()),
                    v = tensorType(getValue());
   for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{"query", q},
@@ -265,6 +368,8 @@ LogicalResult AttentionOp::verify() {
   if (getCausal() && q.getDimSize(2) != k.getDimSize(2))
     return emitOpError("causal attention needs as many queries as keys, got ")
            << q.getDimSize(2) << " and " << k.getDimSize(2);
+  if (failed(verifyFinite(*this, "scale", getScaleAttr().getValueAsDouble())))
+    return failure();
   if (getScaleAttr().getValueAsDouble() <= 0.0)
     return emitOpError("scale must be positive, got ")
            << getScaleAttr().getValueAsDouble();
@@ -273,6 +378,8 @@ LogicalResult AttentionOp::verify() {
 }
 
 LogicalResult ReshapeOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType input = tensorType(getInput()), result = tensorType(getResult());
   if (input.getElementType() != result.getElementType())
     return emitOpError("element type changes from ")
@@ -287,6 +394,8 @@ LogicalResult ReshapeOp::verify() {
 }
 
 LogicalResult TransposeOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType input = tensorType(getInput());
   FailureOr<Shape> shape = transposeShape(input.getShape(), getPermutation(),
                                           [&] { return emitOpError(); });
@@ -296,6 +405,8 @@ LogicalResult TransposeOp::verify() {
 }
 
 LogicalResult SplitOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType input = tensorType(getInput());
   int64_t dim = getDim();
   if (failed(verifyDimInRange(*this, dim, input.getRank())))
@@ -316,6 +427,8 @@ LogicalResult SplitOp::verify() {
 }
 
 LogicalResult ConcatOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   if (getInputs().empty())
     return emitOpError("needs at least one input");
   RankedTensorType first = tensorType(getInputs().front());
@@ -344,6 +457,8 @@ LogicalResult ConcatOp::verify() {
 }
 
 LogicalResult CrossEntropyOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType logits = tensorType(getLogits());
   if (logits.getRank() < 1)
     return emitOpError("logits must have rank >= 1 (the last dimension is "
@@ -359,6 +474,8 @@ LogicalResult CrossEntropyOp::verify() {
 
 template <typename ReductionOp>
 static LogicalResult verifyReduction(ReductionOp op) {
+  if (failed(verifyStaticShapes(op)))
+    return failure();
   RankedTensorType input = tensorType(op.getInput());
   FailureOr<Shape> shape = reduceShape(input.getShape(), op.getDims(),
                                        [&] { return op.emitOpError(); });
@@ -371,10 +488,135 @@ LogicalResult SumOp::verify() { return verifyReduction(*this); }
 LogicalResult MeanOp::verify() { return verifyReduction(*this); }
 
 LogicalResult CastOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType input = tensorType(getInput()), result = tensorType(getResult());
   if (input.getShape() != result.getShape())
     return emitOpError("shape changes from ")
            << formatShape(input.getShape()) << " to "
            << formatShape(result.getShape()) << "; a cast keeps the shape";
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  RankedTensorType input = tensorType(getInput()), result = tensorType(getResult());
+  if (input.getElementType() != result.getElementType())
+    return emitOpError("element type changes from ")
+           << input.getElementType() << " to " << result.getElementType();
+  FailureOr<Shape> shape = broadcastShapes(input.getShape(), result.getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != result.getShape())
+    return emitOpError("input ")
+           << formatShape(input.getShape()) << " does not broadcast to "
+           << formatShape(result.getShape());
+  return success();
+}
+
+OpFoldResult FillOp::fold(FoldAdaptor) {
+  // Folding to a splat lets the canonicalizer and CSE treat fills as the
+  // constants they are; TrainDialect::materializeConstant turns the splat
+  // back into a train.fill.
+  auto type = cast<RankedTensorType>(getType());
+  double value = getValueAttr().getValueAsDouble();
+  return DenseElementsAttr::get(
+      type, FloatAttr::get(type.getElementType(), value).getValue());
+}
+
+//===----------------------------------------------------------------------===//
+// Derivative helpers
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingGradOp::verify() {
+  RankedTensorType grad = tensorType(getGrad()), result = tensorType(getResult());
+  if (result.getRank() != 2)
+    return emitOpError("result must have the table's rank 2 [vocab, dim], got ")
+           << result;
+  Shape expected(tensorType(getIds()).getShape());
+  expected.push_back(result.getDimSize(1));
+  if (grad.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("grad shape ")
+           << formatShape(grad.getShape()) << " must be the ids shape plus the "
+           << "table's row size (" << formatShape(expected) << ")";
+  if (grad.getElementType() != result.getElementType())
+    return emitOpError("grad element type ")
+           << grad.getElementType() << " differs from the result's "
+           << result.getElementType();
+  return success();
+}
+
+LogicalResult SoftmaxGradOp::verify() {
+  if (tensorType(getGrad()).getRank() < 1)
+    return emitOpError("grad must have rank >= 1");
+  return success();
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  RankedTensorType input = tensorType(getInput());
+  if (input.getRank() < 1)
+    return emitOpError("input must have rank >= 1");
+  if (tensorType(getGrad()) != input)
+    return emitOpError("grad type ")
+           << getGrad().getType() << " differs from input type " << input;
+  auto features = RankedTensorType::get({input.getShape().back()},
+                                        input.getElementType());
+  if (getWeight().getType() != features)
+    return emitOpError("weight must have type ")
+           << features << ", got " << getWeight().getType();
+  if (getInputGrad().getType() != input || getWeightGrad().getType() != features ||
+      getBiasGrad().getType() != features)
+    return emitOpError("results must have types ")
+           << input << ", " << features << ", " << features;
+  return success();
+}
+
+LogicalResult AttentionGradOp::verify() {
+  for (auto [name, operand] :
+       {std::pair<StringRef, Value>{"grad", getGrad()}, {"key", getKey()},
+        {"value", getValue()}})
+    if (operand.getType() != getQuery().getType())
+      return emitOpError() << name << " type " << operand.getType()
+                           << " differs from query type "
+                           << getQuery().getType();
+  if (tensorType(getQuery()).getRank() != 4)
+    return emitOpError("query must have rank 4 [batch, heads, sequence, "
+                       "head_dim], got ")
+           << getQuery().getType();
+  for (Value result : getResults())
+    if (result.getType() != getQuery().getType())
+      return emitOpError("every result must have the query's type ")
+             << getQuery().getType();
+  if (getScaleAttr().getValueAsDouble() <= 0.0)
+    return emitOpError("scale must be positive, got ")
+           << getScaleAttr().getValueAsDouble();
+  return success();
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  RankedTensorType logits = tensorType(getLogits());
+  if (logits.getRank() < 1)
+    return emitOpError("logits must have rank >= 1");
+  if (tensorType(getTargets()).getShape() != logits.getShape().drop_back())
+    return emitOpError("targets shape ")
+           << formatShape(tensorType(getTargets()).getShape())
+           << " must equal the logits shape without its last dimension ("
+           << formatShape(logits.getShape().drop_back()) << ")";
+  if (getResult().getType() != logits)
+    return emitOpError("result type ")
+           << getResult().getType() << " differs from logits type " << logits;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer math
+//===----------------------------------------------------------------------===//
+
+LogicalResult AdamWUpdateOp::verify() {
+  for (auto [name, value] : {std::pair<StringRef, double>{
+                                 "beta1", getBeta1Attr().getValueAsDouble()},
+                             {"beta2", getBeta2Attr().getValueAsDouble()}})
+    if (value < 0.0 || value >= 1.0)
+      return emitOpError() << name << " must be in [0, 1), got " << value;
+  if (getEpsAttr().getValueAsDouble() <= 0.0)
+    return emitOpError("eps must be positive, got ")
+           << getEpsAttr().getValueAsDouble();
   return success();
 }

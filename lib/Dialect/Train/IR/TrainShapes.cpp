@@ -54,7 +54,9 @@ FailureOr<Shape> matmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
     if (emitError)
       emitError() << "rhs batch dimensions " << formatShape(rhsBatch)
                   << " must equal lhs batch dimensions "
-                  << formatShape(lhsBatch) << " or be absent";
+                  << (lhsBatch.empty() ? std::string("(none: lhs has rank 2)")
+                                       : formatShape(lhsBatch))
+                  << " or be absent";
     return failure();
   }
   int64_t m = lhs[lhs.size() - (transposeLhs ? 1 : 2)];
@@ -111,9 +113,12 @@ FailureOr<Shape> transposeShape(ArrayRef<int64_t> input,
   for (int64_t dim : permutation) {
     if (dim < 0 || dim >= static_cast<int64_t>(input.size()) ||
         seen.test(dim)) {
-      if (emitError)
-        emitError() << "permutation [" << formatShape(permutation)
-                    << "] is not a permutation of 0.." << input.size() - 1;
+      if (emitError) {
+        InFlightDiagnostic diag = emitError();
+        diag << "permutation [";
+        llvm::interleaveComma(permutation, diag);
+        diag << "] is not a permutation of 0.." << input.size() - 1;
+      }
       return failure();
     }
     seen.set(dim);

@@ -37,6 +37,7 @@ def Train_Dialect : Dialect {
     dimensions must be equal or one of them must be 1. The result has the
     larger of each pair.
   }];
+  let hasConstantMaterializer = 1;
   let useDefaultTypePrinterParser = 0;
   let useDefaultAttributePrinterParser = 0;
 }
@@ -78,6 +79,15 @@ def Train_GeluApproximation : I32EnumAttr<"GeluApproximation",
   let cppNamespace = "::zeroc::train";
 }
 
+def Train_StateKind : I32EnumAttr<"StateKind", "optimizer state", [
+    I32EnumAttrCase<"master", 0>,
+    I32EnumAttrCase<"exp_avg", 1>,
+    I32EnumAttrCase<"exp_avg_sq", 2>,
+    I32EnumAttrCase<"momentum_buffer", 3>
+  ]> {
+  let cppNamespace = "::zeroc::train";
+}
+
 //===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//
@@ -85,6 +95,9 @@ def Train_GeluApproximation : I32EnumAttr<"GeluApproximation",
 def Train_FloatElement : AnyTypeOf<[F32, BF16]>;
 def Train_FloatTensor : RankedTensorOf<[F32, BF16]>;
 def Train_IndexTensor : RankedTensorOf<[I32, I64]>;
-def Train_ScalarF32Tensor : 0DTensorOf<[F32]>;
+def Train_ScalarF32Tensor : 0DTensorOf<[F32]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getF32Type())">;
+def Train_StepTensor : 0DTensorOf<[I64]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getI64Type())">;
 
 #endif // ZEROC_DIALECT_TRAIN_IR_TRAINDIALECT_TD

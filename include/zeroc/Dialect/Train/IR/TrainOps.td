@@ -90,9 +90,9 @@ def Train_OptimizerOp : Train_Op<"optimizer", [HasParent<"mlir::ModuleOp">]> {
 def Train_ReadOp : Train_Op<"read", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemRead]>]> {
-  let summary = "reads the current value of a parameter";
+  let summary = "reads the current value of a parameter or optimizer state";
   let description = [{
-    Yields the value of the `train.param` named by `name`. The result type
+    Yields the value of the `train.param` or `train.state` named by `name`. The result type
     must equal the parameter's declared type.
 
     ```mlir
@@ -102,6 +102,52 @@ def Train_ReadOp : Train_Op<"read", [
   let arguments = (ins FlatSymbolRefAttr:$name);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Train_StateOp : Train_Op<"state", [Symbol, HasParent<"mlir::ModuleOp">]> {
+  let summary = "optimizer state that belongs to a parameter";
+  let description = [{
+    Declares persistent, non-trainable state of the optimizer for the
+    parameter `of`: its fp32 `master` copy (mixed precision), AdamW's
+    `exp_avg` and `exp_avg_sq`, or SGD's `momentum_buffer` (the names of
+    PyTorch's optimizer state). A master copy starts as the parameter's
+    initial value, every other kind as zeros. The `train-optimizer` pass
+    declares these; models do not.
+
+    ```mlir
+    train.state @transformer.wte.weight.exp_avg : tensor<65x48xf32> exp_avg of @transformer.wte.weight
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    TypeAttrOf<Train_FloatTensor>:$type,
+    Train_StateKind:$kind,
+    FlatSymbolRefAttr:$of
+  );
+  let assemblyFormat = "$sym_name `:` $type $kind `of` $of attr-dict";
+  let extraClassDeclaration = [{
+    mlir::RankedTensorType getTensorType() {
+      return llvm::cast<mlir::RankedTensorType>(getType());
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_WriteOp : Train_Op<"write", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "replaces the value of a parameter or optimizer state";
+  let description = [{
+    Stores `value` into the `train.param` or `train.state` named by `name`;
+    later `train.read`s of that symbol see it. The value's type must equal
+    the declared type.
+
+    ```mlir
+    train.write %new to @transformer.wte.weight : tensor<65x48xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$value, FlatSymbolRefAttr:$name);
+  let assemblyFormat = "$value `to` $name attr-dict `:` type($value)";
 }
 
 //===----------------------------------------------------------------------===//
@@ -244,15 +290,21 @@ def Train_SoftmaxOp : Train_Op<"softmax", [Pure, SameOperandsAndResultType]> {
 
 def Train_CausalMaskOp : Train_Op<"causal_mask",
     [Pure, SameOperandsAndResultType]> {
-  let summary = "sets entries above the diagonal to -infinity";
+  let summary = "sets entries above the diagonal to -infinity (or zero)";
   let description = [{
     On the last two dimensions `[T, S]`, `result[..., i, j] = -inf` where
     `j > i` and `input[..., i, j]` elsewhere: the mask of causal attention
-    scores before `train.softmax`.
+    scores before `train.softmax`. With `zero` the masked entries become 0
+    instead, which is the mask's derivative.
+
+    ```mlir
+    %s = train.causal_mask %scores : tensor<12x3x17x17xf32>
+    %d = train.causal_mask %dscores zero : tensor<12x3x17x17xf32>
+    ```
   }];
-  let arguments = (ins Train_FloatTensor:$input);
+  let arguments = (ins Train_FloatTensor:$input, UnitAttr:$zero);
   let results = (outs Train_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let assemblyFormat = "$input (`zero` $zero^)? attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
@@ -379,6 +431,42 @@ class Train_ReductionOp<string mnemonic, string what>
 def Train_SumOp : Train_ReductionOp<"sum", "sum">;
 def Train_MeanOp : Train_ReductionOp<"mean", "arithmetic mean">;
 
+def Train_BroadcastOp : Train_Op<"broadcast", [Pure]> {
+  let summary = "broadcasts a tensor to a larger shape, NumPy style";
+  let description = [{
+    Repeats `input` along the result's extra leading dimensions and along
+    its size-1 dimensions, by the dialect's broadcasting rule.
+
+    ```mlir
+    %y = train.broadcast %x : tensor<17x1xf32> -> tensor<12x17x48xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_FillOp : Train_Op<"fill", [Pure, ConstantLike]> {
+  let summary = "a tensor with every element equal to a constant";
+  let description = [{
+    ```mlir
+    %one = train.fill 1.0 : tensor<f32>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+def Train_SqrtOp : Train_Op<"sqrt", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise square root";
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 def Train_CastOp : Train_Op<"cast", [Pure]> {
   let summary = "converts between f32 and bf16";
   let description = [{
@@ -393,5 +481,8 @@ def Train_CastOp : Train_Op<"cast", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;
 }
+
+include "zeroc/Dialect/Train/IR/TrainGradOps.td"
+include "zeroc/Dialect/Train/IR/TrainOptimizerOps.td"
 
 #endif // ZEROC_DIALECT_TRAIN_IR_TRAINOPS_TD

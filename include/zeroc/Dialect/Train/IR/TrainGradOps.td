@@ -1,0 +1,129 @@
+//===- TrainGradOps.td - derivative helpers of the train dialect -*- tablegen -*-===//
+//
+// Ops that `train-autodiff` writes for derivatives that are not themselves
+// a composition of forward ops. Each takes the result's cotangent first.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_DIALECT_TRAIN_IR_TRAINGRADOPS_TD
+#define ZEROC_DIALECT_TRAIN_IR_TRAINGRADOPS_TD
+
+def Train_EmbeddingGradOp : Train_Op<"embedding_grad", [Pure]> {
+  let summary = "scatter-adds row cotangents into a table-shaped gradient";
+  let description = [{
+    `result[v, :] = sum over i with ids[i] == v of grad[i, :]`, zero for
+    rows no id selects. The result has the table's shape `[V, C]`.
+
+    ```mlir
+    %dwte = train.embedding_grad %dx[%tokens] : (tensor<12x17x48xf32>, tensor<12x17xi32>) -> tensor<65x48xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_IndexTensor:$ids);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `[` $ids `]` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_GeluGradOp : Train_Op<"gelu_grad", [Pure, SameOperandsAndResultType]> {
+  let summary = "cotangent of train.gelu";
+  let description = [{
+    `result = grad * gelu'(input)` for the given approximation.
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+                       Train_GeluApproximation:$approximation);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $input $approximation attr-dict `:` type($result)
+  }];
+}
+
+def Train_ReluGradOp : Train_Op<"relu_grad", [Pure, SameOperandsAndResultType]> {
+  let summary = "cotangent of train.relu";
+  let description = [{ `result = input > 0 ? grad : 0`. }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
+}
+
+def Train_SoftmaxGradOp : Train_Op<"softmax_grad",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "cotangent of train.softmax, from its output";
+  let description = [{
+    `result = output * (grad - sum(grad * output, last dimension))`.
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$output);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $output attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_LayerNormGradOp : Train_Op<"layernorm_grad", [Pure]> {
+  let summary = "cotangents of train.layernorm";
+  let description = [{
+    From the output cotangent, the forward input and weight, gives the
+    cotangents of the input, the weight and the bias (the last two summed
+    over every leading dimension).
+
+    ```mlir
+    %dx, %dw, %db = train.layernorm_grad %dy, %x, %w eps = 1.000000e-05 : (tensor<12x17x48xf32>, tensor<12x17x48xf32>, tensor<48xf32>) -> (tensor<12x17x48xf32>, tensor<48xf32>, tensor<48xf32>)
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+                       Train_FloatTensor:$weight, F64Attr:$eps);
+  let results = (outs Train_FloatTensor:$input_grad,
+                      Train_FloatTensor:$weight_grad,
+                      Train_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $weight `eps` `=` $eps attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure]> {
+  let summary = "cotangents of train.attention";
+  let description = [{
+    Recomputes the attention probabilities from `query` and `key` and gives
+    the cotangents of query, key and value.
+
+    ```mlir
+    %dq, %dk, %dv = train.attention_grad %dy, %q, %k, %v causal scale = 2.500000e-01 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>)
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$query,
+                       Train_FloatTensor:$key, Train_FloatTensor:$value,
+                       UnitAttr:$causal, F64Attr:$scale);
+  let results = (outs Train_FloatTensor:$query_grad,
+                      Train_FloatTensor:$key_grad,
+                      Train_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $grad `,` $query `,` $key `,` $value (`causal` $causal^)? `scale` `=`
+    $scale attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_CrossEntropyGradOp : Train_Op<"cross_entropy_grad", [Pure]> {
+  let summary = "cotangent of train.cross_entropy with respect to the logits";
+  let description = [{
+    `result = grad * (softmax(logits) - onehot(targets)) / positions`,
+    where `grad` is the loss's scalar cotangent and `positions` the number
+    of target positions.
+
+    ```mlir
+    %dlogits = train.cross_entropy_grad %one, %logits, %targets : (tensor<f32>, tensor<12x17x65xf32>, tensor<12x17xi32>) -> tensor<12x17x65xf32>
+    ```
+  }];
+  let arguments = (ins Train_ScalarF32Tensor:$grad,
+                       Train_FloatTensor:$logits, Train_IndexTensor:$targets);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $logits `,` $targets attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ZEROC_DIALECT_TRAIN_IR_TRAINGRADOPS_TD

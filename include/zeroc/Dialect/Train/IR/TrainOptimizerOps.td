@@ -1,0 +1,133 @@
+//===- TrainOptimizerOps.td - optimizer math of the train dialect -*- tablegen -*-===//
+//
+// What `train-optimizer` expands a train.optimizer into. Update ops are
+// elementwise over same-shaped f32 tensors, so they apply unchanged to a
+// rank's shard of a parameter (ZeRO stages 1-3).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_DIALECT_TRAIN_IR_TRAINOPTIMIZEROPS_TD
+#define ZEROC_DIALECT_TRAIN_IR_TRAINOPTIMIZEROPS_TD
+
+def Train_F32Tensor : RankedTensorOf<[F32]>;
+
+def Train_LRScheduleOp : Train_Op<"lr_schedule", [Pure]> {
+  let summary = "the learning rate at a step";
+  let description = [{
+    For step `s` (counted from 0): `constant` gives `lr`. `cosine` follows
+    nanoGPT: `lr * (s + 1) / (warmup + 1)` while `s < warmup`; `min_lr` once
+    `s > max_steps`; in between
+    `min_lr + 0.5 * (1 + cos(pi * (s - warmup) / (max_steps - warmup))) * (lr - min_lr)`.
+
+    ```mlir
+    %lr = train.lr_schedule %step lr = 6.000000e-04 schedule = cosine warmup = 10 min_lr = 6.000000e-05 max_steps = 100 : tensor<i64> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Train_StepTensor:$step, F64Attr:$lr,
+                       Train_LRSchedule:$schedule,
+                       DefaultValuedAttr<I64Attr, "0">:$warmup,
+                       DefaultValuedAttr<F64Attr, "0.0">:$min_lr,
+                       DefaultValuedAttr<I64Attr, "0">:$max_steps);
+  let results = (outs Train_ScalarF32Tensor:$result);
+  let assemblyFormat = [{
+    $step `lr` `=` $lr `schedule` `=` $schedule (`warmup` `=` $warmup^)?
+    (`min_lr` `=` $min_lr^)? (`max_steps` `=` $max_steps^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Train_SquaredNormOp : Train_Op<"squared_norm", [Pure]> {
+  let summary = "sum of squares of every element, accumulated in f32";
+  let description = [{
+    ```mlir
+    %n = train.squared_norm %g : tensor<65x48xbf16> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_ScalarF32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Train_ClipCoefOp : Train_Op<"clip_coef", [Pure]> {
+  let summary = "gradient scale of global-norm clipping";
+  let description = [{
+    From the global squared norm `n`, as torch.nn.utils.clip_grad_norm_:
+    `min(1, max_norm / (sqrt(n) + 1e-6))`.
+
+    ```mlir
+    %c = train.clip_coef %n max_norm = 1.000000e+00 : tensor<f32>
+    ```
+  }];
+  let arguments = (ins Train_ScalarF32Tensor:$squared_norm, F64Attr:$max_norm);
+  let results = (outs Train_ScalarF32Tensor:$result);
+  let assemblyFormat = [{
+    $squared_norm `max_norm` `=` $max_norm attr-dict `:` type($result)
+  }];
+}
+
+def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
+    AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq", "new_param",
+                   "new_exp_avg", "new_exp_avg_sq"]>]> {
+  let summary = "one torch.optim.AdamW step on a tensor (or a shard of it)";
+  let description = [{
+    With `t = step + 1`, as torch.optim.AdamW:
+    ```
+    param   = param - lr * weight_decay * param
+    exp_avg    = beta1 * exp_avg + (1 - beta1) * grad
+    exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * grad^2
+    param   = param - lr * (exp_avg / (1 - beta1^t))
+                    / (sqrt(exp_avg_sq / (1 - beta2^t)) + eps)
+    ```
+    and yields the new param, exp_avg and exp_avg_sq.
+
+    ```mlir
+    %p1, %m1, %v1 = train.adamw_update %p, %g, %m, %v, %lr, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 : tensor<48xf32>
+    ```
+  }];
+  let arguments = (ins Train_F32Tensor:$param, Train_F32Tensor:$grad,
+                       Train_F32Tensor:$exp_avg, Train_F32Tensor:$exp_avg_sq,
+                       Train_ScalarF32Tensor:$lr, Train_StepTensor:$step,
+                       F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
+                       F64Attr:$weight_decay);
+  let results = (outs Train_F32Tensor:$new_param,
+                      Train_F32Tensor:$new_exp_avg,
+                      Train_F32Tensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step
+    `beta1` `=` $beta1 `beta2` `=` $beta2 `eps` `=` $eps
+    `weight_decay` `=` $weight_decay attr-dict `:` type($param)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_SGDUpdateOp : Train_Op<"sgd_update", [Pure,
+    AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
+                   "new_momentum_buffer"]>]> {
+  let summary = "one torch.optim.SGD step with momentum on a tensor";
+  let description = [{
+    As torch.optim.SGD (no dampening, no Nesterov):
+    ```
+    d = grad + weight_decay * param
+    momentum_buffer = momentum * momentum_buffer + d
+    param = param - lr * momentum_buffer
+    ```
+    The buffer starts at zero, so the first step's buffer is `d`, as in
+    PyTorch. Yields the new param and momentum_buffer.
+
+    ```mlir
+    %p1, %b1 = train.sgd_update %p, %g, %b, %lr momentum = 9.000000e-01 weight_decay = 0.000000e+00 : tensor<48xf32>
+    ```
+  }];
+  let arguments = (ins Train_F32Tensor:$param, Train_F32Tensor:$grad,
+                       Train_F32Tensor:$momentum_buffer,
+                       Train_ScalarF32Tensor:$lr, F64Attr:$momentum,
+                       F64Attr:$weight_decay);
+  let results = (outs Train_F32Tensor:$new_param,
+                      Train_F32Tensor:$new_momentum_buffer);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $momentum_buffer `,` $lr `momentum` `=` $momentum
+    `weight_decay` `=` $weight_decay attr-dict `:` type($param)
+  }];
+}
+
+#endif // ZEROC_DIALECT_TRAIN_IR_TRAINOPTIMIZEROPS_TD
