@@ -1,0 +1,1 @@
+"""Model builders; each module writes one model family as `train` IR."""
