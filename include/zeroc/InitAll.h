@@ -4,6 +4,7 @@
 #define ZEROC_INITALL_H
 
 #include "zeroc/Dialect/Train/IR/TrainDialect.h"
+#include "zeroc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,6 +28,7 @@ inline void registerAllPasses() {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
+  registerTransformsPasses();
 }
 
 } // namespace zeroc

@@ -1,0 +1,70 @@
+//===- Passes.td - zeroc's transformations of train IR -----*- tablegen -*-===//
+
+#ifndef ZEROC_TRANSFORMS_PASSES_TD
+#define ZEROC_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TrainAutodiff : Pass<"train-autodiff", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode differentiation of the model's forward function";
+  let description = [{
+    Finds the `func.func` marked `train.forward` (it returns the scalar
+    loss) and adds `@loss_and_grads`: the same arguments, results
+    `(loss, dloss/dp1, dloss/dp2, ...)` for every `train.param` in
+    declaration order, and the attribute `train.gradients = [@p1, @p2, ...]`
+    naming the parameter of each gradient result.
+
+    The body is the forward computation followed by its adjoint, built in
+    reverse op order. Only values that depend on a parameter get a
+    cotangent (token ids and other inputs get none); a value used twice
+    accumulates both contributions with `train.add`, so a parameter read
+    in two places (GPT-2's token embedding, tied to the lm_head) gets the
+    sum. Broadcasting is undone with `train.sum` over the broadcast
+    dimensions. A parameter the loss does not depend on gets a zero
+    gradient. The forward function is left as it was.
+
+    Example (`y = x * w`, loss = mean):
+    ```mlir
+    func.func @loss_and_grads(%x: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+        attributes {train.gradients = [@w]} {
+      %w = train.read @w : tensor<4xf32>
+      %y = train.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %l = train.mean %y dims = [0] : tensor<4xf32> -> tensor<f32>
+      %one = train.fill 1.0 : tensor<f32>
+      %b = train.broadcast %one : tensor<f32> -> tensor<4xf32>
+      %dy = train.scale %b by 0.25 : tensor<4xf32>
+      %dw = train.mul %dy, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      return %l, %dw : tensor<f32>, tensor<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::func::FuncDialect"];
+}
+
+def TrainOptimizer : Pass<"train-optimizer", "mlir::ModuleOp"> {
+  let summary = "Expands the model's train.optimizer into the update of a step";
+  let description = [{
+    Turns `@loss_and_grads` (from `--train-autodiff`) into `@train_step`,
+    one complete training step:
+
+    * arguments: the batch, then `%step: tensor<i64>` (counted from 0);
+    * results: the loss and the global gradient norm (before clipping);
+    * state: the `train.param`s and the `train.state`s this pass declares
+      (`exp_avg` and `exp_avg_sq` for AdamW, `momentum_buffer` for SGD, and
+      an fp32 `master` copy of every parameter that is not f32).
+
+    After the backward computation it computes the learning rate
+    (`train.lr_schedule`), the global squared gradient norm
+    (`train.squared_norm` of every gradient, summed), and with a positive
+    `grad_clip` scales every gradient by `train.clip_coef` as
+    torch.nn.utils.clip_grad_norm_. Each parameter is then updated by
+    `train.adamw_update` or `train.sgd_update` in fp32, with weight decay
+    only where the parameter is declared with `decay`, and written back
+    with `train.write` (a bf16 parameter as the rounded master copy).
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::func::FuncDialect"];
+}
+
+#endif // ZEROC_TRANSFORMS_PASSES_TD
