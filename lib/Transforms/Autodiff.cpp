@@ -400,8 +400,6 @@ struct TrainAutodiffPass
     if (SymbolTable::lookupSymbolIn(module, kGradientsFunc))
       return forward.emitError("the module already has a symbol @")
              << kGradientsFunc << "; was train-autodiff run twice?";
-    if (!forward.getBody().hasOneBlock())
-      return forward.emitError("the forward function must be one block");
     for (auto write : forward.getOps<WriteOp>())
       return write.emitOpError("writes state inside the forward function, "
                                "which train-autodiff cannot differentiate");

@@ -23,15 +23,17 @@ namespace {
 constexpr StringLiteral kGradientsFunc = "loss_and_grads";
 constexpr StringLiteral kStepFunc = "train_step";
 
-/// Declares `train.state @<param>.<kind>` right after the parameter.
-std::string declareState(OpBuilder &builder, ParamOp param, StateKind kind) {
+/// Declares `train.state @<param>.<kind>` after `after` (the parameter or its
+/// previous state), which then moves to the new declaration.
+std::string declareState(OpBuilder &builder, ParamOp param, StateKind kind,
+                         Operation *&after) {
   std::string name = (param.getSymName() + "." + stringifyStateKind(kind)).str();
   OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointAfter(param);
+  builder.setInsertionPointAfter(after);
   auto type = RankedTensorType::get(param.getTensorType().getShape(),
                                     builder.getF32Type());
-  StateOp::create(builder, param.getLoc(), name, type, kind,
-                  param.getSymName());
+  after = StateOp::create(builder, param.getLoc(), name, type, kind,
+                          param.getSymName());
   return name;
 }
 
@@ -109,8 +111,9 @@ struct TrainOptimizerPass
       bool hasMaster = !type.getElementType().isF32();
       auto f32Type = RankedTensorType::get(type.getShape(), builder.getF32Type());
       StringRef paramName = param.getSymName();
+      Operation *lastDecl = param;
       std::string masterName =
-          hasMaster ? declareState(builder, param, StateKind::master)
+          hasMaster ? declareState(builder, param, StateKind::master, lastDecl)
                     : paramName.str();
       Value g = tb.cast(grad, builder.getF32Type());
       if (clip)
@@ -120,24 +123,28 @@ struct TrainOptimizerPass
           builder.getF64FloatAttr(param.getWeightDecay() ? weightDecay : 0.0);
       Value updated;
       if (adamw) {
-        std::string m = declareState(builder, param, StateKind::exp_avg);
-        std::string v = declareState(builder, param, StateKind::exp_avg_sq);
+        std::string m =
+            declareState(builder, param, StateKind::exp_avg, lastDecl);
+        std::string v =
+            declareState(builder, param, StateKind::exp_avg_sq, lastDecl);
+        Value expAvg = tb.read(f32Type, m);
+        Value expAvgSq = tb.read(f32Type, v);
         auto update = AdamWUpdateOp::create(
-            builder, param.getLoc(), p, g, tb.read(f32Type, m),
-            tb.read(f32Type, v), lr, step, optimizer.getBeta1Attr(),
+            builder, param.getLoc(), p, g, expAvg, expAvgSq, lr, step,
+            optimizer.getBeta1Attr(),
             optimizer.getBeta2Attr(), optimizer.getEpsAttr(), decay);
         tb.write(update.getNewExpAvg(), m);
         tb.write(update.getNewExpAvgSq(), v);
         updated = update.getNewParam();
       } else {
-        std::string buf =
-            declareState(builder, param, StateKind::momentum_buffer);
+        std::string buf = declareState(builder, param,
+                                       StateKind::momentum_buffer, lastDecl);
         FloatAttr momentum = optimizer.getMomentumAttr()
                                  ? optimizer.getMomentumAttr()
                                  : builder.getF64FloatAttr(0.0);
-        auto update = SGDUpdateOp::create(builder, param.getLoc(), p, g,
-                                          tb.read(f32Type, buf), lr, momentum,
-                                          decay);
+        Value buffer = tb.read(f32Type, buf);
+        auto update = SGDUpdateOp::create(builder, param.getLoc(), p, g, buffer,
+                                          lr, momentum, decay);
         tb.write(update.getNewMomentumBuffer(), buf);
         updated = update.getNewParam();
       }
