@@ -68,7 +68,9 @@ LogicalResult verifyStaticShapes(Operation *op) {
 /// the range checks that follow it would let a NaN through.
 LogicalResult verifyFinite(Operation *op, StringRef name, double value) {
   if (!std::isfinite(value))
-    return op->emitOpError() << name << " must be finite, got " << value;
+    return op->emitOpError()
+           << name << " must be finite, got "
+           << (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf");
   return success();
 }
 
@@ -233,10 +235,15 @@ LogicalResult StateOp::verify() {
            << getSymName() << " belongs to " << getOfAttr()
            << ", which is not a train.param";
   RankedTensorType type = getTensorType();
+  if (!type.hasStaticShape())
+    return emitOpError("type of @")
+           << getSymName() << " must have a static shape, got " << type;
   if (!type.getElementType().isF32())
     return emitOpError("optimizer state is kept in f32, but @")
            << getSymName() << " has type " << type;
-  if (type.getNumElements() != param.getTensorType().getNumElements())
+  // A dynamic parameter type is reported by the parameter's own verifier.
+  if (param.getTensorType().hasStaticShape() &&
+      type.getNumElements() != param.getTensorType().getNumElements())
     return emitOpError("state @")
            << getSymName() << " has " << type.getNumElements()
            << " elements but its parameter " << getOfAttr() << " has "
@@ -499,6 +506,8 @@ LogicalResult CastOp::verify() {
 }
 
 LogicalResult BroadcastOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType input = tensorType(getInput()), result = tensorType(getResult());
   if (input.getElementType() != result.getElementType())
     return emitOpError("element type changes from ")
@@ -526,6 +535,8 @@ OpFoldResult FillOp::fold(FoldAdaptor) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult EmbeddingGradOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType grad = tensorType(getGrad()), result = tensorType(getResult());
   if (result.getRank() != 2)
     return emitOpError("result must have the table's rank 2 [vocab, dim], got ")
@@ -544,12 +555,16 @@ LogicalResult EmbeddingGradOp::verify() {
 }
 
 LogicalResult SoftmaxGradOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   if (tensorType(getGrad()).getRank() < 1)
     return emitOpError("grad must have rank >= 1");
   return success();
 }
 
 LogicalResult LayerNormGradOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType input = tensorType(getInput());
   if (input.getRank() < 1)
     return emitOpError("input must have rank >= 1");
@@ -569,6 +584,8 @@ LogicalResult LayerNormGradOp::verify() {
 }
 
 LogicalResult AttentionGradOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   for (auto [name, operand] :
        {std::pair<StringRef, Value>{"grad", getGrad()}, {"key", getKey()},
         {"value", getValue()}})
@@ -584,6 +601,8 @@ LogicalResult AttentionGradOp::verify() {
     if (result.getType() != getQuery().getType())
       return emitOpError("every result must have the query's type ")
              << getQuery().getType();
+  if (failed(verifyFinite(*this, "scale", getScaleAttr().getValueAsDouble())))
+    return failure();
   if (getScaleAttr().getValueAsDouble() <= 0.0)
     return emitOpError("scale must be positive, got ")
            << getScaleAttr().getValueAsDouble();
@@ -591,6 +610,8 @@ LogicalResult AttentionGradOp::verify() {
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
   RankedTensorType logits = tensorType(getLogits());
   if (logits.getRank() < 1)
     return emitOpError("logits must have rank >= 1");
@@ -610,6 +631,15 @@ LogicalResult CrossEntropyGradOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AdamWUpdateOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  for (auto [name, attr] :
+       {std::pair<StringRef, FloatAttr>{"beta1", getBeta1Attr()},
+        {"beta2", getBeta2Attr()},
+        {"eps", getEpsAttr()},
+        {"weight_decay", getWeightDecayAttr()}})
+    if (failed(verifyFinite(*this, name, attr.getValueAsDouble())))
+      return failure();
   for (auto [name, value] : {std::pair<StringRef, double>{
                                  "beta1", getBeta1Attr().getValueAsDouble()},
                              {"beta2", getBeta2Attr().getValueAsDouble()}})
@@ -618,5 +648,8 @@ LogicalResult AdamWUpdateOp::verify() {
   if (getEpsAttr().getValueAsDouble() <= 0.0)
     return emitOpError("eps must be positive, got ")
            << getEpsAttr().getValueAsDouble();
+  if (getWeightDecayAttr().getValueAsDouble() < 0.0)
+    return emitOpError("weight_decay must be non-negative, got ")
+           << getWeightDecayAttr().getValueAsDouble();
   return success();
 }
