@@ -209,7 +209,12 @@ train.optimizer adamw lr = 1.0e-3 beta1 = 0.9 beta2 = 0.999 eps = 1.0e-8 grad_cl
 // -----
 
 // expected-error @+1 {{'train.optimizer' op warmup must be non-negative, got -10}}
-train.optimizer sgd lr = 0.1 warmup = -10
+train.optimizer sgd lr = 0.1 schedule = cosine warmup = -10 max_steps = 100
+
+// -----
+
+// expected-error @+1 {{'train.optimizer' op warmup, min_lr and max_steps belong to the cosine schedule; the constant schedule takes none of them}}
+train.optimizer sgd lr = 0.01 warmup = 5 max_steps = 3
 
 // -----
 
@@ -1715,4 +1720,108 @@ func.func @sgd_update_types(%p: tensor<4xf32>, %b: tensor<8xf32>, %lr: tensor<f3
   // expected-error @+1 {{'train.sgd_update' op failed to verify that all of {param, grad, momentum_buffer, new_param, new_momentum_buffer} have same type}}
   %0:2 = "train.sgd_update"(%p, %p, %b, %lr) <{momentum = 0.9 : f64, weight_decay = 0.0 : f64}> : (tensor<4xf32>, tensor<4xf32>, tensor<8xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>)
   return
+}
+
+// -----
+
+func.func @lr_schedule_constant_with_warmup(%s: tensor<i64>) -> tensor<f32> {
+  // expected-error @+1 {{'train.lr_schedule' op warmup, min_lr and max_steps belong to the cosine schedule; the constant schedule takes none of them}}
+  %lr = train.lr_schedule %s lr = 0.1 schedule = constant warmup = 3 : (tensor<i64>) -> tensor<f32>
+  return %lr : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule_bad_lr(%s: tensor<i64>) -> tensor<f32> {
+  // expected-error @+1 {{'train.lr_schedule' op lr must be positive, got -1.000000e-01}}
+  %lr = train.lr_schedule %s lr = -0.1 schedule = constant : (tensor<i64>) -> tensor<f32>
+  return %lr : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule_nan_lr(%s: tensor<i64>) -> tensor<f32> {
+  // expected-error @+1 {{'train.lr_schedule' op lr must be finite, got nan}}
+  %lr = train.lr_schedule %s lr = 0x7FF8000000000000 schedule = constant : (tensor<i64>) -> tensor<f32>
+  return %lr : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule_cosine_short(%s: tensor<i64>) -> tensor<f32> {
+  // expected-error @+1 {{'train.lr_schedule' op max_steps (4) must exceed warmup (4)}}
+  %lr = train.lr_schedule %s lr = 0.1 schedule = cosine warmup = 4 max_steps = 4 : (tensor<i64>) -> tensor<f32>
+  return %lr : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule_min_lr(%s: tensor<i64>) -> tensor<f32> {
+  // expected-error @+1 {{'train.lr_schedule' op min_lr must be in [0, lr], got 5.000000e-01}}
+  %lr = train.lr_schedule %s lr = 0.1 schedule = cosine min_lr = 0.5 max_steps = 10 : (tensor<i64>) -> tensor<f32>
+  return %lr : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule_min_lr_inf(%s: tensor<i64>) -> tensor<f32> {
+  // expected-error @+1 {{'train.lr_schedule' op min_lr must be finite, got inf}}
+  %lr = train.lr_schedule %s lr = 0.1 schedule = cosine min_lr = 0x7FF0000000000000 max_steps = 10 : (tensor<i64>) -> tensor<f32>
+  return %lr : tensor<f32>
+}
+
+// -----
+
+func.func @clip_coef_zero(%n: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'train.clip_coef' op max_norm must be positive, got 0.000000e+00}}
+  %c = train.clip_coef %n max_norm = 0.0 : tensor<f32>
+  return %c : tensor<f32>
+}
+
+// -----
+
+func.func @clip_coef_nan(%n: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'train.clip_coef' op max_norm must be finite, got nan}}
+  %c = train.clip_coef %n max_norm = 0x7FF8000000000000 : tensor<f32>
+  return %c : tensor<f32>
+}
+
+// -----
+
+func.func @sgd_update_momentum(%p: tensor<4xf32>, %lr: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.sgd_update' op momentum must be in [0, 1), got 1.000000e+00}}
+  %p1, %b1 = train.sgd_update %p, %p, %p, %lr momentum = 1.0 weight_decay = 0.0 : tensor<4xf32>
+  return %p1 : tensor<4xf32>
+}
+
+// -----
+
+func.func @sgd_update_momentum_nan(%p: tensor<4xf32>, %lr: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.sgd_update' op momentum must be finite, got nan}}
+  %p1, %b1 = train.sgd_update %p, %p, %p, %lr momentum = 0x7FF8000000000000 weight_decay = 0.0 : tensor<4xf32>
+  return %p1 : tensor<4xf32>
+}
+
+// -----
+
+func.func @sgd_update_decay(%p: tensor<4xf32>, %lr: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.sgd_update' op weight_decay must be non-negative, got -1.000000e-01}}
+  %p1, %b1 = train.sgd_update %p, %p, %p, %lr momentum = 0.9 weight_decay = -0.1 : tensor<4xf32>
+  return %p1 : tensor<4xf32>
+}
+
+// -----
+
+func.func @sgd_update_decay_inf(%p: tensor<4xf32>, %lr: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.sgd_update' op weight_decay must be finite, got inf}}
+  %p1, %b1 = train.sgd_update %p, %p, %p, %lr momentum = 0.9 weight_decay = 0x7FF0000000000000 : tensor<4xf32>
+  return %p1 : tensor<4xf32>
+}
+
+// -----
+
+func.func @sgd_update_dynamic(%p: tensor<?xf32>, %lr: tensor<f32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'train.sgd_update' op operand #0 must have a static shape, got 'tensor<?xf32>'}}
+  %p1, %b1 = train.sgd_update %p, %p, %p, %lr momentum = 0.9 weight_decay = 0.0 : tensor<?xf32>
+  return %p1 : tensor<?xf32>
 }

@@ -60,14 +60,6 @@ module @adamw_cosine_min_lr_eq_lr {
   train.optimizer adamw lr = 0.25 beta1 = 0.5 beta2 = 0.75 eps = 0.125 schedule = cosine min_lr = 0.25 max_steps = 1 {note = "tag"}
 }
 
-// warmup and max_steps are accepted, and unchecked against each other, on a
-// constant schedule, which ignores them.
-// CHECK-LABEL: module @constant_with_max_steps {
-// CHECK-NEXT:    train.optimizer sgd lr = 1.000000e-02 warmup = 5 max_steps = 3{{$}}
-module @constant_with_max_steps {
-  train.optimizer sgd lr = 0.01 warmup = 5 max_steps = 3
-}
-
 //===----------------------------------------------------------------------===//
 // train.param and train.read
 //===----------------------------------------------------------------------===//

@@ -115,6 +115,37 @@ LogicalResult ParamOp::verify() {
   return success();
 }
 
+/// The learning-rate schedule's settings, shared by train.optimizer and
+/// train.lr_schedule. warmup, min_lr and max_steps only mean something for
+/// the cosine schedule, so a constant schedule must not carry them.
+static LogicalResult verifySchedule(Operation *op, double lr,
+                                    LRSchedule schedule, IntegerAttr warmupAttr,
+                                    FloatAttr minLrAttr,
+                                    IntegerAttr maxStepsAttr) {
+  int64_t warmup = warmupAttr ? warmupAttr.getInt() : 0;
+  double minLr = minLrAttr ? minLrAttr.getValueAsDouble() : 0.0;
+  int64_t maxSteps = maxStepsAttr ? maxStepsAttr.getInt() : 0;
+  if (schedule == LRSchedule::constant) {
+    if (warmup != 0 || minLr != 0.0 || maxSteps != 0)
+      return op->emitOpError("warmup, min_lr and max_steps belong to the "
+                             "cosine schedule; the constant schedule takes "
+                             "none of them");
+    return success();
+  }
+  if (warmup < 0)
+    return op->emitOpError("warmup must be non-negative, got ") << warmup;
+  if (failed(verifyFinite(op, "min_lr", minLr)))
+    return failure();
+  if (minLr < 0.0 || minLr > lr)
+    return op->emitOpError("min_lr must be in [0, lr], got ") << minLr;
+  if (!maxStepsAttr)
+    return op->emitOpError("the cosine schedule needs max_steps");
+  if (maxSteps <= warmup)
+    return op->emitOpError("max_steps (")
+           << maxSteps << ") must exceed warmup (" << warmup << ")";
+  return success();
+}
+
 LogicalResult OptimizerOp::verify() {
   auto module = (*this)->getParentOfType<ModuleOp>();
   auto optimizers = module.getOps<OptimizerOp>();
@@ -174,21 +205,8 @@ LogicalResult OptimizerOp::verify() {
     return emitOpError("grad_clip must be non-negative (0 disables clipping), "
                        "got ")
            << gradClip;
-  int64_t warmup = getWarmupAttr().getInt();
-  if (warmup < 0)
-    return emitOpError("warmup must be non-negative, got ") << warmup;
-  double minLr = getMinLrAttr().getValueAsDouble();
-  if (minLr < 0.0 || minLr > lr)
-    return emitOpError("min_lr must be in [0, lr], got ") << minLr;
-  if (getSchedule() == LRSchedule::cosine) {
-    if (!getMaxStepsAttr())
-      return emitOpError("the cosine schedule needs max_steps");
-    int64_t maxSteps = getMaxStepsAttr().getInt();
-    if (maxSteps <= warmup)
-      return emitOpError("max_steps (")
-             << maxSteps << ") must exceed warmup (" << warmup << ")";
-  }
-  return success();
+  return verifySchedule(*this, lr, getSchedule(), getWarmupAttr(),
+                        getMinLrAttr(), getMaxStepsAttr());
 }
 
 /// The declared type of the train.param or train.state named `name`, or null
@@ -651,5 +669,41 @@ LogicalResult AdamWUpdateOp::verify() {
   if (getWeightDecayAttr().getValueAsDouble() < 0.0)
     return emitOpError("weight_decay must be non-negative, got ")
            << getWeightDecayAttr().getValueAsDouble();
+  return success();
+}
+
+LogicalResult LRScheduleOp::verify() {
+  double lr = getLrAttr().getValueAsDouble();
+  if (failed(verifyFinite(*this, "lr", lr)))
+    return failure();
+  if (lr <= 0.0)
+    return emitOpError("lr must be positive, got ") << lr;
+  return verifySchedule(*this, lr, getSchedule(), getWarmupAttr(),
+                        getMinLrAttr(), getMaxStepsAttr());
+}
+
+LogicalResult ClipCoefOp::verify() {
+  double maxNorm = getMaxNormAttr().getValueAsDouble();
+  if (failed(verifyFinite(*this, "max_norm", maxNorm)))
+    return failure();
+  if (maxNorm <= 0.0)
+    return emitOpError("max_norm must be positive, got ") << maxNorm;
+  return success();
+}
+
+LogicalResult SGDUpdateOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  double momentum = getMomentumAttr().getValueAsDouble();
+  if (failed(verifyFinite(*this, "momentum", momentum)))
+    return failure();
+  if (momentum < 0.0 || momentum >= 1.0)
+    return emitOpError("momentum must be in [0, 1), got ") << momentum;
+  double weightDecay = getWeightDecayAttr().getValueAsDouble();
+  if (failed(verifyFinite(*this, "weight_decay", weightDecay)))
+    return failure();
+  if (weightDecay < 0.0)
+    return emitOpError("weight_decay must be non-negative, got ")
+           << weightDecay;
   return success();
 }

@@ -34,6 +34,7 @@ def Train_LRScheduleOp : Train_Op<"lr_schedule", [Pure]> {
     (`min_lr` `=` $min_lr^)? (`max_steps` `=` $max_steps^)? attr-dict `:`
     functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Train_SquaredNormOp : Train_Op<"squared_norm", [Pure]> {
@@ -63,6 +64,7 @@ def Train_ClipCoefOp : Train_Op<"clip_coef", [Pure]> {
   let assemblyFormat = [{
     $squared_norm `max_norm` `=` $max_norm attr-dict `:` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
@@ -128,6 +130,7 @@ def Train_SGDUpdateOp : Train_Op<"sgd_update", [Pure,
     $param `,` $grad `,` $momentum_buffer `,` $lr `momentum` `=` $momentum
     `weight_decay` `=` $weight_decay attr-dict `:` type($param)
   }];
+  let hasVerifier = 1;
 }
 
 #endif // ZEROC_DIALECT_TRAIN_IR_TRAINOPTIMIZEROPS_TD
