@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every system package zeroc needs to build, test and run, with
+# apt-get. Idempotent: when everything is there it returns in a second.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake ninja-build g++ make
+  # MLIR/LLVM 22 (Debian's build: libMLIR.so, mlir-tblgen, lit, FileCheck)
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+  # the test suite's lit runs with the system Python
+  python3
+  # CPU backend: MPI collectives and OpenBLAS GEMMs
+  openmpi-bin libopenmpi-dev libopenblas-dev
+)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
