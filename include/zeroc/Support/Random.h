@@ -1,0 +1,108 @@
+//===- Random.h - the counter-based initializer RNG every backend shares -*- C++ -*-===//
+//
+// Header-only, no dependencies. Every backend (the reference evaluator, the
+// generated runtime, Python tests) initializes parameters with exactly this
+// arithmetic, so that they agree bit for bit.
+//
+// The generator is counter-based: element i of a tensor is a pure function
+// of (name, seed, i). A rank can therefore initialize any shard (element
+// range) of a parameter on its own, and gets the same numbers whatever the
+// world size.
+//
+// The exact formula (all arithmetic on unsigned 64-bit integers, mod 2^64):
+//
+//   GAMMA            = 0x9E3779B97F4A7C15
+//   fnv1a64(s)       : h = 0xCBF29CE484222325;
+//                      for each byte b of s: h = (h ^ b) * 0x100000001B3
+//   splitmix64(x)    : z = x + GAMMA;
+//                      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;
+//                      z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
+//                      return z ^ (z >> 31)
+//   key(name, S)     = fnv1a64(name) ^ (S * GAMMA)
+//   draw(key, j)     = splitmix64(key + j * GAMMA)
+//                      (the j-th output, from 0, of the splitmix64 stream
+//                      whose state starts at `key`)
+//
+//   standard normal z of element i (Box-Muller, cosine branch):
+//     u1 = ((draw(key, 2i)     >> 11) + 1) * 2^-53     in (0, 1]
+//     u2 =  (draw(key, 2i + 1) >> 11)      * 2^-53     in [0, 1)
+//     z  = sqrt(-2 ln u1) * cos(6.283185307179586 * u2)
+//
+//   element i of parameter `name` with init = normal std = s under seed S:
+//     s * z(key(name, S), i), computed in double, then rounded to the
+//     parameter's element type (f32 by a cast; bf16 to nearest even of the
+//     f32 value).
+//
+//   uniform integer in [0, K) for element i:
+//     min(K - 1, floor(((draw(key, i) >> 11) * 2^-53) * K))
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_SUPPORT_RANDOM_H
+#define ZEROC_SUPPORT_RANDOM_H
+
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+
+namespace zeroc::random {
+
+inline constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;
+inline constexpr double kTwoPi = 6.283185307179586;
+inline constexpr double kTwoToMinus53 = 1.0 / 9007199254740992.0;
+
+/// 64-bit FNV-1a of the bytes of `text`.
+inline uint64_t fnv1a64(std::string_view text) {
+  uint64_t hash = 0xCBF29CE484222325ull;
+  for (unsigned char byte : text) {
+    hash ^= byte;
+    hash *= 0x100000001B3ull;
+  }
+  return hash;
+}
+
+/// One step of splitmix64: advances the state `x` by GAMMA and mixes it.
+inline uint64_t splitmix64(uint64_t x) {
+  uint64_t z = x + kGamma;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// The stream key of tensor `name` under `seed`.
+inline uint64_t streamKey(std::string_view name, uint64_t seed) {
+  return fnv1a64(name) ^ (seed * kGamma);
+}
+
+/// The j-th 64-bit draw of the stream `key`.
+inline uint64_t draw(uint64_t key, uint64_t j) {
+  return splitmix64(key + j * kGamma);
+}
+
+/// The standard normal value of element `i` of stream `key`.
+inline double standardNormal(uint64_t key, uint64_t i) {
+  double u1 = static_cast<double>((draw(key, 2 * i) >> 11) + 1) * kTwoToMinus53;
+  double u2 = static_cast<double>(draw(key, 2 * i + 1) >> 11) * kTwoToMinus53;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+}
+
+/// Element `i` of a normal(0, std) tensor called `name` under `seed`, before
+/// rounding to the tensor's element type.
+inline double normal(std::string_view name, uint64_t seed, double std,
+                     uint64_t i) {
+  return std * standardNormal(streamKey(name, seed), i);
+}
+
+/// Element `i` of a tensor of integers uniform in [0, k) called `name`
+/// under `seed`.
+inline int64_t uniformInt(std::string_view name, uint64_t seed, int64_t k,
+                          uint64_t i) {
+  double u = static_cast<double>(draw(streamKey(name, seed), i) >> 11) *
+             kTwoToMinus53;
+  int64_t value = static_cast<int64_t>(std::floor(u * static_cast<double>(k)));
+  return value < k ? value : k - 1; // guards a product that rounds up to k
+}
+
+} // namespace zeroc::random
+
+#endif // ZEROC_SUPPORT_RANDOM_H
