@@ -1,0 +1,173 @@
+//===- Interpreter.h - internals of the reference evaluator -----*- C++ -*-===//
+//
+// The interpreter walks a function's single block op by op. Each op name
+// maps to one handler in the OpRegistry:
+//
+// * a *local* handler computes one rank's results from that rank's
+//   operands (every train op, arith, tensor);
+// * a *global* handler sees every rank's operands at once (collectives,
+//   func.call).
+//
+// Before a handler runs, its results are allocated as zero tensors with the
+// shape and element type of the op's result types; the handler fills their
+// `data`. Afterwards the interpreter checks the element counts and rounds
+// each result to its element type (unless fp64). Handlers therefore compute
+// in double and never round.
+//
+// Adding an op is one function plus one `add<OpTy>(fn)` line in the
+// register* function of the file it belongs to.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_LIB_EVALUATOR_INTERPRETER_H
+#define ZEROC_LIB_EVALUATOR_INTERPRETER_H
+
+#include "zeroc/Evaluator/Evaluator.h"
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+
+namespace zeroc::eval {
+
+class Interpreter;
+
+/// What a local handler knows beyond its operands.
+struct RankContext {
+  Interpreter &interpreter;
+  int64_t rank;
+};
+
+/// Computes one rank's `results` (pre-allocated, zero) from `operands`.
+using LocalHandler = std::function<mlir::LogicalResult(
+    mlir::Operation *op, llvm::ArrayRef<const Tensor *> operands,
+    std::vector<Tensor> &results, RankContext &context)>;
+
+/// Computes every rank's results: `operands[i][r]`, `results[i][r]`
+/// (pre-allocated, zero).
+using GlobalHandler = std::function<mlir::LogicalResult(
+    mlir::Operation *op, llvm::ArrayRef<const RankValues *> operands,
+    std::vector<RankValues> &results, Interpreter &interpreter)>;
+
+struct OpHandler {
+  LocalHandler local;   // set for per-rank ops
+  GlobalHandler global; // set for ops that combine ranks
+};
+
+class OpRegistry {
+public:
+  /// Registers a per-rank handler for OpTy.
+  template <typename OpTy>
+  void add(mlir::LogicalResult (*fn)(OpTy, llvm::ArrayRef<const Tensor *>,
+                                     std::vector<Tensor> &, RankContext &)) {
+    handlers[OpTy::getOperationName()].local =
+        [fn](mlir::Operation *op, llvm::ArrayRef<const Tensor *> operands,
+             std::vector<Tensor> &results, RankContext &context) {
+          return fn(llvm::cast<OpTy>(op), operands, results, context);
+        };
+  }
+
+  /// Registers a handler for OpTy that sees every rank.
+  template <typename OpTy>
+  void addGlobal(mlir::LogicalResult (*fn)(OpTy,
+                                           llvm::ArrayRef<const RankValues *>,
+                                           std::vector<RankValues> &,
+                                           Interpreter &)) {
+    handlers[OpTy::getOperationName()].global =
+        [fn](mlir::Operation *op, llvm::ArrayRef<const RankValues *> operands,
+             std::vector<RankValues> &results, Interpreter &interpreter) {
+          return fn(llvm::cast<OpTy>(op), operands, results, interpreter);
+        };
+  }
+
+  /// Registers a per-rank handler by op name (for families of ops that
+  /// share one implementation).
+  void addNamed(llvm::StringRef name, LocalHandler handler) {
+    handlers[name].local = std::move(handler);
+  }
+
+  const OpHandler *lookup(llvm::StringRef name) const {
+    auto it = handlers.find(name);
+    return it == handlers.end() ? nullptr : &it->second;
+  }
+
+  const llvm::StringMap<OpHandler> &all() const { return handlers; }
+
+private:
+  llvm::StringMap<OpHandler> handlers;
+};
+
+// One per file: each registers the handlers of its ops.
+void registerForwardOps(OpRegistry &registry);    // ForwardOps.cpp
+void registerGradOps(OpRegistry &registry);       // GradOps.cpp
+void registerOptimizerOps(OpRegistry &registry);  // OptimizerOps.cpp
+void registerCollectives(OpRegistry &registry);   // Collectives.cpp
+void registerStateOps(OpRegistry &registry);      // State.cpp
+void registerUpstreamOps(OpRegistry &registry);   // UpstreamOps.cpp
+
+/// The element type of a scalar type (f32, bf16, f64, i1, i32, i64, index),
+/// or nullopt.
+std::optional<ElementType> elementTypeOf(mlir::Type type);
+
+/// A zero tensor of `type` (a static ranked tensor or a scalar), or nullopt
+/// if the evaluator cannot represent it.
+std::optional<Tensor> zeroTensorOf(mlir::Type type);
+
+class Interpreter {
+public:
+  Interpreter(mlir::ModuleOp module, Options options);
+
+  const Options &options() const { return opts; }
+  mlir::ModuleOp module() const { return moduleOp; }
+  mlir::SymbolTableCollection &symbols() { return symbolTables; }
+
+  /// Runs `func` on every rank (see Evaluator::call).
+  mlir::FailureOr<std::vector<RankValues>>
+  call(mlir::func::FuncOp func, const std::vector<RankValues> &args);
+
+  //===--- State (State.cpp) ----------------------------------------------===//
+
+  /// The initial value of the train.param or train.state `op` on `rank` of
+  /// `ranks`. Every declaration's value goes through here, so that a later
+  /// sharded layout (ZeRO) has one place to change: for now a declaration
+  /// whose element count differs from its full parameter's is an error.
+  mlir::FailureOr<Tensor> initialState(mlir::Operation *op, int64_t rank,
+                                       int64_t ranks);
+
+  /// Initializes every rank's state through initialState.
+  mlir::LogicalResult initializeState();
+  llvm::Error loadInitFile(const std::string &path);
+  llvm::Error saveState(const std::string &path, int64_t rank) const;
+
+  const std::vector<std::string> &stateNames() const { return names; }
+  NamedTensors &rankState(int64_t rank) { return stateByRank[rank]; }
+  /// Rank `rank`'s value of `name`, or null if there is no such symbol.
+  Tensor *lookupState(int64_t rank, llvm::StringRef name);
+
+private:
+  /// The full-shape value a param starts from, in f32 precision (before
+  /// rounding to the param's element type): loaded, or drawn.
+  mlir::FailureOr<Tensor> parameterStartValue(mlir::Operation *paramOp);
+
+  mlir::FailureOr<std::vector<RankValues>>
+  runBlock(mlir::func::FuncOp func, mlir::Block &block,
+           llvm::DenseMap<mlir::Value, RankValues> &env);
+  mlir::LogicalResult execute(mlir::Operation &op,
+                              llvm::DenseMap<mlir::Value, RankValues> &env);
+
+  mlir::ModuleOp moduleOp;
+  Options opts;
+  mlir::SymbolTableCollection symbolTables;
+  OpRegistry registry;
+  int callDepth = 0;
+
+  std::vector<std::string> names;
+  std::vector<NamedTensors> stateByRank;
+  NamedTensors initValues; // from --init
+};
+
+} // namespace zeroc::eval
+
+#endif // ZEROC_LIB_EVALUATOR_INTERPRETER_H
