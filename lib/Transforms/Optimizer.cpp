@@ -33,7 +33,7 @@ std::string declareState(OpBuilder &builder, ParamOp param, StateKind kind,
   auto type = RankedTensorType::get(param.getTensorType().getShape(),
                                     builder.getF32Type());
   after = StateOp::create(builder, param.getLoc(), name, type, kind,
-                          param.getSymName());
+                          param.getSymName(), /*shards=*/IntegerAttr());
   return name;
 }
 

@@ -1301,7 +1301,7 @@ func.func @state_in_func() {
 
 // -----
 
-// expected-error @+1 {{custom op 'train.state' expected string or keyword containing one of the following enum values for attribute 'kind' [master, exp_avg, exp_avg_sq, momentum_buffer]}}
+// expected-error @+1 {{custom op 'train.state' expected string or keyword containing one of the following enum values for attribute 'kind' [master, exp_avg, exp_avg_sq, momentum_buffer, grad]}}
 train.state @m : tensor<4xf32> velocity of @w
 
 // -----

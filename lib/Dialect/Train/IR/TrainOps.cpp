@@ -8,6 +8,7 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -209,15 +210,33 @@ LogicalResult OptimizerOp::verify() {
                         getMinLrAttr(), getMaxStepsAttr());
 }
 
-/// The declared type of the train.param or train.state named `name`, or null
+/// The flat shard of `type` one of `shards` ranks stores.
+static RankedTensorType shardedStorage(RankedTensorType type,
+                                       std::optional<uint64_t> shards) {
+  if (!shards || !type.hasStaticShape())
+    return type;
+  return RankedTensorType::get(
+      {shardElements(type.getNumElements(), static_cast<int64_t>(*shards))},
+      type.getElementType());
+}
+
+RankedTensorType ParamOp::getStorageType() {
+  return shardedStorage(getTensorType(), getShards());
+}
+
+RankedTensorType StateOp::getStorageType() {
+  return shardedStorage(getTensorType(), getShards());
+}
+
+/// The storage type of the train.param or train.state named `name`, or null
 /// after reporting why there is none.
 static Type lookupStateType(Operation *user, FlatSymbolRefAttr name,
                             SymbolTableCollection &symbolTable) {
   Operation *symbol = symbolTable.lookupNearestSymbolFrom(user, name);
   if (auto param = dyn_cast_or_null<ParamOp>(symbol))
-    return param.getType();
+    return param.getStorageType();
   if (auto state = dyn_cast_or_null<StateOp>(symbol))
-    return state.getType();
+    return state.getStorageType();
   user->emitOpError("no train.param or train.state named ") << name;
   return nullptr;
 }
@@ -256,9 +275,16 @@ LogicalResult StateOp::verify() {
   if (!type.hasStaticShape())
     return emitOpError("type of @")
            << getSymName() << " must have a static shape, got " << type;
-  if (!type.getElementType().isF32())
+  if (getKind() == StateKind::grad) {
+    Type expected = param.getTensorType().getElementType();
+    if (type.getElementType() != expected)
+      return emitOpError("the gradient buffer @")
+             << getSymName() << " has its parameter's element type "
+             << expected << ", got " << type;
+  } else if (!type.getElementType().isF32()) {
     return emitOpError("optimizer state is kept in f32, but @")
            << getSymName() << " has type " << type;
+  }
   // A dynamic parameter type is reported by the parameter's own verifier.
   if (param.getTensorType().hasStaticShape() &&
       type.getNumElements() != param.getTensorType().getNumElements())
@@ -705,5 +731,131 @@ LogicalResult SGDUpdateOp::verify() {
   if (weightDecay < 0.0)
     return emitOpError("weight_decay must be non-negative, got ")
            << weightDecay;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data-parallel ops
+//===----------------------------------------------------------------------===//
+
+/// Elements of a buffer that packs `types` rank-major in `shards` chunks.
+static int64_t packedElements(TypeRange types, int64_t shards) {
+  int64_t segment = 0;
+  for (Type type : types)
+    segment += shardElements(cast<RankedTensorType>(type).getNumElements(),
+                             shards);
+  return shards * segment;
+}
+
+/// Common checks of train.pack and train.unpack: one element type, and a
+/// buffer of the packed size.
+static LogicalResult verifyPacking(Operation *op, TypeRange tensors,
+                                   RankedTensorType buffer, int64_t shards) {
+  if (failed(verifyStaticShapes(op)))
+    return failure();
+  if (tensors.empty())
+    return op->emitOpError("packs no tensor");
+  for (auto [index, type] : llvm::enumerate(tensors))
+    if (cast<RankedTensorType>(type).getElementType() !=
+        buffer.getElementType())
+      return op->emitOpError("tensor #")
+             << index << " has type " << type
+             << " but the buffer's element type is " << buffer.getElementType();
+  int64_t expected = packedElements(tensors, shards);
+  if (buffer.getNumElements() != expected)
+    return op->emitOpError("the buffer must have ")
+           << expected << " elements (" << shards
+           << " chunks of the padded tensors), got " << buffer;
+  return success();
+}
+
+LogicalResult PackOp::verify() {
+  return verifyPacking(*this, getInputs().getTypes(), getResult().getType(),
+                       getShards());
+}
+
+LogicalResult UnpackOp::verify() {
+  return verifyPacking(*this, getResults().getTypes(), getInput().getType(),
+                       getShards());
+}
+
+/// The number of ranks of the 1-D shard.grid `grid`, or failure after saying
+/// why it is not one.
+static FailureOr<int64_t> gridSize(Operation *op, FlatSymbolRefAttr grid,
+                                   SymbolTableCollection &symbolTable) {
+  auto gridOp =
+      symbolTable.lookupNearestSymbolFrom<shard::GridOp>(op, grid);
+  if (!gridOp)
+    return op->emitOpError("no shard.grid named ") << grid;
+  if (gridOp.getShape().size() != 1 || ShapedType::isDynamic(gridOp.getShape()[0]))
+    return op->emitOpError("collectives run on a 1-D grid of static size, but ")
+           << grid << " has shape [" << formatShape(gridOp.getShape()) << "]";
+  return gridOp.getShape()[0];
+}
+
+/// Checks a collective's result size against its input size and the grid.
+static LogicalResult verifyCollective(Operation *op, FlatSymbolRefAttr grid,
+                                      SymbolTableCollection &symbolTable,
+                                      int64_t (*resultSize)(int64_t, int64_t)) {
+  FailureOr<int64_t> ranks = gridSize(op, grid, symbolTable);
+  if (failed(ranks))
+    return failure();
+  auto input = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t expected = resultSize(input.getNumElements(), *ranks);
+  if (expected < 0)
+    return op->emitOpError("input of ")
+           << input.getNumElements() << " elements does not divide among "
+           << *ranks << " ranks";
+  if (result.getNumElements() != expected)
+    return op->emitOpError("result must have ")
+           << expected << " elements on a grid of " << *ranks
+           << " ranks, got " << result;
+  return success();
+}
+
+LogicalResult
+AllReduceStartOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyCollective(*this, getGridAttr(), symbolTable,
+                          [](int64_t n, int64_t) { return n; });
+}
+
+LogicalResult
+ReduceScatterStartOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyCollective(
+      *this, getGridAttr(), symbolTable,
+      [](int64_t n, int64_t ranks) { return n % ranks ? -1 : n / ranks; });
+}
+
+LogicalResult
+AllGatherStartOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyCollective(*this, getGridAttr(), symbolTable,
+                          [](int64_t n, int64_t ranks) { return n * ranks; });
+}
+
+/// A started collective's result is only read through train.wait.
+static LogicalResult verifyStartUses(Operation *op) {
+  if (failed(verifyStaticShapes(op)))
+    return failure();
+  auto input = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  if (input.getElementType() != result.getElementType())
+    return op->emitOpError("element type changes from ")
+           << input.getElementType() << " to " << result.getElementType();
+  for (Operation *user : op->getResult(0).getUsers())
+    if (!isa<WaitOp>(user))
+      return op->emitOpError("result may only be used by train.wait, but '")
+             << user->getName() << "' uses it";
+  return success();
+}
+
+LogicalResult AllReduceStartOp::verify() { return verifyStartUses(*this); }
+LogicalResult ReduceScatterStartOp::verify() { return verifyStartUses(*this); }
+LogicalResult AllGatherStartOp::verify() { return verifyStartUses(*this); }
+
+LogicalResult WaitOp::verify() {
+  if (!isa_and_nonnull<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(
+          getFuture().getDefiningOp()))
+    return emitOpError("waits for a value that no train.*_start op produced");
   return success();
 }

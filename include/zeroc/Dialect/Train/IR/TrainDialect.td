@@ -83,7 +83,8 @@ def Train_StateKind : I32EnumAttr<"StateKind", "optimizer state", [
     I32EnumAttrCase<"master", 0>,
     I32EnumAttrCase<"exp_avg", 1>,
     I32EnumAttrCase<"exp_avg_sq", 2>,
-    I32EnumAttrCase<"momentum_buffer", 3>
+    I32EnumAttrCase<"momentum_buffer", 3>,
+    I32EnumAttrCase<"grad", 4>
   ]> {
   let cppNamespace = "::zeroc::train";
 }

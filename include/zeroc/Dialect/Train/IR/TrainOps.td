@@ -21,6 +21,11 @@ def Train_ParamOp : Train_Op<"param", [Symbol, HasParent<"mlir::ModuleOp">]> {
     (`zeros`, `ones`, or `normal` with mean 0 and standard deviation `std`),
     and `decay` marks it for weight decay.
 
+    `shards = N` (written by ZeRO stage 3) means each of the N ranks stores
+    only its shard: the parameter flattened, zero-padded to a multiple of N
+    and cut into N equal chunks; rank r holds chunk r. Reads and writes then
+    see that chunk as a 1-D tensor.
+
     ```mlir
     train.param @transformer.wte.weight : tensor<65x48xf32> init = normal std = 2.000000e-02 decay
     train.param @transformer.ln_f.bias : tensor<48xf32> init = zeros
@@ -31,16 +36,20 @@ def Train_ParamOp : Train_Op<"param", [Symbol, HasParent<"mlir::ModuleOp">]> {
     TypeAttrOf<Train_FloatTensor>:$type,
     Train_InitKind:$init,
     OptionalAttr<F64Attr>:$std,
-    UnitAttr:$weight_decay
+    UnitAttr:$weight_decay,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$shards
   );
   let assemblyFormat = [{
     $sym_name `:` $type `init` `=` $init (`std` `=` $std^)?
-    (`decay` $weight_decay^)? attr-dict
+    (`decay` $weight_decay^)? (`shards` `=` $shards^)? attr-dict
   }];
   let extraClassDeclaration = [{
     mlir::RankedTensorType getTensorType() {
       return llvm::cast<mlir::RankedTensorType>(getType());
     }
+    /// What train.read and train.write see: the declared type, or with
+    /// `shards = N` this rank's flat shard of ceil(numel / N) elements.
+    mlir::RankedTensorType getStorageType();
   }];
   let hasVerifier = 1;
 }
@@ -107,12 +116,15 @@ def Train_ReadOp : Train_Op<"read", [
 def Train_StateOp : Train_Op<"state", [Symbol, HasParent<"mlir::ModuleOp">]> {
   let summary = "optimizer state that belongs to a parameter";
   let description = [{
-    Declares persistent, non-trainable state of the optimizer for the
-    parameter `of`: its fp32 `master` copy (mixed precision), AdamW's
-    `exp_avg` and `exp_avg_sq`, or SGD's `momentum_buffer` (the names of
-    PyTorch's optimizer state). A master copy starts as the parameter's
-    initial value, every other kind as zeros. The `train-optimizer` pass
-    declares these; models do not.
+    Declares persistent, non-trainable state for the parameter `of`: its
+    fp32 `master` copy (mixed precision), AdamW's `exp_avg` and
+    `exp_avg_sq`, SGD's `momentum_buffer` (the names of PyTorch's optimizer
+    state), or its gradient buffer `grad` (the ZeRO passes keep the
+    gradient there between its reduction and the update). A master copy
+    starts as the parameter's initial value, every other kind as zeros. The
+    type has the parameter's shape; it is f32 except for `grad`, which has
+    the parameter's element type. `shards = N` stores one flat shard per
+    rank, as for train.param. Passes declare these; models do not.
 
     ```mlir
     train.state @transformer.wte.weight.exp_avg : tensor<65x48xf32> exp_avg of @transformer.wte.weight
@@ -122,13 +134,18 @@ def Train_StateOp : Train_Op<"state", [Symbol, HasParent<"mlir::ModuleOp">]> {
     SymbolNameAttr:$sym_name,
     TypeAttrOf<Train_FloatTensor>:$type,
     Train_StateKind:$kind,
-    FlatSymbolRefAttr:$of
+    FlatSymbolRefAttr:$of,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$shards
   );
-  let assemblyFormat = "$sym_name `:` $type $kind `of` $of attr-dict";
+  let assemblyFormat = [{
+    $sym_name `:` $type $kind `of` $of (`shards` `=` $shards^)? attr-dict
+  }];
   let extraClassDeclaration = [{
     mlir::RankedTensorType getTensorType() {
       return llvm::cast<mlir::RankedTensorType>(getType());
     }
+    /// What train.read and train.write see (see train.param's `shards`).
+    mlir::RankedTensorType getStorageType();
   }];
   let hasVerifier = 1;
 }
@@ -484,5 +501,6 @@ def Train_CastOp : Train_Op<"cast", [Pure]> {
 
 include "zeroc/Dialect/Train/IR/TrainGradOps.td"
 include "zeroc/Dialect/Train/IR/TrainOptimizerOps.td"
+include "zeroc/Dialect/Train/IR/TrainDistributedOps.td"
 
 #endif // ZEROC_DIALECT_TRAIN_IR_TRAINOPS_TD

@@ -40,6 +40,12 @@ mlir::FailureOr<Shape> transposeShape(llvm::ArrayRef<int64_t> input,
                                       llvm::ArrayRef<int64_t> permutation,
                                       ErrorEmitter emitError = nullptr);
 
+/// Elements of one rank's shard of a flattened tensor of `numel` elements
+/// padded to a multiple of `shards`: ceil(numel / shards).
+inline int64_t shardElements(int64_t numel, int64_t shards) {
+  return (numel + shards - 1) / shards;
+}
+
 /// Formats a shape as `AxBxC` (`scalar` for rank 0) for diagnostics.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

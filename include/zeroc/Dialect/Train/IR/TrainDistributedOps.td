@@ -1,0 +1,139 @@
+//===- TrainDistributedOps.td - data-parallel ops of the train dialect -*- tablegen -*-===//
+//
+// What the ZeRO passes write: flat, rank-major packing of gradient buckets
+// and parameter groups, and zeroc's own side-effecting, asynchronous
+// collectives. Upstream `shard` collectives are Pure and synchronous: CSE
+// would merge stage 3's backward re-gather into the forward one, and they
+// cannot express "start here, wait there". These ops can.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_DIALECT_TRAIN_IR_TRAINDISTRIBUTEDOPS_TD
+#define ZEROC_DIALECT_TRAIN_IR_TRAINDISTRIBUTEDOPS_TD
+
+def Train_Flat : 1DTensorOf<[F32, BF16]>;
+
+def Train_PackOp : Train_Op<"pack", [Pure]> {
+  let summary = "packs tensors into one flat buffer, rank-major";
+  let description = [{
+    Flattens every input (row-major), pads each with zeros to a multiple of
+    `shards` elements and cuts it into `shards` equal chunks; the buffer
+    holds chunk 0 of every input, then chunk 1 of every input, and so on.
+    With `K_i = ceil(n_i / shards)` the buffer has
+    `shards * sum(K_i)` elements, and its r-th segment of `sum(K_i)` elements
+    is exactly rank r's shard of every input: a reduce-scatter of the buffer
+    hands each rank its shards, and an all-gather of the segments rebuilds
+    the buffer. With `shards = 1` it is a plain concatenation.
+
+    ```mlir
+    %b = train.pack %g0, %g1 shards = 4 : tensor<65x48xf32>, tensor<48xf32> -> tensor<3168xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Train_FloatTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$shards);
+  let results = (outs Train_Flat:$result);
+  let assemblyFormat = [{
+    $inputs `shards` `=` $shards attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_UnpackOp : Train_Op<"unpack", [Pure]> {
+  let summary = "the inverse of train.pack";
+  let description = [{
+    Reads tensors of the result types out of a buffer laid out as
+    `train.pack` with the same `shards` lays it out, dropping the padding.
+    With `shards = 1` and 1-D results it splits a rank's segment into its
+    per-tensor shards.
+
+    ```mlir
+    %g0, %g1 = train.unpack %b shards = 4 : tensor<3168xf32> -> tensor<65x48xf32>, tensor<48xf32>
+    %s0, %s1 = train.unpack %seg shards = 1 : tensor<792xf32> -> tensor<780xf32>, tensor<12xf32>
+    ```
+  }];
+  let arguments = (ins Train_Flat:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$shards);
+  let results = (outs Variadic<Train_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $input `shards` `=` $shards attr-dict `:` type($input) `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
+class Train_CollectiveStartOp<string mnemonic, string what>
+    : Train_Op<mnemonic, [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+                          MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "starts an asynchronous " # what # " over a 1-D grid";
+  let arguments = (ins Train_Flat:$input, FlatSymbolRefAttr:$grid);
+  let results = (outs Train_Flat:$result);
+  let assemblyFormat = [{
+    $input `on` $grid attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_AllReduceStartOp
+    : Train_CollectiveStartOp<"all_reduce_start", "all-reduce (sum)"> {
+  let description = [{
+    Starts summing `input` over every rank of the 1-D `shard.grid`. The
+    result may only be read through `train.wait`, which is where a backend
+    blocks until the collective is done; between the two, computation
+    overlaps with communication.
+
+    ```mlir
+    %f = train.all_reduce_start %b on @dp : tensor<3168xf32> -> tensor<3168xf32>
+    %r = train.wait %f : tensor<3168xf32>
+    ```
+  }];
+}
+
+def Train_ReduceScatterStartOp
+    : Train_CollectiveStartOp<"reduce_scatter_start", "reduce-scatter (sum)"> {
+  let description = [{
+    Starts summing `input` over every rank of the 1-D grid of N ranks;
+    rank r receives elements `[r*M/N, (r+1)*M/N)` of the sum.
+
+    ```mlir
+    %f = train.reduce_scatter_start %b on @dp : tensor<3168xf32> -> tensor<792xf32>
+    ```
+  }];
+}
+
+def Train_AllGatherStartOp
+    : Train_CollectiveStartOp<"all_gather_start", "all-gather"> {
+  let description = [{
+    Starts concatenating every rank's `input`, in rank order, on every rank
+    of the 1-D grid of N ranks.
+
+    ```mlir
+    %f = train.all_gather_start %seg on @dp : tensor<792xf32> -> tensor<3168xf32>
+    ```
+  }];
+}
+
+def Train_WaitOp : Train_Op<"wait", [MemoryEffects<[MemRead, MemWrite]>,
+                                     SameOperandsAndResultType]> {
+  let summary = "waits for an asynchronous collective and yields its result";
+  let arguments = (ins Train_Flat:$future);
+  let results = (outs Train_Flat:$result);
+  let assemblyFormat = "$future attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_ReleaseOp : Train_Op<"release", [MemoryEffects<[MemWrite]>]> {
+  let summary = "ends the life of a gathered buffer";
+  let description = [{
+    Marks the point after which `buffer` (a gathered parameter group in
+    ZeRO stage 3) is dead, so a backend frees it there; the memory plan
+    counts it live until then. It has effects, so no pass moves or erases
+    it.
+
+    ```mlir
+    train.release %params : tensor<3168xbf16>
+    ```
+  }];
+  let arguments = (ins Train_Flat:$buffer);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+}
+
+#endif // ZEROC_DIALECT_TRAIN_IR_TRAINDISTRIBUTEDOPS_TD
