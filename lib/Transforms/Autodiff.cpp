@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ForwardRewrite.h"
+
 #include "zeroc/Dialect/Train/IR/TrainBuilder.h"
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Transforms/Passes.h"
@@ -358,32 +360,11 @@ LogicalResult Adjoint::meanRule(MeanOp mean, Value dy) {
 
 
 
-/// Finds the one function marked train.forward, or reports why not.
-FailureOr<func::FuncOp> findForward(ModuleOp module) {
-  func::FuncOp forward;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (!func->hasAttr("train.forward"))
-      continue;
-    if (forward) {
-      func.emitError("more than one function is marked train.forward (also @")
-          << forward.getSymName() << ")";
-      return failure();
-    }
-    forward = func;
-  }
-  if (!forward) {
-    module.emitError("no func.func is marked train.forward: train-autodiff "
-                     "differentiates the model's forward function");
-    return failure();
-  }
-  return forward;
-}
-
 struct TrainAutodiffPass
     : zeroc::impl::TrainAutodiffBase<TrainAutodiffPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<func::FuncOp> forward = findForward(module);
+    FailureOr<func::FuncOp> forward = zeroc::findForwardFunction(module);
     if (failed(forward))
       return signalPassFailure();
     if (failed(differentiate(module, *forward)))

@@ -5,6 +5,53 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TrainDataParallel : Pass<"train-data-parallel", "mlir::ModuleOp"> {
+  let summary = "Splits the forward function's global batch across ranks";
+  let description = [{
+    Rewrites the function marked `train.forward` into the program of one of
+    `world-size` data-parallel ranks: every argument's leading (batch)
+    dimension is divided by the world size, and the types of everything
+    computed from it follow. The loss becomes the mean over the rank's
+    local batch; with equal local batches the average of the ranks' losses
+    and gradients is the global one, which is how `train-zero` combines
+    them. Runs before `train-autodiff`, and records the world size in the
+    module attribute `train.batch_split`.
+
+    ```mlir
+    // world-size=4: tensor<12x17xi32> becomes tensor<3x17xi32>, and
+    %x = train.reshape %y : tensor<12x17x48xf32> -> tensor<12x17x3x16xf32>
+    // becomes
+    %x = train.reshape %y : tensor<3x17x48xf32> -> tensor<3x17x3x16xf32>
+    ```
+
+    Errors: a batch that does not divide by the world size (naming the
+    argument and both numbers); a reduction that sums over the batch
+    dimension (a sum over the global batch is not the average of local
+    sums, so the loss must be a mean); an op whose result shape cannot
+    follow the split.
+  }];
+  let options = [
+    Option<"worldSize", "world-size", "int64_t", "1",
+           "Number of data-parallel ranks">
+  ];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::func::FuncDialect"];
+}
+
+def TrainMixedPrecision : Pass<"train-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "Makes a model's parameters and activations bf16";
+  let description = [{
+    Rewrites an f32 model to bf16 mixed precision before differentiation:
+    every `train.param` and every f32 tensor of the forward function becomes
+    bf16, except the loss and what is computed only from it, which stay f32
+    (`train.cross_entropy` always yields an f32 loss). `train-optimizer`
+    then keeps fp32 master weights and moments. A bf16 model is left as it
+    is.
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def TrainAutodiff : Pass<"train-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode differentiation of the model's forward function";
   let description = [{

@@ -1,0 +1,27 @@
+//===- ForwardRewrite.h - helpers for passes that retype the forward -*- C++ -*-===//
+
+#ifndef ZEROC_LIB_TRANSFORMS_FORWARDREWRITE_H
+#define ZEROC_LIB_TRANSFORMS_FORWARDREWRITE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace zeroc {
+
+/// The one func.func marked `train.forward`, or failure after reporting why
+/// there is none (or more than one).
+mlir::FailureOr<mlir::func::FuncOp> findForwardFunction(mlir::ModuleOp module);
+
+/// Recomputes the result types of `op` from its operand types with the
+/// dialect's shape rules; a train.reshape keeps its result's trailing
+/// dimensions and scales the leading one by the change in element count.
+/// Fails (after reporting on `op`) when the op's result type does not follow
+/// from its operands.
+mlir::LogicalResult reinferResultTypes(mlir::Operation *op);
+
+/// Makes the function type match the block arguments and returned values.
+void updateFunctionType(mlir::func::FuncOp func);
+
+} // namespace zeroc
+
+#endif // ZEROC_LIB_TRANSFORMS_FORWARDREWRITE_H

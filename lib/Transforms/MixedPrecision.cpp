@@ -1,0 +1,53 @@
+//===- MixedPrecision.cpp - bf16 parameters and activations ---------------===//
+
+#include "ForwardRewrite.h"
+
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Transforms/Passes.h"
+
+namespace zeroc {
+#define GEN_PASS_DEF_TRAINMIXEDPRECISION
+#include "zeroc/Transforms/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc::train;
+
+namespace {
+
+/// `type` with f32 elements replaced by bf16.
+Type toBF16(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.getElementType().isF32())
+    return type;
+  return RankedTensorType::get(tensor.getShape(),
+                               BFloat16Type::get(type.getContext()));
+}
+
+struct TrainMixedPrecisionPass
+    : zeroc::impl::TrainMixedPrecisionBase<TrainMixedPrecisionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<func::FuncOp> forward = zeroc::findForwardFunction(module);
+    if (failed(forward))
+      return signalPassFailure();
+    for (auto param : module.getOps<ParamOp>())
+      param.setType(cast<RankedTensorType>(toBF16(param.getType())));
+    Block &body = forward->getBody().front();
+    for (BlockArgument arg : body.getArguments())
+      arg.setType(toBF16(arg.getType()));
+    for (Operation &op : body.without_terminator()) {
+      // Sources take bf16 directly; everything else follows its operands,
+      // so the f32 loss of train.cross_entropy and its users stay f32.
+      if (isa<ReadOp, FillOp>(op)) {
+        op.getResult(0).setType(toBF16(op.getResult(0).getType()));
+        continue;
+      }
+      if (failed(zeroc::reinferResultTypes(&op)))
+        return signalPassFailure();
+    }
+    zeroc::updateFunctionType(*forward);
+  }
+};
+
+} // namespace

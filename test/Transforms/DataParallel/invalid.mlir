@@ -1,0 +1,66 @@
+// RUN: zeroc-opt %s --split-input-file --train-data-parallel=world-size=5 --verify-diagnostics
+
+module {
+  train.param @w : tensor<4xf32> init = ones
+  // expected-error @below {{the global batch of 12 (argument #0) does not divide among 5 ranks}}
+  func.func @forward(%x: tensor<12x4xf32>) -> tensor<f32> attributes {train.forward} {
+    %l = train.mean %x dims = [0, 1] : tensor<12x4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+module {
+  train.param @w : tensor<4xf32> init = ones
+  func.func @forward(%x: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
+    %w = train.read @w : tensor<4xf32>
+    %y = train.mul %x, %w : (tensor<10x4xf32>, tensor<4xf32>) -> tensor<10x4xf32>
+    // expected-error @below {{'train.sum' op sums over the batch dimension 0, which does not split across ranks: the loss must be a mean over the batch (train.mean, train.cross_entropy)}}
+    %l = train.sum %y dims = [0, 1] : tensor<10x4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+module {
+  train.param @w : tensor<4xf32> init = ones
+  func.func @forward(%x: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
+    %t = train.transpose %x [1, 0] : tensor<10x4xf32> -> tensor<4x10xf32>
+    // expected-error @below {{'train.reshape' op reshapes a value whose batch dimension is 1; data parallelism needs it leading}}
+    %r = train.reshape %t : tensor<4x10xf32> -> tensor<40xf32>
+    %l = train.mean %r dims = [0] : tensor<40xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+module {
+  train.param @w : tensor<4xf32> init = ones
+  func.func @forward(%x: tensor<10x3xf32>) -> tensor<f32> attributes {train.forward} {
+    // expected-error @below {{'train.reshape' op cannot follow its input's new shape 2x3 by resizing its leading dimension}}
+    %r = train.reshape %x : tensor<10x3xf32> -> tensor<6x5xf32>
+    %l = train.mean %r dims = [0, 1] : tensor<6x5xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// expected-error @below {{the batch is already split (train.batch_split is set); run train-data-parallel once}}
+module attributes {train.batch_split = 5 : i64} {
+  train.param @w : tensor<4xf32> init = ones
+  func.func @forward(%x: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
+    %l = train.mean %x dims = [0, 1] : tensor<10x4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// expected-error @below {{no func.func is marked train.forward}}
+module {
+  train.param @w : tensor<4xf32> init = ones
+}
