@@ -6,7 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "zeroc/Dialect/Train/IR/TrainBuilder.h"
+#include "OptimizerEmitter.h"
+
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Transforms/Passes.h"
 
@@ -22,20 +23,6 @@ namespace {
 
 constexpr StringLiteral kGradientsFunc = "loss_and_grads";
 constexpr StringLiteral kStepFunc = "train_step";
-
-/// Declares `train.state @<param>.<kind>` after `after` (the parameter or its
-/// previous state), which then moves to the new declaration.
-std::string declareState(OpBuilder &builder, ParamOp param, StateKind kind,
-                         Operation *&after) {
-  std::string name = (param.getSymName() + "." + stringifyStateKind(kind)).str();
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointAfter(after);
-  auto type = RankedTensorType::get(param.getTensorType().getShape(),
-                                    builder.getF32Type());
-  after = StateOp::create(builder, param.getLoc(), name, type, kind,
-                          param.getSymName(), /*shards=*/IntegerAttr());
-  return name;
-}
 
 struct TrainOptimizerPass
     : zeroc::impl::TrainOptimizerBase<TrainOptimizerPass> {
@@ -73,85 +60,18 @@ struct TrainOptimizerPass
     }
 
     OpBuilder builder(module.getContext());
-    MLIRContext *ctx = module.getContext();
     Block &body = func.getBody().front();
-    auto stepType = RankedTensorType::get({}, IntegerType::get(ctx, 64));
+    auto stepType =
+        RankedTensorType::get({}, IntegerType::get(module.getContext(), 64));
     Value step = body.addArgument(stepType, func.getLoc());
     builder.setInsertionPoint(ret);
-    TrainBuilder tb(builder, optimizer.getLoc());
-
-    Value lr = LRScheduleOp::create(
-        builder, optimizer.getLoc(), step, optimizer.getLrAttr(),
-        optimizer.getScheduleAttr(), optimizer.getWarmupAttr(),
-        optimizer.getMinLrAttr(),
-        optimizer.getMaxStepsAttr() ? optimizer.getMaxStepsAttr()
-                                    : builder.getI64IntegerAttr(0));
-
-    // Global norm over every gradient, accumulated in f32.
-    SmallVector<Value> grads(ret.getOperands().drop_front());
-    Value squaredNorm;
-    for (Value grad : grads) {
-      Value partial = SquaredNormOp::create(builder, optimizer.getLoc(), grad);
-      squaredNorm = squaredNorm ? tb.add(squaredNorm, partial) : partial;
-    }
-    Value gradNorm = tb.sqrt(squaredNorm);
-    double maxNorm = optimizer.getGradClipAttr().getValueAsDouble();
-    Value clip = maxNorm > 0.0
-                     ? ClipCoefOp::create(builder, optimizer.getLoc(),
-                                          squaredNorm,
-                                          builder.getF64FloatAttr(maxNorm))
-                           .getResult()
-                     : Value();
-
-    double weightDecay = optimizer.getWeightDecayAttr().getValueAsDouble();
-    bool adamw = optimizer.getKind() == OptimizerKind::adamw;
-    for (auto [param, grad] : llvm::zip(params, grads)) {
-      tb.setLoc(param.getLoc());
-      RankedTensorType type = param.getTensorType();
-      bool hasMaster = !type.getElementType().isF32();
-      auto f32Type = RankedTensorType::get(type.getShape(), builder.getF32Type());
-      StringRef paramName = param.getSymName();
-      Operation *lastDecl = param;
-      std::string masterName =
-          hasMaster ? declareState(builder, param, StateKind::master, lastDecl)
-                    : paramName.str();
-      Value g = tb.cast(grad, builder.getF32Type());
-      if (clip)
-        g = tb.mul(g, clip);
-      Value p = tb.read(f32Type, masterName);
-      FloatAttr decay =
-          builder.getF64FloatAttr(param.getWeightDecay() ? weightDecay : 0.0);
-      Value updated;
-      if (adamw) {
-        std::string m =
-            declareState(builder, param, StateKind::exp_avg, lastDecl);
-        std::string v =
-            declareState(builder, param, StateKind::exp_avg_sq, lastDecl);
-        Value expAvg = tb.read(f32Type, m);
-        Value expAvgSq = tb.read(f32Type, v);
-        auto update = AdamWUpdateOp::create(
-            builder, param.getLoc(), p, g, expAvg, expAvgSq, lr, step,
-            optimizer.getBeta1Attr(),
-            optimizer.getBeta2Attr(), optimizer.getEpsAttr(), decay);
-        tb.write(update.getNewExpAvg(), m);
-        tb.write(update.getNewExpAvgSq(), v);
-        updated = update.getNewParam();
-      } else {
-        std::string buf = declareState(builder, param,
-                                       StateKind::momentum_buffer, lastDecl);
-        FloatAttr momentum = optimizer.getMomentumAttr()
-                                 ? optimizer.getMomentumAttr()
-                                 : builder.getF64FloatAttr(0.0);
-        Value buffer = tb.read(f32Type, buf);
-        auto update = SGDUpdateOp::create(builder, param.getLoc(), p, g, buffer,
-                                          lr, momentum, decay);
-        tb.write(update.getNewMomentumBuffer(), buf);
-        updated = update.getNewParam();
-      }
-      tb.write(updated, masterName);
-      if (hasMaster)
-        tb.write(tb.cast(updated, type.getElementType()), paramName);
-    }
+    SmallVector<zeroc::ParamGradient> grads;
+    for (auto [param, grad] :
+         llvm::zip(params, ret.getOperands().drop_front()))
+      grads.push_back({param, grad});
+    zeroc::FullLayout layout;
+    Value gradNorm =
+        zeroc::emitOptimizerStep(builder, optimizer, step, grads, layout);
 
     Value loss = ret.getOperand(0);
     func::ReturnOp::create(builder, ret.getLoc(), ValueRange{loss, gradNorm});
@@ -159,7 +79,6 @@ struct TrainOptimizerPass
     func.setFunctionType(builder.getFunctionType(
         body.getArgumentTypes(), {loss.getType(), gradNorm.getType()}));
     func.setSymName(kStepFunc);
-    func->removeAttr("train.gradients");
     func->setAttr("train.step", builder.getUnitAttr());
     return success();
   }

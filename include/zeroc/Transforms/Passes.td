@@ -97,6 +97,9 @@ def TrainOptimizer : Pass<"train-optimizer", "mlir::ModuleOp"> {
 
     * arguments: the batch, then `%step: tensor<i64>` (counted from 0);
     * results: the loss and the global gradient norm (before clipping);
+    * attributes: `train.step`, and `train.gradients` kept from
+      `@loss_and_grads` (the parameters in the order their gradients are
+      consumed, which `train-zero` relies on);
     * state: the `train.param`s and the `train.state`s this pass declares
       (`exp_avg` and `exp_avg_sq` for AdamW, `momentum_buffer` for SGD, and
       an fp32 `master` copy of every parameter that is not f32).

@@ -21,7 +21,7 @@ module {
 // CHECK-NEXT:  train.state @b.exp_avg_sq : tensor<3xf32> exp_avg_sq of @b
 // CHECK-NOT:   @loss_and_grads
 // CHECK-LABEL: func.func @train_step
-// CHECK-SAME:    (%{{.*}}: tensor<5x2xf32>, %[[STEP:.*]]: tensor<i64>) -> (tensor<f32>, tensor<f32>) attributes {train.step}
+// CHECK-SAME:    (%{{.*}}: tensor<5x2xf32>, %[[STEP:.*]]: tensor<i64>) -> (tensor<f32>, tensor<f32>) attributes {train.gradients = [@w, @b], train.step}
 // CHECK:         %[[LR:.*]] = train.lr_schedule %[[STEP]] lr = 1.000000e-03 schedule = cosine warmup = 2 min_lr = 1.000000e-04 max_steps = 10
 // CHECK:         %[[N1:.*]] = train.squared_norm %[[GW:.*]] : tensor<3x2xf32> -> tensor<f32>
 // CHECK:         %[[N2:.*]] = train.squared_norm %[[GB:.*]] : tensor<3xf32> -> tensor<f32>
