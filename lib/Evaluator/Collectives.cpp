@@ -39,8 +39,8 @@ FailureOr<int64_t> groupSize(Operation *op, FlatSymbolRefAttr gridName,
     InFlightDiagnostic diag = op->emitOpError("grid ")
                               << gridName << " has shape [";
     llvm::interleaveComma(shape, diag);
-    diag << "], but the reference evaluator simulates a 1-D grid of "
-         << ranks << " ranks (--ranks)";
+    diag << "], but --ranks " << ranks << " simulates a 1-D grid of size "
+         << ranks;
     return diag;
   }
   if (axes.empty())

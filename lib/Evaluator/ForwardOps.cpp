@@ -35,7 +35,8 @@ LogicalResult checkIndex(Operation *op, StringRef what, double value,
       value == std::floor(value))
     return success();
   InFlightDiagnostic diag = op->emitOpError()
-                            << what << " " << value << " at position "
+                            << what << " " << formatValue(value)
+                            << " at position "
                             << position << " is outside [0, " << limit << ")";
   if (ctx.interpreter.options().ranks > 1)
     diag << " on rank " << ctx.rank;

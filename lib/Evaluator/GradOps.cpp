@@ -49,7 +49,7 @@ LogicalResult evalEmbeddingGrad(EmbeddingGradOp op, Operands in, Results &out,
     double id = ids.data[p];
     if (!(id >= 0 && id < static_cast<double>(vocab) && id == std::floor(id))) {
       InFlightDiagnostic diag = op.emitOpError()
-                                << "id " << id << " at position " << p
+                                << "id " << formatValue(id) << " at position " << p
                                 << " is outside [0, " << vocab << ")";
       if (ctx.interpreter.options().ranks > 1)
         diag << " on rank " << ctx.rank;
@@ -198,7 +198,7 @@ LogicalResult evalCrossEntropyGrad(CrossEntropyGradOp op, Operands in,
     if (!(target >= 0 && target < static_cast<double>(vocab) &&
           target == std::floor(target))) {
       InFlightDiagnostic diag = op.emitOpError()
-                                << "target " << target << " at position " << r
+                                << "target " << formatValue(target) << " at position " << r
                                 << " is outside [0, " << vocab << ")";
       if (ctx.interpreter.options().ranks > 1)
         diag << " on rank " << ctx.rank;

@@ -11,6 +11,8 @@
 #include "zeroc/Evaluator/Tensor.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 namespace zeroc::eval {
@@ -57,6 +59,16 @@ broadcastIndexMap(const std::vector<int64_t> &outShape,
     map[linear] = in;
   }
   return map;
+}
+
+/// `value` for a message: integers without an exponent.
+inline std::string formatValue(double value) {
+  if (value == static_cast<double>(static_cast<int64_t>(value)) &&
+      value > -1e15 && value < 1e15)
+    return std::to_string(static_cast<int64_t>(value));
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
 }
 
 /// The size of the last dimension (1 for a scalar).

@@ -96,7 +96,7 @@ LogicalResult evalExtract(tensor::ExtractOp op, Operands in, Results &out,
     double i = in[d]->data[0];
     if (i < 0 || i >= static_cast<double>(source.shape[d - 1]))
       return op.emitOpError("index ")
-             << i << " is out of range for dimension " << d - 1 << " of size "
+             << formatValue(i) << " is out of range for dimension " << d - 1 << " of size "
              << source.shape[d - 1];
     index.push_back(static_cast<int64_t>(i));
   }
