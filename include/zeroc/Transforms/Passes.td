@@ -117,4 +117,51 @@ def TrainOptimizer : Pass<"train-optimizer", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
+  let summary = "Partitions a training step across data-parallel ranks per ZeRO stage";
+  let description = [{
+    Turns `@train_step` (after `train-data-parallel`, `train-autodiff` and
+    `train-optimizer`) into the program of one of `world-size` ranks on the
+    1-D grid `shard.grid @dp`, as the ZeRO paper (Rajbhandari et al., SC20)
+    defines its stages:
+
+    * stage 0: gradients are packed into buckets of about `bucket-bytes`,
+      in the order backward produces them, and each bucket is averaged with
+      one `shard.all_reduce`; the averaged gradients live in full `grad`
+      buffers and every rank runs the full optimizer.
+    * stage 1: optimizer state (fp32 master copies, moments) is sharded:
+      each rank keeps a flat shard (`shards = N`) of every state. Buckets
+      are packed rank-major and reduced with `shard.reduce_scatter`, so
+      each rank receives exactly its shards; the full local gradients stay
+      in their `grad` buffers. Each rank updates its shards, and the updated
+      parameters are rebuilt with one `shard.all_gather` per bucket.
+    * stage 2: as stage 1, but gradients are sharded too: only the reduced
+      shard is kept (in a sharded `grad` buffer) and the full gradient dies
+      as soon as its bucket is packed.
+    * stage 3: as stage 2, and parameters are sharded between steps. Each
+      group of parameters (by `bucket-bytes`, in order of first use) is
+      gathered with `train.all_gather_start`/`train.wait` before its first
+      use in forward and released (`train.release`) after its last, then
+      gathered and released again around its use in backward. These ops
+      have side effects, so CSE cannot merge the two gathers.
+
+    The loss is averaged over ranks; the gradient norm combines every
+    rank's partial squared norm with an all-reduce, so clipping is global.
+    Tensors whose size N does not divide are zero-padded in their flat
+    shards (`train.pack`); padding is dropped by `train.unpack` and adds
+    nothing to norms. The module records `train.world_size` and
+    `train.zero_stage`.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", "0", "ZeRO stage: 0, 1, 2 or 3">,
+    Option<"worldSize", "world-size", "int64_t", "1",
+           "Number of data-parallel ranks">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
+           "Target size of a gradient bucket (and of a stage-3 gather group)">
+  ];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::shard::ShardDialect"];
+}
+
 #endif // ZEROC_TRANSFORMS_PASSES_TD

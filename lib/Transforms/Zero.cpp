@@ -1,0 +1,520 @@
+//===- Zero.cpp - ZeRO stages 0-3: the per-rank training step -------------===//
+//
+// Rewrites @train_step into one rank's program: gradient buckets reduced with
+// collectives as soon as backward has produced them, the optimizer step
+// rebuilt over the rank's shards (stages 1-3), and in stage 3 parameters
+// gathered around their uses in forward and again in backward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OptimizerEmitter.h"
+
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Dialect/Train/IR/TrainShapes.h"
+#include "zeroc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace zeroc {
+#define GEN_PASS_DEF_TRAINZERO
+#include "zeroc/Transforms/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc;
+using namespace zeroc::train;
+
+namespace {
+
+constexpr StringLiteral kGrid = "dp";
+
+int64_t byteSize(RankedTensorType type) {
+  return type.getNumElements() *
+         static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+}
+
+/// Upstream shard collectives on the 1-D grid @dp, over dimension 0.
+class Collectives {
+public:
+  Collectives(OpBuilder &builder, int64_t ranks) : b(builder), ranks(ranks) {}
+
+  Value allReduce(Location loc, Value flat) {
+    return shard::AllReduceOp::create(b, loc, flat, kGrid, {0},
+                                      shard::ReductionKind::Sum);
+  }
+  Value reduceScatter(Location loc, Value flat) {
+    return shard::ReduceScatterOp::create(
+        b, loc, resized(flat, 1, ranks), grid(), axes(), flat,
+        shard::ReductionKindAttr::get(b.getContext(), shard::ReductionKind::Sum),
+        b.getIndexAttr(0));
+  }
+  Value allGather(Location loc, Value flat) {
+    return shard::AllGatherOp::create(b, loc, resized(flat, ranks, 1), grid(),
+                                      axes(), flat, b.getIndexAttr(0));
+  }
+  Value allSlice(Location loc, Value flat) {
+    return shard::AllSliceOp::create(b, loc, resized(flat, 1, ranks), flat,
+                                     kGrid, {0}, 0);
+  }
+  /// zeroc's side-effecting gather, which CSE cannot merge with another.
+  Value gatherStart(Location loc, Value flat) {
+    return AllGatherStartOp::create(b, loc, resized(flat, ranks, 1), flat,
+                                    grid());
+  }
+
+  /// Averages a scalar over ranks (the loss, through a 1-element buffer).
+  Value averageScalar(TrainBuilder &tb, Value scalar) {
+    Value sum = allReduce(tb.getLoc(), tb.reshape(scalar, {1}));
+    return tb.reshape(tb.scale(sum, 1.0 / static_cast<double>(ranks)), {});
+  }
+  Value sumScalar(TrainBuilder &tb, Value scalar) {
+    return tb.reshape(allReduce(tb.getLoc(), tb.reshape(scalar, {1})), {});
+  }
+
+private:
+  FlatSymbolRefAttr grid() { return FlatSymbolRefAttr::get(b.getContext(), kGrid); }
+  DenseI16ArrayAttr axes() { return b.getDenseI16ArrayAttr({0}); }
+  RankedTensorType resized(Value flat, int64_t mul, int64_t div) {
+    auto type = cast<RankedTensorType>(flat.getType());
+    return RankedTensorType::get({type.getNumElements() * mul / div},
+                                 type.getElementType());
+  }
+
+  OpBuilder &b;
+  int64_t ranks;
+};
+
+/// Flat 1-D type of one rank's shard of `type`.
+RankedTensorType shardType(RankedTensorType type, int64_t ranks) {
+  return RankedTensorType::get({shardElements(type.getNumElements(), ranks)},
+                               type.getElementType());
+}
+
+/// Cuts `items` (in order) into groups of about `bucketBytes` each.
+template <typename T>
+SmallVector<SmallVector<T>> groupByBytes(ArrayRef<T> items,
+                                         llvm::function_ref<int64_t(const T &)> bytes,
+                                         int64_t bucketBytes) {
+  SmallVector<SmallVector<T>> groups;
+  int64_t current = 0;
+  for (const T &item : items) {
+    if (groups.empty() || current >= bucketBytes) {
+      groups.emplace_back();
+      current = 0;
+    }
+    groups.back().push_back(item);
+    current += bytes(item);
+  }
+  return groups;
+}
+
+/// Stages 1-3: the optimizer works on this rank's shards.
+class ShardedLayout : public UpdateLayout {
+public:
+  ShardedLayout(Collectives &collectives, int64_t stage, int64_t ranks,
+                int64_t bucketBytes)
+      : collectives(collectives), stage(stage), ranks(ranks),
+        bucketBytes(bucketBytes) {}
+
+  Value combineSquaredNorm(TrainBuilder &tb, Value partial) override {
+    return collectives.sumScalar(tb, partial);
+  }
+
+  Value loadMaster(TrainBuilder &tb, ParamOp param, Operation *master) override {
+    if (auto state = dyn_cast<StateOp>(master))
+      return tb.read(state.getStorageType(), state.getSymName());
+    // An f32 parameter is its own master: its shard, read directly when
+    // the parameter is sharded (stage 3), else cut from the full tensor.
+    Value stored = tb.read(param.getStorageType(), param.getSymName());
+    if (stage == 3)
+      return stored;
+    Value flat = PackOp::create(
+        tb.builder(), tb.getLoc(),
+        RankedTensorType::get({ranks * shardType(param.getTensorType(), ranks)
+                                            .getNumElements()},
+                              param.getTensorType().getElementType()),
+        ValueRange{stored}, ranks);
+    return collectives.allSlice(tb.getLoc(), flat);
+  }
+
+  void storeUpdated(TrainBuilder &tb, ParamOp param, Operation *master,
+                    Value updated) override {
+    Value shard = updated;
+    if (auto state = dyn_cast<StateOp>(master)) {
+      tb.write(updated, state.getSymName());
+      shard = tb.cast(updated, param.getTensorType().getElementType());
+    }
+    if (stage == 3)
+      tb.write(shard, param.getSymName());
+    else
+      pending.push_back({param, shard});
+  }
+
+  /// Stages 1-2: rebuild the full parameters from every rank's updated
+  /// shards, one all-gather per bucket.
+  void finish(TrainBuilder &tb) override {
+    auto groups = groupByBytes<std::pair<ParamOp, Value>>(
+        pending,
+        [](const std::pair<ParamOp, Value> &p) {
+          ParamOp param = p.first;
+          return byteSize(param.getTensorType());
+        },
+        bucketBytes);
+    for (auto &group : groups) {
+      SmallVector<Value> shards;
+      SmallVector<Type> fullTypes;
+      int64_t segment = 0;
+      for (auto &[param, shard] : group) {
+        shards.push_back(shard);
+        fullTypes.push_back(param.getTensorType());
+        segment += TrainBuilder::typeOf(shard).getNumElements();
+      }
+      Type element = TrainBuilder::typeOf(shards.front()).getElementType();
+      Value seg = PackOp::create(tb.builder(), tb.getLoc(),
+                                 RankedTensorType::get({segment}, element),
+                                 shards, 1);
+      Value gathered = collectives.allGather(tb.getLoc(), seg);
+      auto unpack = UnpackOp::create(tb.builder(), tb.getLoc(), fullTypes,
+                                     gathered, ranks);
+      for (auto [entry, full] : llvm::zip(group, unpack.getResults()))
+        tb.write(full, entry.first.getSymName());
+    }
+  }
+
+private:
+  Collectives &collectives;
+  int64_t stage, ranks, bucketBytes;
+  SmallVector<std::pair<ParamOp, Value>> pending;
+};
+
+struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (failed(partition(getOperation())))
+      signalPassFailure();
+  }
+
+  LogicalResult partition(ModuleOp module);
+  LogicalResult validate(ModuleOp module);
+  void gatherParameters(func::FuncOp func, Operation *lossOp,
+                        ArrayRef<ParamOp> params, OpBuilder &b,
+                        Collectives &collectives);
+
+  /// The forward function (kept for evaluation) becomes the per-rank
+  /// program too: its loss is averaged over ranks and, in stage 3, it
+  /// gathers the parameters it reads.
+  void partitionForward(func::FuncOp forward, ArrayRef<ParamOp> params,
+                        OpBuilder &b, Collectives &collectives) {
+    auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+    Value loss = ret.getOperand(0);
+    Operation *lossOp = loss.getDefiningOp();
+    if (!lossOp)
+      return;
+    if (S == 3)
+      gatherParameters(forward, lossOp, params, b, collectives);
+    b.setInsertionPoint(ret);
+    TrainBuilder tb(b, lossOp->getLoc());
+    ret->setOperand(0, collectives.averageScalar(tb, loss));
+  }
+
+  static func::FuncOp findForward(ModuleOp module) {
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr("train.forward"))
+        return func;
+    return {};
+  }
+
+  int64_t S = 0, N = 1, bucket = 0;
+};
+
+LogicalResult TrainZeroPass::validate(ModuleOp module) {
+  S = stage;
+  N = worldSize;
+  bucket = bucketBytes;
+  if (S < 0 || S > 3)
+    return module.emitError("stage must be 0, 1, 2 or 3, got ") << S;
+  if (N < 1)
+    return module.emitError("world-size must be at least 1, got ") << N;
+  if (bucket < 1)
+    return module.emitError("bucket-bytes must be positive, got ") << bucket;
+  if (module->hasAttr("train.zero_stage"))
+    return module.emitError("the module is already partitioned "
+                            "(train.zero_stage is set)");
+  auto split = module->getAttrOfType<IntegerAttr>("train.batch_split");
+  int64_t splitRanks = split ? split.getInt() : 1;
+  if (splitRanks != N)
+    return module.emitError("the batch is split for ")
+           << splitRanks << " rank(s) but world-size is " << N
+           << "; run train-data-parallel with world-size=" << N << " first";
+  if (module.lookupSymbol(kGrid))
+    return module.emitError("the symbol @")
+           << kGrid << " is taken; train-zero declares its grid under it";
+  return success();
+}
+
+LogicalResult TrainZeroPass::partition(ModuleOp module) {
+  if (failed(validate(module)))
+    return failure();
+  func::FuncOp func;
+  for (auto candidate : module.getOps<func::FuncOp>())
+    if (candidate->hasAttr("train.step"))
+      func = candidate;
+  if (!func)
+    return module.emitError("no function is marked train.step: run "
+                            "train-autodiff and train-optimizer first");
+  auto optimizers = module.getOps<OptimizerOp>();
+  if (optimizers.empty())
+    return module.emitError("the model declares no train.optimizer");
+  OptimizerOp optimizer = *optimizers.begin();
+
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  auto names = func->getAttrOfType<ArrayAttr>("train.gradients");
+  SmallVector<ParamOp> params;
+  for (Attribute name : names ? names.getValue() : ArrayRef<Attribute>()) {
+    auto param = module.lookupSymbol<ParamOp>(cast<FlatSymbolRefAttr>(name));
+    if (!param)
+      return func.emitError("train.gradients entry ")
+             << name << " is not a train.param";
+    params.push_back(param);
+  }
+  // The optimizer section starts at the learning rate; the gradients are
+  // what its squared norms read, in train.gradients order.
+  Operation *optimizerStart = nullptr;
+  SmallVector<Value> grads;
+  for (Operation &op : body) {
+    if (isa<LRScheduleOp>(op) && !optimizerStart)
+      optimizerStart = &op;
+    if (auto norm = dyn_cast<SquaredNormOp>(op))
+      grads.push_back(norm.getInput());
+  }
+  if (!optimizerStart || grads.size() != params.size() || params.empty())
+    return func.emitError("@")
+           << func.getSymName()
+           << " is not the step train-optimizer writes: it needs a "
+              "train.lr_schedule and one train.squared_norm per entry of "
+              "train.gradients";
+  Value loss = ret.getOperand(0);
+  Value step = body.getArguments().back();
+  Operation *lossOp = loss.getDefiningOp();
+  if (!lossOp)
+    return func.emitError("the loss must be computed in @")
+           << func.getSymName();
+
+  // Drop the single-rank optimizer section; it is rebuilt below.
+  ret.erase();
+  SmallVector<Operation *> section;
+  for (Operation *op = optimizerStart; op; op = op->getNextNode())
+    section.push_back(op);
+  for (Operation *op : llvm::reverse(section))
+    op->erase();
+
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointToStart(module.getBody());
+  shard::GridOp::create(builder, module.getLoc(),
+                        builder.getStringAttr(kGrid),
+                        builder.getDenseI64ArrayAttr({N}));
+  Collectives collectives(builder, N);
+
+  if (S == 3)
+    gatherParameters(func, lossOp, params, builder, collectives);
+  if (func::FuncOp forward = findForward(module))
+    partitionForward(forward, params, builder, collectives);
+
+  // The mean loss over every rank.
+  builder.setInsertionPointAfter(lossOp);
+  TrainBuilder tb(builder, lossOp->getLoc());
+  Value globalLoss = collectives.averageScalar(tb, loss);
+
+  // Gradient buckets, in the order backward produces the gradients.
+  SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, params.size()));
+  auto defOf = [&](unsigned i) { return grads[i].getDefiningOp(); };
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return defOf(a) != defOf(b) && defOf(a)->isBeforeInBlock(defOf(b));
+  });
+  int64_t packRanks = S == 0 ? 1 : N;
+  auto buckets = groupByBytes<unsigned>(
+      order,
+      [&](const unsigned &i) { return byteSize(TrainBuilder::typeOf(grads[i])); },
+      bucket);
+  SmallVector<Value> optimizerGrads(params.size());
+  for (auto &members : buckets) {
+    Operation *last = defOf(members.front());
+    for (unsigned i : members)
+      if (last->isBeforeInBlock(defOf(i)))
+        last = defOf(i);
+    builder.setInsertionPointAfter(last);
+    tb.setLoc(last->getLoc());
+    SmallVector<Value> values;
+    SmallVector<Type> reducedTypes;
+    for (unsigned i : members) {
+      values.push_back(grads[i]);
+      auto type = TrainBuilder::typeOf(grads[i]);
+      reducedTypes.push_back(S == 0 ? type : shardType(type, N));
+      // Stages 0-1 keep a full gradient buffer per parameter.
+      if (S == 1)
+        tb.write(grads[i], getOrDeclareState(builder, params[i], StateKind::grad)
+                               .getSymName());
+    }
+    int64_t segment = 0;
+    for (Type type : reducedTypes)
+      segment += cast<RankedTensorType>(type).getNumElements();
+    Type element = TrainBuilder::typeOf(values.front()).getElementType();
+    Value buffer = PackOp::create(
+        builder, tb.getLoc(),
+        RankedTensorType::get({segment * packRanks}, element), values,
+        packRanks);
+    Value reduced = S == 0 ? collectives.allReduce(tb.getLoc(), buffer)
+                           : collectives.reduceScatter(tb.getLoc(), buffer);
+    Value averaged = tb.scale(reduced, 1.0 / static_cast<double>(N));
+    auto unpack = UnpackOp::create(builder, tb.getLoc(), reducedTypes,
+                                   averaged, 1);
+    for (auto [i, value] : llvm::zip(members, unpack.getResults())) {
+      if (S == 1) {
+        optimizerGrads[i] = value;
+        continue;
+      }
+      StateOp gradState = getOrDeclareState(builder, params[i], StateKind::grad);
+      if (S >= 2)
+        gradState.setShards(static_cast<uint64_t>(N));
+      tb.write(value, gradState.getSymName());
+    }
+  }
+
+  // Stages 1-3 shard the optimizer state (and stage 3 the parameters).
+  if (S >= 1)
+    for (ParamOp param : params) {
+      if (S == 3)
+        param.setShards(static_cast<uint64_t>(N));
+      for (auto state : module.getOps<StateOp>())
+        if (state.getOf() == param.getSymName())
+          state.setShards(static_cast<uint64_t>(N));
+    }
+  // Stage 1 keeps its full gradient buffers unsharded.
+  if (S == 1)
+    for (auto state : module.getOps<StateOp>())
+      if (state.getKind() == StateKind::grad)
+        state.removeShardsAttr();
+
+  builder.setInsertionPointToEnd(&body);
+  tb.setLoc(optimizer.getLoc());
+  SmallVector<ParamGradient> updates;
+  for (auto [i, param] : llvm::enumerate(params)) {
+    Value grad = optimizerGrads[i];
+    if (!grad) {
+      StateOp state = getOrDeclareState(builder, param, StateKind::grad);
+      grad = tb.read(state.getStorageType(), state.getSymName());
+    }
+    updates.push_back({param, grad});
+  }
+  FullLayout full;
+  ShardedLayout sharded(collectives, S, N, bucket);
+  UpdateLayout &layout = S == 0 ? static_cast<UpdateLayout &>(full) : sharded;
+  Value gradNorm = emitOptimizerStep(builder, optimizer, step, updates, layout);
+  func::ReturnOp::create(builder, func.getLoc(), ValueRange{globalLoss, gradNorm});
+
+  auto i64 = IntegerType::get(module.getContext(), 64);
+  module->setAttr("train.world_size", IntegerAttr::get(i64, N));
+  module->setAttr("train.zero_stage", IntegerAttr::get(i64, S));
+  return success();
+}
+
+void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
+                                     ArrayRef<ParamOp> params, OpBuilder &b,
+                                     Collectives &collectives) {
+  // Uses of each parameter's reads, split into forward (up to the loss) and
+  // backward (after it).
+  struct Uses {
+    ParamOp param;
+    SmallVector<OpOperand *> operands;
+  };
+  llvm::StringMap<ParamOp> byName;
+  for (ParamOp param : params)
+    byName[param.getSymName()] = param;
+  llvm::MapVector<Operation *, Uses> phase[2];
+  SmallVector<ReadOp> reads;
+  for (auto read : func.getOps<ReadOp>()) {
+    ParamOp param = byName.lookup(read.getName());
+    if (!param)
+      continue;
+    reads.push_back(read);
+    for (OpOperand &use : read.getResult().getUses()) {
+      Operation *user = use.getOwner();
+      bool backward = lossOp->isBeforeInBlock(user);
+      Uses &uses = phase[backward][param];
+      uses.param = param;
+      uses.operands.push_back(&use);
+    }
+  }
+
+  for (auto &uses : phase) {
+    // Groups in order of first use.
+    SmallVector<Uses> ordered;
+    for (auto &entry : uses)
+      ordered.push_back(entry.second);
+    auto first = [](const Uses &u) {
+      Operation *op = u.operands.front()->getOwner();
+      for (OpOperand *use : u.operands)
+        if (use->getOwner()->isBeforeInBlock(op))
+          op = use->getOwner();
+      return op;
+    };
+    auto lastOf = [](const Uses &u) {
+      Operation *op = u.operands.front()->getOwner();
+      for (OpOperand *use : u.operands)
+        if (op->isBeforeInBlock(use->getOwner()))
+          op = use->getOwner();
+      return op;
+    };
+    llvm::stable_sort(ordered, [&](const Uses &a, const Uses &c) {
+      return first(a) != first(c) && first(a)->isBeforeInBlock(first(c));
+    });
+    auto groups = groupByBytes<Uses>(
+        ordered,
+        [](const Uses &u) {
+          ParamOp param = u.param;
+          return byteSize(param.getTensorType());
+        },
+        bucket);
+    for (auto &group : groups) {
+      Operation *begin = first(group.front()), *end = lastOf(group.front());
+      for (const Uses &u : group) {
+        if (first(u)->isBeforeInBlock(begin))
+          begin = first(u);
+        if (end->isBeforeInBlock(lastOf(u)))
+          end = lastOf(u);
+      }
+      b.setInsertionPoint(begin);
+      TrainBuilder tb(b, begin->getLoc());
+      SmallVector<Value> shards;
+      SmallVector<Type> fullTypes;
+      int64_t segment = 0;
+      for (const Uses &u : group) {
+        ParamOp param = u.param;
+        RankedTensorType shard = shardType(param.getTensorType(), N);
+        shards.push_back(tb.read(shard, param.getSymName()));
+        fullTypes.push_back(param.getTensorType());
+        segment += shard.getNumElements();
+      }
+      Type element = TrainBuilder::typeOf(shards.front()).getElementType();
+      Value seg = PackOp::create(b, tb.getLoc(),
+                                 RankedTensorType::get({segment}, element),
+                                 shards, 1);
+      Value future = collectives.gatherStart(tb.getLoc(), seg);
+      Value gathered = WaitOp::create(b, tb.getLoc(), future);
+      auto unpack = UnpackOp::create(b, tb.getLoc(), fullTypes, gathered, N);
+      for (auto [u, full] : llvm::zip(group, unpack.getResults()))
+        for (OpOperand *use : u.operands)
+          use->set(full);
+      b.setInsertionPointAfter(end);
+      ReleaseOp::create(b, end->getLoc(), gathered);
+    }
+  }
+  for (ReadOp read : reads)
+    if (read.use_empty())
+      read.erase();
+}
+
+} // namespace
