@@ -1,14 +1,17 @@
-//===- Collectives.cpp - the upstream shard dialect across simulated ranks ===//
+//===- Collectives.cpp - collectives across simulated ranks ---------------===//
 //
 // The simulated ranks form a 1-D shard.grid of size N (--ranks): rank r is
 // the process with linear (and multi-) index r. A collective over
 // grid_axes = [0] combines every rank's value, in rank order; one with no
-// grid_axes is a group of one (the value itself).
+// grid_axes is a group of one (the value itself). The upstream `shard`
+// collectives and zeroc's own asynchronous train.*_start ops live here.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Interpreter.h"
 #include "Kernels.h"
+
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
@@ -274,9 +277,72 @@ LogicalResult evalGridShape(GridShapeOp op, Operands, Results &out,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// zeroc's asynchronous collectives: flat tensors, every rank of a 1-D grid,
+// sum. The simulation completes them at once; train.wait passes the result.
+//===----------------------------------------------------------------------===//
+
+LogicalResult evalAllReduceStart(zeroc::train::AllReduceStartOp op,
+                                 Operands in, Results &out,
+                                 Interpreter &interp) {
+  FailureOr<int64_t> size = groupSize(op, op.getGridAttr(), {0}, interp);
+  if (failed(size))
+    return failure();
+  for (int64_t rank = 0; rank < interp.options().ranks; ++rank)
+    if (failed(reduceInto(op, ReductionKind::Sum, *in[0],
+                          groupOf(rank, *size), interp.options().fp64,
+                          out[0][rank])))
+      return failure();
+  return success();
+}
+
+LogicalResult evalReduceScatterStart(zeroc::train::ReduceScatterStartOp op,
+                                     Operands in, Results &out,
+                                     Interpreter &interp) {
+  FailureOr<int64_t> size = groupSize(op, op.getGridAttr(), {0}, interp);
+  if (failed(size))
+    return failure();
+  const RankValues &inputs = *in[0];
+  if (failed(checkSplittable(op, "dimension", inputs[0].shape, 0, *size)))
+    return failure();
+  for (int64_t rank = 0; rank < interp.options().ranks; ++rank) {
+    Tensor reduced(inputs[rank].shape, out[0][rank].type);
+    if (failed(reduceInto(op, ReductionKind::Sum, inputs, groupOf(rank, *size),
+                          interp.options().fp64, reduced)))
+      return failure();
+    Tensor piece = sliceAlong(reduced, 0, rank, *size);
+    if (failed(checkShape(op, piece, out[0][rank])))
+      return failure();
+    out[0][rank] = std::move(piece);
+  }
+  return success();
+}
+
+LogicalResult evalAllGatherStart(zeroc::train::AllGatherStartOp op,
+                                 Operands in, Results &out,
+                                 Interpreter &interp) {
+  FailureOr<int64_t> size = groupSize(op, op.getGridAttr(), {0}, interp);
+  if (failed(size))
+    return failure();
+  const RankValues &inputs = *in[0];
+  Tensor gathered({inputs[0].numElements() * *size}, out[0][0].type);
+  if (failed(checkShape(op, gathered, out[0][0])))
+    return failure();
+  for (int64_t member = 0; member < *size; ++member)
+    std::copy(inputs[member].data.begin(), inputs[member].data.end(),
+              gathered.data.begin() + member * inputs[0].numElements());
+  for (int64_t rank = 0; rank < interp.options().ranks; ++rank)
+    out[0][rank] = gathered;
+  return success();
+}
+
 } // namespace
 
 void registerCollectives(OpRegistry &registry) {
+  registry.addGlobal<zeroc::train::AllReduceStartOp>(evalAllReduceStart);
+  registry.addGlobal<zeroc::train::ReduceScatterStartOp>(
+      evalReduceScatterStart);
+  registry.addGlobal<zeroc::train::AllGatherStartOp>(evalAllGatherStart);
   registry.addGlobal<AllReduceOp>(evalAllReduce);
   registry.addGlobal<ReduceScatterOp>(evalReduceScatter);
   registry.addGlobal<AllGatherOp>(evalAllGather);

@@ -55,6 +55,7 @@ Interpreter::Interpreter(ModuleOp module, Options options)
   registerGradOps(registry);
   registerOptimizerOps(registry);
   registerCollectives(registry);
+  registerDistributedOps(registry);
   registerStateOps(registry);
   registerUpstreamOps(registry);
 }

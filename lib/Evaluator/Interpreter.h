@@ -104,6 +104,7 @@ void registerForwardOps(OpRegistry &registry);    // ForwardOps.cpp
 void registerGradOps(OpRegistry &registry);       // GradOps.cpp
 void registerOptimizerOps(OpRegistry &registry);  // OptimizerOps.cpp
 void registerCollectives(OpRegistry &registry);   // Collectives.cpp
+void registerDistributedOps(OpRegistry &registry); // DistributedOps.cpp
 void registerStateOps(OpRegistry &registry);      // State.cpp
 void registerUpstreamOps(OpRegistry &registry);   // UpstreamOps.cpp
 

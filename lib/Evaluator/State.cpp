@@ -24,11 +24,18 @@ std::vector<int64_t> shapeOf(RankedTensorType type) {
   return std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
 }
 
-/// The declared type of a train.param or train.state.
+/// The declared (full) type of a train.param or train.state.
 RankedTensorType declaredType(Operation *op) {
   if (auto param = dyn_cast<ParamOp>(op))
     return param.getTensorType();
   return cast<StateOp>(op).getTensorType();
+}
+
+/// What one rank stores: the declared type, or a flat shard with `shards`.
+RankedTensorType storageType(Operation *op) {
+  if (auto param = dyn_cast<ParamOp>(op))
+    return param.getStorageType();
+  return cast<StateOp>(op).getStorageType();
 }
 
 } // namespace
@@ -60,7 +67,7 @@ FailureOr<Tensor> Interpreter::parameterStartValue(Operation *op) {
 
 FailureOr<Tensor> Interpreter::initialState(Operation *op, int64_t rank,
                                             int64_t ranks) {
-  RankedTensorType type = declaredType(op);
+  RankedTensorType type = storageType(op);
   std::optional<ElementType> element = elementTypeOf(type.getElementType());
   if (!element)
     return op->emitOpError("element type ")
@@ -77,11 +84,12 @@ FailureOr<Tensor> Interpreter::initialState(Operation *op, int64_t rank,
   }
   RankedTensorType full = param.getTensorType();
   if (type.getNumElements() != full.getNumElements())
-    // A shard of the parameter (ZeRO): rank `rank` of `ranks` would hold
-    // its own element range here.
-    return op->emitOpError("sharded state is not supported yet: ")
-           << type << " holds " << type.getNumElements() << " elements of "
-           << full.getNumElements() << " in @" << param.getSymName()
+    // A shard of the parameter (ZeRO, `shards = N`): rank `rank` of `ranks`
+    // would hold its own element range of the full value here.
+    return op->emitOpError("sharded state is not supported yet: each rank "
+                           "stores ")
+           << type << ", " << type.getNumElements() << " of the "
+           << full.getNumElements() << " elements of @" << param.getSymName()
            << " (rank " << rank << " of " << ranks << ")";
 
   Tensor value(shapeOf(type), *element);

@@ -1,0 +1,62 @@
+// zeroc's ZeRO ops on two ranks, checked by hand: rank-major packing and
+// the asynchronous collectives with their waits.
+//
+// RUN: rm -rf %t && split-file %s %t
+// RUN: zeroc-run %t/ops.mlir --ranks 2 --entry pack | FileCheck %s --check-prefix=PACK
+// RUN: zeroc-run %t/ops.mlir --ranks 2 --entry collectives | FileCheck %s
+// RUN: not zeroc-run %t/sharded.mlir --ranks 2 2>&1 | FileCheck %s --check-prefix=SHARDED
+
+// Sharded storage (ZeRO's `shards = N`) goes through initialState, which
+// does not support it yet.
+// SHARDED: error: 'train.param' op sharded state is not supported yet: each rank stores 'tensor<2xf32>', 2 of the 3 elements of @w (rank 0 of 2)
+
+//--- ops.mlir
+
+shard.grid @dp(shape = 2)
+
+// %a has 6 elements (chunks of K = 3), %b 3 (K = 2, padded with one zero):
+// segment 0 is [a0 a1 a2 b0 b1], segment 1 [a3 a4 a5 b2 0]. Unpacking the
+// buffer restores %a and %b; unpacking segment 1 alone (shards = 1) gives
+// rank 1's shards [4, 5, 6] and [9, 0].
+// PACK: "results": {{\[\[}}1, 2, 3, 7, 8, 4, 5, 6, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 4, 5, 6, 9, 0], [1, 2, 3, 7, 8, 4, 5, 6, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 4, 5, 6, 9, 0]]
+func.func @pack() -> (tensor<10xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2xf32>) {
+  %a = arith.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %b = arith.constant dense<[7.0, 8.0, 9.0]> : tensor<3xf32>
+  %buf = train.pack %a, %b shards = 2 : tensor<2x3xf32>, tensor<3xf32> -> tensor<10xf32>
+  %a1, %b1 = train.unpack %buf shards = 2 : tensor<10xf32> -> tensor<2x3xf32>, tensor<3xf32>
+  %parts:2 = train.split %buf dim = 0 : tensor<10xf32> -> tensor<5xf32>, tensor<5xf32>
+  %sa, %sb = train.unpack %parts#1 shards = 1 : tensor<5xf32> -> tensor<3xf32>, tensor<2xf32>
+  return %buf, %a1, %b1, %sa, %sb : tensor<10xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2xf32>
+}
+
+// Rank r holds %x = [1, 2, 3, 4] + 10 r. The all-reduce sums to
+// [12, 14, 16, 18] on both; the reduce-scatter gives rank r elements
+// [2r, 2r + 2) of that sum; the all-gather joins both ranks' %x.
+// CHECK: "results": {{\[\[}}12, 14, 16, 18, 12, 14, 1, 2, 3, 4, 11, 12, 13, 14], [12, 14, 16, 18, 16, 18, 1, 2, 3, 4, 11, 12, 13, 14]]
+func.func @collectives() -> (tensor<4xf32>, tensor<2xf32>, tensor<8xf32>) {
+  %r = shard.process_linear_index on @dp : index
+  %ri = arith.index_cast %r : index to i64
+  %rf = arith.sitofp %ri : i64 to f32
+  %ten = arith.constant 10.0 : f32
+  %r10 = arith.mulf %rf, %ten : f32
+  %off = tensor.splat %r10 : tensor<4xf32>
+  %base = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %x = train.add %base, %off : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %f1 = train.all_reduce_start %x on @dp : tensor<4xf32> -> tensor<4xf32>
+  %f2 = train.reduce_scatter_start %x on @dp : tensor<4xf32> -> tensor<2xf32>
+  %f3 = train.all_gather_start %x on @dp : tensor<4xf32> -> tensor<8xf32>
+  %sum = train.wait %f1 : tensor<4xf32>
+  %part = train.wait %f2 : tensor<2xf32>
+  %all = train.wait %f3 : tensor<8xf32>
+  train.release %all : tensor<8xf32>
+  return %sum, %part, %all : tensor<4xf32>, tensor<2xf32>, tensor<8xf32>
+}
+
+//--- sharded.mlir
+shard.grid @dp(shape = 2)
+train.param @w : tensor<3xf32> init = zeros shards = 2
+
+func.func @sharded() -> tensor<2xf32> attributes {train.forward} {
+  %w = train.read @w : tensor<2xf32>
+  return %w : tensor<2xf32>
+}
