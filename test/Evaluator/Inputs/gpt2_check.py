@@ -2,6 +2,7 @@
 
 usage: gpt2_check.py forward RUN.json
        gpt2_check.py steps FORWARD.json STEP.json
+       gpt2_check.py data-parallel GLOBAL.json RANKS.json
 """
 
 import math
@@ -22,6 +23,14 @@ def main():
         if not abs(loss - math.log(65)) < 0.05:
             sys.exit("forward loss %r is not near ln(65) = %r" % (loss, math.log(65)))
         print("forward loss %.6f is within 0.05 of ln(65)" % loss)
+        return
+    if sys.argv[1] == "data-parallel":
+        loss = loss_of(sys.argv[2])
+        local = evalref.load_run(sys.argv[3])["steps"][0]["results"]
+        mean = sum(rank[0] for rank in local) / len(local)
+        if not abs(mean - loss) <= 1e-12 * abs(loss):
+            sys.exit("mean local loss %r differs from the global %r" % (mean, loss))
+        print("the mean of %d local losses is the global loss" % len(local))
         return
     forward = loss_of(sys.argv[2])
     run = evalref.load_run(sys.argv[3])
