@@ -1,0 +1,277 @@
+//===- zeroc.cpp - the zeroc compiler driver ------------------------------===//
+//
+//   zeroc INPUT.mlir [--zero-stage=S] [--world-size=N] [--precision=fp32|bf16]
+//         [--bucket-bytes=B] [--emit=mlir|memory-report|memory-table]
+//         [-o FILE] [--timings] [--no-pipeline]
+//
+// Parses a model in the `train` dialect, runs the training pipeline
+// (zeroc::buildTrainingPipeline) for the ZeRO stage and world size, and
+// emits the per-rank program or its static memory and communication report
+// (docs/memory-report.md). Errors go to stderr as "zeroc: error: ..." with a
+// non-zero exit status, and leave the -o file untouched.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zeroc/Analysis/MemoryReport.h"
+#include "zeroc/InitAll.h"
+#include "zeroc/Pipeline/Pipeline.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <optional>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("zeroc options");
+
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<input.mlir>"), cl::Required,
+                                      cl::cat(category));
+static cl::opt<int64_t>
+    zeroStage("zero-stage",
+              cl::desc("ZeRO stage: 0 (plain data parallelism, the "
+                       "default), 1 (shard optimizer states), 2 (+ "
+                       "gradients), 3 (+ parameters)"),
+              cl::value_desc("0-3"), cl::init(0), cl::cat(category));
+static cl::opt<int64_t> worldSize("world-size",
+                                  cl::desc("Number of data-parallel ranks (default: 1)"),
+                                  cl::value_desc("N"), cl::init(1),
+                                  cl::cat(category));
+static cl::opt<std::string>
+    precision("precision",
+              cl::desc("Training precision: fp32, or bf16 mixed precision "
+                       "with fp32 master weights (default: the model's)"),
+              cl::value_desc("fp32|bf16"), cl::cat(category));
+static cl::opt<int64_t>
+    bucketBytes("bucket-bytes",
+                cl::desc("Target size of a gradient bucket in bytes "
+                         "(default: 26214400, 25 MiB)"),
+                cl::value_desc("B"), cl::init(25 << 20), cl::cat(category));
+static cl::opt<std::string>
+    emitKind("emit",
+             cl::desc("What to write: mlir (the per-rank training step, "
+                      "default), memory-report (JSON), memory-table (text)"),
+             cl::value_desc("mlir|memory-report|memory-table"),
+             cl::init("mlir"), cl::cat(category));
+static cl::opt<std::string> outputFile("o",
+                                       cl::desc("Output file (default: stdout)"),
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(category));
+static cl::opt<bool>
+    timings("timings",
+            cl::desc("Print the time of parse, pipeline and emit on stderr"),
+            cl::cat(category));
+static cl::opt<bool> noPipeline(
+    "no-pipeline",
+    cl::desc("The input already is a per-rank training step (e.g. written "
+             "by --emit=mlir): skip the pipeline; the report takes the stage "
+             "and world size from the module's train.zero_stage and "
+             "train.world_size"),
+    cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "zeroc: error: " << message << "\n";
+  return 1;
+}
+
+/// Checks the flags; the message names the flag at fault.
+static std::optional<std::string> validateOptions() {
+  if (zeroStage < 0 || zeroStage > 3)
+    return "--zero-stage must be 0, 1, 2 or 3, got " +
+           std::to_string(zeroStage);
+  if (worldSize < 1)
+    return "--world-size must be at least 1, got " + std::to_string(worldSize);
+  if (precision.getNumOccurrences() && precision != "fp32" &&
+      precision != "bf16")
+    return "--precision must be fp32 or bf16, got '" + precision + "'";
+  if (bucketBytes < 1)
+    return "--bucket-bytes must be positive, got " +
+           std::to_string(bucketBytes);
+  if (emitKind != "mlir" && emitKind != "memory-report" &&
+      emitKind != "memory-table")
+    return "--emit must be mlir, memory-report or memory-table, got '" +
+           emitKind + "'";
+  if (noPipeline) {
+    for (cl::Option *option :
+         std::initializer_list<cl::Option *>{&zeroStage, &worldSize,
+                                             &precision, &bucketBytes})
+      if (option->getNumOccurrences())
+        return "--" + option->ArgStr.str() +
+               " has no effect with --no-pipeline (the module's own "
+               "train.zero_stage and train.world_size are reported)";
+  }
+  return std::nullopt;
+}
+
+namespace {
+/// Remembers the first pass that failed (the innermost, for nested ones).
+struct FailedPassRecorder : public PassInstrumentation {
+  explicit FailedPassRecorder(std::string &name) : name(name) {}
+  void runAfterPassFailed(Pass *pass, Operation *) override {
+    if (!name.empty())
+      return;
+    name = pass->getArgument().empty() ? pass->getName().str()
+                                       : pass->getArgument().str();
+  }
+  std::string &name;
+};
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+} // namespace
+
+/// Writes what `emit` prints to `path` ("-": stdout). A file is written
+/// under a temporary name and renamed at the end, so a failure leaves no
+/// partial output behind.
+static LogicalResult
+writeOutput(llvm::StringRef path,
+            llvm::function_ref<void(llvm::raw_ostream &)> emit) {
+  if (path == "-") {
+    emit(llvm::outs());
+    llvm::outs().flush();
+    return success();
+  }
+  llvm::Expected<llvm::sys::fs::TempFile> temp =
+      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
+  if (!temp) {
+    fail("cannot write '" + path + "': " + llvm::toString(temp.takeError()));
+    return failure();
+  }
+  {
+    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    emit(os);
+    os.flush();
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      llvm::consumeError(temp->discard());
+      fail("cannot write '" + path + "': " + message);
+      return failure();
+    }
+  }
+  if (llvm::Error error = temp->keep(path)) {
+    fail("cannot write '" + path + "': " + llvm::toString(std::move(error)));
+    return failure();
+  }
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  // MLIR's --mlir-* debugging flags (--mlir-print-ir-after-all, ...) work
+  // too; --help-hidden lists them.
+  registerAsmPrinterCLOptions();
+  registerPassManagerCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "zeroc: compile a train-dialect model for ZeRO data-parallel training\n\n"
+      "  Parses INPUT.mlir (a model: train.param, train.optimizer and a\n"
+      "  train.forward function), runs the training pipeline for the ZeRO\n"
+      "  stage and world size and writes the per-rank training step\n"
+      "  (--emit=mlir) or its static per-rank memory and communication\n"
+      "  report (--emit=memory-report: JSON, --emit=memory-table: text;\n"
+      "  see docs/memory-report.md).\n");
+
+  if (std::optional<std::string> error = validateOptions())
+    return fail(*error);
+
+  Clock::time_point start = Clock::now();
+  std::string openError;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      openInputFile(inputFile, &openError);
+  if (!buffer)
+    return fail(openError);
+
+  DialectRegistry registry;
+  zeroc::registerAllDialects(registry);
+  zeroc::registerAllPasses();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  // Diagnostics point at the source line; no dump of the op after them.
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return fail("cannot parse '" + inputFile + "'");
+  double parseSeconds = secondsSince(start);
+
+  Clock::time_point pipelineStart = Clock::now();
+  if (!noPipeline) {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return fail("invalid --mlir-* pass manager options");
+    std::string failedPass;
+    pm.addInstrumentation(std::make_unique<FailedPassRecorder>(failedPass));
+    zeroc::PipelineOptions options;
+    options.zeroStage = zeroStage;
+    options.worldSize = worldSize;
+    options.precision = precision;
+    options.bucketBytes = bucketBytes;
+    zeroc::buildTrainingPipeline(pm, options);
+    if (failed(pm.run(*module))) {
+      if (failedPass.empty())
+        return fail("the pipeline failed");
+      return fail("the pipeline failed at pass '" + failedPass + "'");
+    }
+  }
+  double pipelineSeconds = secondsSince(pipelineStart);
+
+  Clock::time_point emitStart = Clock::now();
+  LogicalResult written = success();
+  if (emitKind == "mlir") {
+    written = writeOutput(outputFile, [&](llvm::raw_ostream &os) {
+      module->print(os);
+      os << "\n";
+    });
+  } else {
+    FailureOr<zeroc::MemoryReport> report =
+        zeroc::computeMemoryReport(*module);
+    if (failed(report))
+      return fail("cannot compute the memory report of '" + inputFile + "'");
+    written = writeOutput(outputFile, [&](llvm::raw_ostream &os) {
+      if (emitKind == "memory-report")
+        report->toJSON(os);
+      else
+        report->toTable(os);
+    });
+  }
+  if (failed(written))
+    return 1;
+  double emitSeconds = secondsSince(emitStart);
+
+  if (timings) {
+    llvm::errs() << "zeroc: timings (wall clock)\n";
+    auto line = [](llvm::StringRef what, double seconds) {
+      llvm::errs() << llvm::format("  %-9s %9.3f s\n", what.str().c_str(),
+                                   seconds);
+    };
+    line("parse", parseSeconds);
+    line("pipeline", pipelineSeconds);
+    line("emit", emitSeconds);
+    line("total", secondsSince(start));
+  }
+  return 0;
+}
