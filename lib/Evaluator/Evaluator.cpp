@@ -244,6 +244,31 @@ Evaluator::call(func::FuncOp func, const std::vector<RankValues> &args) {
   return interpreter->call(func, args);
 }
 
+std::vector<std::string> unsupportedOps(MLIRContext *context,
+                                        StringRef dialectNamespace) {
+  OpRegistry registry;
+  registerForwardOps(registry);
+  registerGradOps(registry);
+  registerOptimizerOps(registry);
+  registerCollectives(registry);
+  registerDistributedOps(registry);
+  registerStateOps(registry);
+  registerUpstreamOps(registry);
+  // Declarations the interpreter reads from the module, never executes.
+  const StringRef declarations[] = {"train.param", "train.state",
+                                    "train.optimizer", "shard.grid"};
+  std::vector<std::string> missing;
+  for (RegisteredOperationName name : context->getRegisteredOperations()) {
+    if (name.getDialectNamespace() != dialectNamespace ||
+        llvm::is_contained(declarations, name.getStringRef()) ||
+        registry.lookup(name.getStringRef()))
+      continue;
+    missing.push_back(name.getStringRef().str());
+  }
+  llvm::sort(missing);
+  return missing;
+}
+
 llvm::Expected<func::FuncOp> findEntry(ModuleOp module, StringRef name) {
   if (!name.empty()) {
     auto func = module.lookupSymbol<func::FuncOp>(name);

@@ -89,6 +89,11 @@ static cl::opt<double> atolOption("atol", cl::desc("Gradient check: absolute tol
 static cl::opt<double> rtolOption("rtol", cl::desc("Gradient check: relative tolerance"),
                             cl::init(1e-5), cl::cat(category));
 
+static cl::opt<bool> listUnsupported(
+    "list-unsupported-train-ops",
+    cl::desc("Print the train dialect's ops the evaluator cannot run"),
+    cl::Hidden, cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "zeroc-run: " << message << "\n";
   return 1;
@@ -158,6 +163,12 @@ int main(int argc, char **argv) {
   inputOptions.inputsPath = inputsPath;
   if (intRange.getNumOccurrences())
     inputOptions.intRange = intRange;
+
+  if (listUnsupported) {
+    for (const std::string &name : unsupportedOps(&context, "train"))
+      llvm::outs() << name << "\n";
+    return 0;
+  }
 
   if (gradcheck) {
     GradCheckOptions check;

@@ -97,6 +97,11 @@ private:
   std::unique_ptr<Interpreter> interpreter;
 };
 
+/// The ops of the dialect `dialectNamespace` registered in `context` that
+/// the evaluator cannot run (module-level declarations excluded), sorted.
+std::vector<std::string> unsupportedOps(mlir::MLIRContext *context,
+                                        llvm::StringRef dialectNamespace);
+
 //===----------------------------------------------------------------------===//
 // Entry points and inputs
 //===----------------------------------------------------------------------===//
