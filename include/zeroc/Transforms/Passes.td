@@ -164,4 +164,34 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
                            "mlir::shard::ShardDialect"];
 }
 
+def TrainSchedule : Pass<"train-schedule", "mlir::ModuleOp"> {
+  let summary = "Makes collectives asynchronous and places them for overlap";
+  let description = [{
+    Replaces every upstream `shard.all_reduce`, `shard.reduce_scatter` and
+    `shard.all_gather` by zeroc's side-effecting
+    `train.*_start` / `train.wait` pair and moves the pair apart, so that a
+    backend overlaps communication with computation:
+
+    * a collective starts as soon as its input exists (a gradient bucket's
+      reduction right after backward produced its last gradient);
+    * its wait sits right before the first use of its result;
+    * at most `max-in-flight` gradient buckets are in flight: the wait of
+      bucket i comes no later than the start of bucket i + max-in-flight,
+      which bounds the memory of unreduced buckets (ZeRO stage 2);
+    * stage 3's parameter gathers are prefetched one group ahead: the gather
+      of group i + 1 starts when group i's gathered parameters arrive, so it
+      runs while group i computes;
+    * the parameters rebuilt by stage 1-2's all-gathers after the update are
+      unpacked and written at the end of the step, so each gather overlaps
+      the updates that follow it.
+
+    The resulting order is the same on every rank, as collectives require.
+  }];
+  let options = [
+    Option<"maxInFlight", "max-in-flight", "int64_t", "2",
+           "Gradient buckets whose reduction may be in flight at once">
+  ];
+  let dependentDialects = ["zeroc::train::TrainDialect"];
+}
+
 #endif // ZEROC_TRANSFORMS_PASSES_TD

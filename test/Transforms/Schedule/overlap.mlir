@@ -1,0 +1,37 @@
+// RUN: zeroc-opt %S/../Zero/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=2 world-size=2 bucket-bytes=1" --train-schedule=max-in-flight=2 | FileCheck %s
+
+// Stage 2 with one gradient per bucket and at most two buckets in flight:
+// each reduce-scatter starts as soon as its bucket is packed, and its wait
+// (with the averaging, unpacking and storing that follow it) moves down to
+// the start of the bucket two places behind it. The loss all-reduce starts
+// right after the loss and is waited for at the very end.
+// CHECK-LABEL: func.func @train_step
+// CHECK: train.cross_entropy
+// CHECK: %[[LOSS:.*]] = train.all_reduce_start %{{.*}} on @dp : tensor<1xf32> -> tensor<1xf32>
+// CHECK: %[[B0:.*]] = train.pack %{{.*}} shards = 2 : tensor<5xf32> -> tensor<6xf32>
+// CHECK-NEXT: %[[F0:.*]] = train.reduce_scatter_start %[[B0]]
+// CHECK: %[[B1:.*]] = train.pack %{{.*}} shards = 2 : tensor<5x4xf32> -> tensor<20xf32>
+// CHECK-NEXT: %[[F1:.*]] = train.reduce_scatter_start %[[B1]]
+// Backward goes on while two buckets are in flight.
+// CHECK-NEXT: train.relu_grad
+// CHECK: %[[B2:.*]] = train.pack %{{.*}} shards = 2 : tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[W0:.*]] = train.wait %[[F0]] : tensor<3xf32>
+// CHECK-NEXT: %[[A0:.*]] = train.scale %[[W0]] by 5.000000e-01
+// CHECK-NEXT: %[[U0:.*]] = train.unpack %[[A0]]
+// CHECK-NEXT: train.write %[[U0]] to @b2.grad
+// CHECK-NEXT: %[[F2:.*]] = train.reduce_scatter_start %[[B2]]
+// CHECK: %[[W1:.*]] = train.wait %[[F1]] : tensor<10xf32>
+// CHECK: train.reduce_scatter_start
+// The updated parameters are all gathered before the first one is unpacked
+// and written, at the end of the step; the loss is waited for there too.
+// CHECK: train.adamw_update
+// CHECK: train.all_gather_start
+// CHECK: train.all_gather_start
+// CHECK: train.all_gather_start
+// CHECK: %[[G3:.*]] = train.all_gather_start
+// CHECK: train.wait %[[LOSS]]
+// CHECK: train.wait
+// CHECK: train.write %{{.*}} to @w1 : tensor<4x3xf32>
+// CHECK: train.wait %[[G3]]
+// CHECK: train.write %{{.*}} to @b2 : tensor<5xf32>
+// CHECK-NEXT: return

@@ -1,0 +1,38 @@
+// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=0 world-size=2 bucket-bytes=64" | FileCheck %s
+
+// Stage 0: gradients are bucketed in the order backward produces them
+// (the last layer first) and averaged with one all-reduce per bucket; every
+// rank keeps full gradient buffers and runs the full optimizer.
+// CHECK: module attributes {train.batch_split = 2 : i64, train.world_size = 2 : i64, train.zero_stage = 0 : i64}
+// CHECK: shard.grid @dp(shape = 2)
+// CHECK: train.param @w1 : tensor<4x3xf32> init = normal std = 5.000000e-01 decay{{$}}
+// CHECK: train.state @w1.exp_avg : tensor<4x3xf32> exp_avg of @w1{{$}}
+// CHECK: train.state @w1.grad : tensor<4x3xf32> grad of @w1{{$}}
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: tensor<3x3xf32>
+// CHECK: %[[L:.*]] = train.cross_entropy
+// CHECK: %[[L1:.*]] = train.reshape %[[L]] : tensor<f32> -> tensor<1xf32>
+// CHECK: shard.all_reduce %[[L1]] on @dp grid_axes = [0] : tensor<1xf32> -> tensor<1xf32>
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%{{.*}}: tensor<3x3xf32>, %{{.*}}: tensor<3xi32>, %[[STEP:.*]]: tensor<i64>)
+// The loss is averaged right after it is computed.
+// CHECK: %[[LOSS:.*]] = train.cross_entropy
+// CHECK: %[[LR:.*]] = shard.all_reduce %{{.*}} on @dp grid_axes = [0] : tensor<1xf32> -> tensor<1xf32>
+// CHECK: train.scale %[[LR]] by 5.000000e-01
+// First bucket: the output layer's bias and weight (5 + 20 floats = 100 bytes).
+// CHECK: %[[B1:.*]] = train.pack %[[DB2:.*]], %[[DW2:.*]] shards = 1 : tensor<5xf32>, tensor<5x4xf32> -> tensor<25xf32>
+// CHECK: %[[R1:.*]] = shard.all_reduce %[[B1]] on @dp grid_axes = [0] : tensor<25xf32> -> tensor<25xf32>
+// CHECK: %[[A1:.*]] = train.scale %[[R1]] by 5.000000e-01 : tensor<25xf32>
+// CHECK: %[[G:.*]]:2 = train.unpack %[[A1]] shards = 1 : tensor<25xf32> -> tensor<5xf32>, tensor<5x4xf32>
+// CHECK: train.write %[[G]]#0 to @b2.grad : tensor<5xf32>
+// CHECK: train.write %[[G]]#1 to @w2.grad : tensor<5x4xf32>
+// Second bucket: the first layer.
+// CHECK: train.pack {{.*}} shards = 1 : tensor<4xf32>, tensor<4x3xf32> -> tensor<16xf32>
+// CHECK: shard.all_reduce
+// The optimizer reads the averaged, full gradients.
+// CHECK: %[[GW1:.*]] = train.read @w1.grad : tensor<4x3xf32>
+// CHECK: train.lr_schedule %[[STEP]]
+// CHECK: train.squared_norm %[[GW1]] : tensor<4x3xf32> -> tensor<f32>
+// CHECK-NOT: shard.
+// CHECK: train.adamw_update {{.*}} : tensor<4x3xf32>
+// CHECK: return
