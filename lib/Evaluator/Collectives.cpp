@@ -142,9 +142,9 @@ LogicalResult checkSplittable(Operation *op, StringRef what,
     return op->emitOpError() << what << " " << axis
                              << " is out of range for rank " << shape.size();
   if (shape[axis] % parts != 0)
-    return op->emitOpError() << what << " " << axis << " of size "
-                             << shape[axis] << " does not split into "
-                             << parts << " equal parts";
+    return op->emitOpError()
+           << what << " " << axis << " of size " << shape[axis]
+           << " does not split into " << parts << " equal parts";
   return success();
 }
 
@@ -282,16 +282,14 @@ LogicalResult evalGridShape(GridShapeOp op, Operands, Results &out,
 // sum. The simulation completes them at once; train.wait passes the result.
 //===----------------------------------------------------------------------===//
 
-LogicalResult evalAllReduceStart(zeroc::train::AllReduceStartOp op,
-                                 Operands in, Results &out,
-                                 Interpreter &interp) {
+LogicalResult evalAllReduceStart(zeroc::train::AllReduceStartOp op, Operands in,
+                                 Results &out, Interpreter &interp) {
   FailureOr<int64_t> size = groupSize(op, op.getGridAttr(), {0}, interp);
   if (failed(size))
     return failure();
   for (int64_t rank = 0; rank < interp.options().ranks; ++rank)
-    if (failed(reduceInto(op, ReductionKind::Sum, *in[0],
-                          groupOf(rank, *size), interp.options().fp64,
-                          out[0][rank])))
+    if (failed(reduceInto(op, ReductionKind::Sum, *in[0], groupOf(rank, *size),
+                          interp.options().fp64, out[0][rank])))
       return failure();
   return success();
 }
@@ -318,9 +316,8 @@ LogicalResult evalReduceScatterStart(zeroc::train::ReduceScatterStartOp op,
   return success();
 }
 
-LogicalResult evalAllGatherStart(zeroc::train::AllGatherStartOp op,
-                                 Operands in, Results &out,
-                                 Interpreter &interp) {
+LogicalResult evalAllGatherStart(zeroc::train::AllGatherStartOp op, Operands in,
+                                 Results &out, Interpreter &interp) {
   FailureOr<int64_t> size = groupSize(op, op.getGridAttr(), {0}, interp);
   if (failed(size))
     return failure();

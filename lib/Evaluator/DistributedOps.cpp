@@ -23,7 +23,9 @@ using Operands = ArrayRef<const Tensor *>;
 using Results = std::vector<Tensor>;
 
 /// ceil(n / shards): the chunk of one tensor in each rank's segment.
-int64_t chunkSize(int64_t n, int64_t shards) { return (n + shards - 1) / shards; }
+int64_t chunkSize(int64_t n, int64_t shards) {
+  return (n + shards - 1) / shards;
+}
 
 /// Where element `e` of tensor `i` of `sizes` lives in the packed buffer:
 /// chunk c = e / K_i of the tensor sits in segment c, after the chunks of

@@ -65,14 +65,14 @@ Interpreter::Interpreter(ModuleOp module, Options options)
 static LogicalResult finishResults(Operation &op, std::vector<Tensor> &results,
                                    bool fp64) {
   for (auto [index, result] : llvm::enumerate(results)) {
-    std::optional<Tensor> expected = zeroTensorOf(op.getResult(index).getType());
+    std::optional<Tensor> expected =
+        zeroTensorOf(op.getResult(index).getType());
     if (result.shape != expected->shape || result.type != expected->type ||
         result.numElements() != expected->numElements())
       return op.emitOpError("evaluator bug: result #")
              << index << " came out as " << formatShape(result.shape) << " "
-             << elementTypeName(result.type) << " with "
-             << result.numElements() << " values, but its type is "
-             << op.getResult(index).getType();
+             << elementTypeName(result.type) << " with " << result.numElements()
+             << " values, but its type is " << op.getResult(index).getType();
     if (!fp64)
       result.round();
   }
@@ -152,8 +152,8 @@ Interpreter::runBlock(func::FuncOp func, Block &block,
     if (failed(execute(op, env)))
       return failure();
   }
-  return func.emitOpError("@") << func.getSymName()
-                               << " does not end with func.return";
+  return func.emitOpError("@")
+         << func.getSymName() << " does not end with func.return";
 }
 
 FailureOr<std::vector<RankValues>>
@@ -275,8 +275,8 @@ llvm::Expected<func::FuncOp> findEntry(ModuleOp module, StringRef name) {
     if (!func) {
       std::string available;
       for (auto candidate : module.getOps<func::FuncOp>())
-        available += (available.empty() ? "@" : ", @") +
-                     candidate.getSymName().str();
+        available +=
+            (available.empty() ? "@" : ", @") + candidate.getSymName().str();
       return llvm::createStringError(
           "no function @" + name.str() + " in the module (functions: " +
           (available.empty() ? std::string("none") : available) + ")");

@@ -34,10 +34,9 @@ LogicalResult checkIndex(Operation *op, StringRef what, double value,
   if (value >= 0 && value < static_cast<double>(limit) &&
       value == std::floor(value))
     return success();
-  InFlightDiagnostic diag = op->emitOpError()
-                            << what << " " << formatValue(value)
-                            << " at position "
-                            << position << " is outside [0, " << limit << ")";
+  InFlightDiagnostic diag =
+      op->emitOpError() << what << " " << formatValue(value) << " at position "
+                        << position << " is outside [0, " << limit << ")";
   if (ctx.interpreter.options().ranks > 1)
     diag << " on rank " << ctx.rank;
   return failure();
@@ -211,8 +210,7 @@ void softmaxRow(const double *in, double *out, int64_t width) {
 
 namespace {
 
-LogicalResult evalSoftmax(SoftmaxOp, Operands in, Results &out,
-                          RankContext &) {
+LogicalResult evalSoftmax(SoftmaxOp, Operands in, Results &out, RankContext &) {
   int64_t width = lastDim(*in[0]), rows = numRows(*in[0]);
   for (int64_t r = 0; r < rows; ++r)
     softmaxRow(in[0]->data.data() + r * width, out[0].data.data() + r * width,
@@ -280,8 +278,7 @@ LogicalResult evalAttention(AttentionOp op, Operands in, Results &out,
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-LogicalResult evalReshape(ReshapeOp, Operands in, Results &out,
-                          RankContext &) {
+LogicalResult evalReshape(ReshapeOp, Operands in, Results &out, RankContext &) {
   out[0].data = in[0]->data; // row-major: the values do not move
   return success();
 }
@@ -302,8 +299,8 @@ LogicalResult evalTranspose(TransposeOp op, Operands in, Results &out,
 
 } // namespace
 
-void splitAround(const std::vector<int64_t> &shape, int64_t dim,
-                 int64_t &outer, int64_t &inner) {
+void splitAround(const std::vector<int64_t> &shape, int64_t dim, int64_t &outer,
+                 int64_t &inner) {
   outer = 1;
   inner = 1;
   for (int64_t d = 0; d < dim; ++d)

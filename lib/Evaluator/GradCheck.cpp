@@ -61,7 +61,8 @@ struct ParamReport {
 };
 
 bool within(double analytic, double reference, const GradCheckOptions &o) {
-  return std::abs(analytic - reference) <= o.atol + o.rtol * std::abs(reference);
+  return std::abs(analytic - reference) <=
+         o.atol + o.rtol * std::abs(reference);
 }
 
 } // namespace
@@ -136,8 +137,8 @@ int runGradCheck(ModuleOp module, Options options,
     if (!type || type->shape != evaluator.state(0, name).shape) {
       errs << "zeroc-run: result #" << index + 1 << " of @"
            << gradients.getSymName() << " has type "
-           << gradients.getResultTypes()[index + 1]
-           << ", not the shape of @" << name << "\n";
+           << gradients.getResultTypes()[index + 1] << ", not the shape of @"
+           << name << "\n";
       return 2;
     }
   }
@@ -200,8 +201,8 @@ int runGradCheck(ModuleOp module, Options options,
       report.maxAbsErr = std::max(report.maxAbsErr, err);
       // Relative to the larger magnitude; 0 when both are 0.
       double scale = std::max(std::abs(fd), std::abs(a));
-      report.maxRelErr = std::max(report.maxRelErr, scale > 0 ? err / scale
-                                                              : err);
+      report.maxRelErr =
+          std::max(report.maxRelErr, scale > 0 ? err / scale : err);
       if (ratio > report.worstRatio) {
         report.worstRatio = ratio;
         report.worstIndex = j;
@@ -244,17 +245,18 @@ int runGradCheck(ModuleOp module, Options options,
     printJsonNumber(out, report.maxAbsErr);
     out << ", \"max_rel_err\": ";
     printJsonNumber(out, report.maxRelErr);
-    out << ", \"worst_index\": " << report.worstIndex << ", \"ok\": "
-        << (report.ok ? "true" : "false") << "}";
+    out << ", \"worst_index\": " << report.worstIndex
+        << ", \"ok\": " << (report.ok ? "true" : "false") << "}";
   }
   out << "],\n  \"ok\": " << (ok ? "true" : "false") << "}}\n";
   out.flush();
 
   if (!lossOk) {
     errs << "zeroc-run: gradcheck failed: the loss of @"
-         << gradients.getSymName() << " (" << llvm::format("%.17g", gradientsLoss)
-         << ") differs from @" << forward.getSymName() << " ("
-         << llvm::format("%.17g", forwardLoss) << ")\n";
+         << gradients.getSymName() << " ("
+         << llvm::format("%.17g", gradientsLoss) << ") differs from @"
+         << forward.getSymName() << " (" << llvm::format("%.17g", forwardLoss)
+         << ")\n";
   }
   if (worst) {
     errs << "zeroc-run: gradcheck failed: worst offender @" << worst->name

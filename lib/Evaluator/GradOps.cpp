@@ -32,7 +32,8 @@ double geluDerivative(double x, bool tanhApproximation) {
     // gelu = 0.5 x (1 + tanh(u)), u = c (x + a x^3)
     double c = std::sqrt(2.0 / kPi), a = 0.044715;
     double t = std::tanh(c * (x + a * x * x * x));
-    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * a * x * x);
+    return 0.5 * (1.0 + t) +
+           0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * a * x * x);
   }
   // gelu = x Phi(x): Phi(x) + x phi(x)
   double cdf = 0.5 * (1.0 + std::erf(x / std::sqrt(2.0)));
@@ -49,8 +50,8 @@ LogicalResult evalEmbeddingGrad(EmbeddingGradOp op, Operands in, Results &out,
     double id = ids.data[p];
     if (!(id >= 0 && id < static_cast<double>(vocab) && id == std::floor(id))) {
       InFlightDiagnostic diag = op.emitOpError()
-                                << "id " << formatValue(id) << " at position " << p
-                                << " is outside [0, " << vocab << ")";
+                                << "id " << formatValue(id) << " at position "
+                                << p << " is outside [0, " << vocab << ")";
       if (ctx.interpreter.options().ranks > 1)
         diag << " on rank " << ctx.rank;
       return failure();
@@ -198,8 +199,9 @@ LogicalResult evalCrossEntropyGrad(CrossEntropyGradOp op, Operands in,
     if (!(target >= 0 && target < static_cast<double>(vocab) &&
           target == std::floor(target))) {
       InFlightDiagnostic diag = op.emitOpError()
-                                << "target " << formatValue(target) << " at position " << r
-                                << " is outside [0, " << vocab << ")";
+                                << "target " << formatValue(target)
+                                << " at position " << r << " is outside [0, "
+                                << vocab << ")";
       if (ctx.interpreter.options().ranks > 1)
         diag << " on rank " << ctx.rank;
       return failure();

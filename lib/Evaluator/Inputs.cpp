@@ -116,8 +116,8 @@ llvm::Expected<Inputs> makeInputs(func::FuncOp func, const Options &options,
     if (fromFile) {
       const safetensors::Tensor *tensor = file.find(key);
       if (!tensor)
-        return llvm::createStringError(path + ": no tensor '" + key +
-                                       "' for " + describe(func, index));
+        return llvm::createStringError(path + ": no tensor '" + key + "' for " +
+                                       describe(func, index));
       bool floatData = tensor->dtype == safetensors::DType::F32 ||
                        tensor->dtype == safetensors::DType::BF16 ||
                        tensor->dtype == safetensors::DType::F64;
@@ -128,10 +128,10 @@ llvm::Expected<Inputs> makeInputs(func::FuncOp func, const Options &options,
             describe(func, index));
       const std::vector<int64_t> &shape = prototype->shape;
       bool whole = tensor->shape == shape;
-      bool split = !shape.empty() && tensor->shape.size() == shape.size() &&
-                   tensor->shape[0] == shape[0] * options.ranks &&
-                   std::equal(shape.begin() + 1, shape.end(),
-                              tensor->shape.begin() + 1);
+      bool split =
+          !shape.empty() && tensor->shape.size() == shape.size() &&
+          tensor->shape[0] == shape[0] * options.ranks &&
+          std::equal(shape.begin() + 1, shape.end(), tensor->shape.begin() + 1);
       if (!whole && !split)
         return llvm::createStringError(
             path + ": tensor '" + key + "' has shape " +
@@ -174,9 +174,10 @@ llvm::Expected<Inputs> makeInputs(func::FuncOp func, const Options &options,
   return inputs;
 }
 
-llvm::Expected<std::vector<RankValues>>
-argumentsForStep(func::FuncOp func, const Inputs &inputs, int64_t ranks,
-                 int64_t step) {
+llvm::Expected<std::vector<RankValues>> argumentsForStep(func::FuncOp func,
+                                                         const Inputs &inputs,
+                                                         int64_t ranks,
+                                                         int64_t step) {
   std::vector<RankValues> args;
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
     const Tensor &global = inputs.global[index];
@@ -190,8 +191,10 @@ argumentsForStep(func::FuncOp func, const Inputs &inputs, int64_t ranks,
       int64_t rows = prototype->shape[0];
       if (global.shape.empty() || global.shape[0] != rows * ranks)
         return llvm::createStringError(
-            "global input " + formatShape(global.shape) + " does not split "
-            "into " + std::to_string(ranks) + " parts of " +
+            "global input " + formatShape(global.shape) +
+            " does not split "
+            "into " +
+            std::to_string(ranks) + " parts of " +
             formatShape(prototype->shape) + " for " + describe(func, index));
       int64_t rowSize = prototype->numElements() / (rows == 0 ? 1 : rows);
       Tensor part = *prototype;

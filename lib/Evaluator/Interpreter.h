@@ -100,13 +100,13 @@ private:
 };
 
 // One per file: each registers the handlers of its ops.
-void registerForwardOps(OpRegistry &registry);    // ForwardOps.cpp
-void registerGradOps(OpRegistry &registry);       // GradOps.cpp
-void registerOptimizerOps(OpRegistry &registry);  // OptimizerOps.cpp
-void registerCollectives(OpRegistry &registry);   // Collectives.cpp
+void registerForwardOps(OpRegistry &registry);     // ForwardOps.cpp
+void registerGradOps(OpRegistry &registry);        // GradOps.cpp
+void registerOptimizerOps(OpRegistry &registry);   // OptimizerOps.cpp
+void registerCollectives(OpRegistry &registry);    // Collectives.cpp
 void registerDistributedOps(OpRegistry &registry); // DistributedOps.cpp
-void registerStateOps(OpRegistry &registry);      // State.cpp
-void registerUpstreamOps(OpRegistry &registry);   // UpstreamOps.cpp
+void registerStateOps(OpRegistry &registry);       // State.cpp
+void registerUpstreamOps(OpRegistry &registry);    // UpstreamOps.cpp
 
 /// The element type of a scalar type (f32, bf16, f64, i1, i32, i64, index),
 /// or nullopt.

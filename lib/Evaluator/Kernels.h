@@ -109,8 +109,8 @@ void reduceSum(const Tensor &x, const std::vector<int64_t> &dims,
                Tensor &result);
 
 /// The products of the dimensions of `shape` before and after `dim`.
-void splitAround(const std::vector<int64_t> &shape, int64_t dim,
-                 int64_t &outer, int64_t &inner);
+void splitAround(const std::vector<int64_t> &shape, int64_t dim, int64_t &outer,
+                 int64_t &inner);
 
 } // namespace zeroc::eval
 

@@ -12,7 +12,6 @@
 #include "zeroc/Support/Random.h"
 #include "zeroc/Support/SafeTensors.h"
 
-
 using namespace mlir;
 using namespace zeroc::train;
 
@@ -93,8 +92,8 @@ FailureOr<Tensor> Interpreter::initialState(Operation *op, int64_t rank,
            << " (rank " << rank << " of " << ranks << ")";
 
   Tensor value(shapeOf(type), *element);
-  std::string name = state ? state.getSymName().str()
-                           : param.getSymName().str();
+  std::string name =
+      state ? state.getSymName().str() : param.getSymName().str();
   if (auto it = initValues.find(name); state && it != initValues.end()) {
     value.data = it->second.data; // a saved optimizer state
   } else if (!state || state.getKind() == StateKind::master) {
@@ -114,8 +113,7 @@ LogicalResult Interpreter::initializeState() {
   for (Operation &op : moduleOp.getBody()->getOperations()) {
     if (!isa<ParamOp, StateOp>(op))
       continue;
-    names.push_back(
-        cast<SymbolOpInterface>(op).getName().str());
+    names.push_back(cast<SymbolOpInterface>(op).getName().str());
     for (int64_t rank = 0; rank < opts.ranks; ++rank) {
       FailureOr<Tensor> value = initialState(&op, rank, opts.ranks);
       if (failed(value))
@@ -203,10 +201,9 @@ LogicalResult evalRead(ReadOp op, ArrayRef<const Tensor *>,
     return op.emitOpError("no train.param or train.state named @")
            << op.getName() << " (was the state initialized?)";
   if (value->shape != out[0].shape || value->type != out[0].type)
-    return op.emitOpError("@") << op.getName() << " holds a "
-                               << formatShape(value->shape) << " "
-                               << elementTypeName(value->type)
-                               << " value, not " << op.getType();
+    return op.emitOpError("@")
+           << op.getName() << " holds a " << formatShape(value->shape) << " "
+           << elementTypeName(value->type) << " value, not " << op.getType();
   out[0].data = value->data;
   return success();
 }

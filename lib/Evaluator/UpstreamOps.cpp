@@ -35,8 +35,9 @@ LogicalResult evalConstant(arith::ConstantOp op, Operands, Results &out,
         result.data[i++] = element.convertToDouble();
     } else {
       for (const APInt &element : dense.getValues<APInt>())
-        result.data[i++] = boolean ? element.getZExtValue()
-                                   : static_cast<double>(element.getSExtValue());
+        result.data[i++] = boolean
+                               ? element.getZExtValue()
+                               : static_cast<double>(element.getSExtValue());
     }
     return success();
   }
@@ -45,8 +46,9 @@ LogicalResult evalConstant(arith::ConstantOp op, Operands, Results &out,
     return success();
   }
   if (auto number = dyn_cast<IntegerAttr>(value)) {
-    result.data[0] = boolean ? number.getValue().getZExtValue()
-                             : static_cast<double>(number.getValue().getSExtValue());
+    result.data[0] =
+        boolean ? number.getValue().getZExtValue()
+                : static_cast<double>(number.getValue().getSExtValue());
     return success();
   }
   return op.emitOpError("constant ")
@@ -96,8 +98,8 @@ LogicalResult evalExtract(tensor::ExtractOp op, Operands in, Results &out,
     double i = in[d]->data[0];
     if (i < 0 || i >= static_cast<double>(source.shape[d - 1]))
       return op.emitOpError("index ")
-             << formatValue(i) << " is out of range for dimension " << d - 1 << " of size "
-             << source.shape[d - 1];
+             << formatValue(i) << " is out of range for dimension " << d - 1
+             << " of size " << source.shape[d - 1];
     index.push_back(static_cast<int64_t>(i));
   }
   out[0].data[0] = source.data[ravel(index, source.shape)];
@@ -143,9 +145,9 @@ void registerUpstreamOps(OpRegistry &registry) {
 
   auto same = [](double x) { return x; };
   auto truncate = [](double x) { return std::trunc(x); };
-  for (StringRef name : {"arith.index_cast", "arith.index_castui",
-                         "arith.sitofp", "arith.uitofp", "arith.extf",
-                         "arith.truncf"})
+  for (StringRef name :
+       {"arith.index_cast", "arith.index_castui", "arith.sitofp",
+        "arith.uitofp", "arith.extf", "arith.truncf"})
     registry.addNamed(name, conversion(same));
   registry.addNamed("arith.fptosi", conversion(truncate));
 }

@@ -652,8 +652,8 @@ std::string serialize(const File &file, std::vector<uint8_t> &buffer) {
       return "a tensor cannot be called __metadata__";
     if (!seen.insert(tensor.name).second)
       return "tensor '" + tensor.name + "' is written twice";
-    uint64_t expected = static_cast<uint64_t>(tensor.numElements()) *
-                        dtypeSize(tensor.dtype);
+    uint64_t expected =
+        static_cast<uint64_t>(tensor.numElements()) * dtypeSize(tensor.dtype);
     if (tensor.bytes.size() != expected)
       return "tensor '" + tensor.name + "' has " +
              std::to_string(tensor.bytes.size()) +

@@ -49,8 +49,9 @@ static cl::opt<std::string>
                cl::desc("Arguments from a safetensors file (arg0, arg1, ...)"),
                cl::value_desc("file"), cl::cat(category));
 static cl::opt<std::string>
-    initPath("init", cl::desc("Parameter (and state) values from a "
-                              "safetensors file"),
+    initPath("init",
+             cl::desc("Parameter (and state) values from a "
+                      "safetensors file"),
              cl::value_desc("file"), cl::cat(category));
 static cl::opt<int64_t>
     intRange("int-range",
@@ -84,10 +85,12 @@ static cl::opt<int64_t>
 static cl::opt<double> fdStep("fd-step",
                               cl::desc("Gradient check: relative step h"),
                               cl::init(1e-6), cl::cat(category));
-static cl::opt<double> atolOption("atol", cl::desc("Gradient check: absolute tolerance"),
-                            cl::init(1e-7), cl::cat(category));
-static cl::opt<double> rtolOption("rtol", cl::desc("Gradient check: relative tolerance"),
-                            cl::init(1e-5), cl::cat(category));
+static cl::opt<double>
+    atolOption("atol", cl::desc("Gradient check: absolute tolerance"),
+               cl::init(1e-7), cl::cat(category));
+static cl::opt<double>
+    rtolOption("rtol", cl::desc("Gradient check: relative tolerance"),
+               cl::init(1e-5), cl::cat(category));
 
 static cl::opt<bool> listUnsupported(
     "list-unsupported-train-ops",
@@ -138,8 +141,7 @@ int main(int argc, char **argv) {
     return fail("--fd-step must be positive");
 
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> buffer =
-      openInputFile(inputFile, &error);
+  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(inputFile, &error);
   if (!buffer)
     return fail(error);
 

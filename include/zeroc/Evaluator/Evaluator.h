@@ -139,8 +139,8 @@ llvm::Expected<Inputs> makeInputs(mlir::func::FuncOp func,
 /// gets rows [r*b, (r+1)*b) of a global input of N*b rows, or the whole
 /// input when its shape is the argument's.
 llvm::Expected<std::vector<RankValues>>
-argumentsForStep(mlir::func::FuncOp func, const Inputs &inputs,
-                 int64_t ranks, int64_t step);
+argumentsForStep(mlir::func::FuncOp func, const Inputs &inputs, int64_t ranks,
+                 int64_t step);
 
 /// Writes the global inputs as "arg0", "arg1", ... to `path`.
 llvm::Error saveInputs(const std::string &path, const Inputs &inputs);
@@ -164,8 +164,7 @@ struct GradCheckOptions {
 /// Returns 0 when every checked element passes, 1 when one fails (naming
 /// the worst offender on `errs`), 2 on an error.
 int runGradCheck(mlir::ModuleOp module, Options options,
-                 const InputOptions &inputOptions,
-                 const std::string &initPath,
+                 const InputOptions &inputOptions, const std::string &initPath,
                  const GradCheckOptions &checkOptions, llvm::raw_ostream &out,
                  llvm::raw_ostream &errs);
 

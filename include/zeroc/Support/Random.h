@@ -1,4 +1,4 @@
-//===- Random.h - the counter-based initializer RNG every backend shares -*- C++ -*-===//
+//===- Random.h - the initializer RNG every backend shares ---*- C++ -*-===//
 //
 // Header-only, no dependencies. Every backend (the reference evaluator, the
 // generated runtime, Python tests) initializes parameters with exactly this
@@ -97,8 +97,8 @@ inline double normal(std::string_view name, uint64_t seed, double std,
 /// under `seed`.
 inline int64_t uniformInt(std::string_view name, uint64_t seed, int64_t k,
                           uint64_t i) {
-  double u = static_cast<double>(draw(streamKey(name, seed), i) >> 11) *
-             kTwoToMinus53;
+  double u =
+      static_cast<double>(draw(streamKey(name, seed), i) >> 11) * kTwoToMinus53;
   int64_t value = static_cast<int64_t>(std::floor(u * static_cast<double>(k)));
   return value < k ? value : k - 1; // guards a product that rounds up to k
 }
