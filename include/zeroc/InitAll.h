@@ -4,6 +4,7 @@
 #define ZEROC_INITALL_H
 
 #include "zeroc/Dialect/Train/IR/TrainDialect.h"
+#include "zeroc/Pipeline/Pipeline.h"
 #include "zeroc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,6 +30,7 @@ inline void registerAllPasses() {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   registerTransformsPasses();
+  registerTrainingPipeline();
 }
 
 } // namespace zeroc

@@ -1,18 +1,64 @@
 //===- Pipeline.cpp - zeroc's training pipeline ---------------------------===//
-//
-// A placeholder written by the driver's author so that `zeroc` builds: it
-// differentiates the model and expands its optimizer, and ignores the ZeRO
-// options. The pipeline's owner replaces the body.
-//
-//===----------------------------------------------------------------------===//
 
 #include "zeroc/Pipeline/Pipeline.h"
 
 #include "zeroc/Transforms/Passes.h"
 
-void zeroc::buildTrainingPipeline(mlir::OpPassManager &pm,
-                                  const PipelineOptions &options) {
-  (void)options;
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace zeroc {
+
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const PipelineOptions &options) {
+  if (!options.precision.empty())
+    pm.addPass(createTrainMixedPrecision({options.precision}));
+  pm.addPass(createTrainDataParallel({options.worldSize}));
   pm.addPass(createTrainAutodiff());
   pm.addPass(createTrainOptimizer());
+  pm.addPass(createTrainZero(
+      {options.zeroStage, options.worldSize, options.bucketBytes}));
+  pm.addPass(createTrainSchedule({options.maxInFlight}));
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
 }
+
+namespace {
+struct TrainingPipelineOptions
+    : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
+  Option<int64_t> stage{*this, "stage", llvm::cl::desc("ZeRO stage (0-3)"),
+                        llvm::cl::init(0)};
+  Option<int64_t> worldSize{*this, "world-size",
+                            llvm::cl::desc("Data-parallel ranks"),
+                            llvm::cl::init(1)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("bf16 or fp32; empty keeps the model's precision"),
+      llvm::cl::init("")};
+  Option<int64_t> bucketBytes{*this, "bucket-bytes",
+                              llvm::cl::desc("Gradient bucket size in bytes"),
+                              llvm::cl::init(25 << 20)};
+  Option<int64_t> maxInFlight{
+      *this, "max-in-flight",
+      llvm::cl::desc("Gradient buckets in flight at once"),
+      llvm::cl::init(2)};
+};
+} // namespace
+
+void registerTrainingPipeline() {
+  mlir::PassPipelineRegistration<TrainingPipelineOptions>(
+      "train-pipeline",
+      "The whole training pipeline: model to the scheduled per-rank step of "
+      "a ZeRO stage (the passes zeroc runs)",
+      [](mlir::OpPassManager &pm, const TrainingPipelineOptions &o) {
+        PipelineOptions options;
+        options.zeroStage = o.stage;
+        options.worldSize = o.worldSize;
+        options.precision = o.precision;
+        options.bucketBytes = o.bucketBytes;
+        options.maxInFlight = o.maxInFlight;
+        buildTrainingPipeline(pm, options);
+      });
+}
+
+} // namespace zeroc

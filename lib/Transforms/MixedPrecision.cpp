@@ -26,8 +26,25 @@ Type toBF16(Type type) {
 
 struct TrainMixedPrecisionPass
     : zeroc::impl::TrainMixedPrecisionBase<TrainMixedPrecisionPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (precision != "bf16" && precision != "fp32") {
+      module.emitError("precision must be bf16 or fp32, got '")
+          << precision << "'";
+      return signalPassFailure();
+    }
+    if (precision == "fp32") {
+      for (auto param : module.getOps<ParamOp>())
+        if (!param.getTensorType().getElementType().isF32()) {
+          param.emitError("the model is not fp32 (@")
+              << param.getSymName() << " is " << param.getType()
+              << "); zeroc does not widen a model to fp32";
+          return signalPassFailure();
+        }
+      return;
+    }
     FailureOr<func::FuncOp> forward = zeroc::findForwardFunction(module);
     if (failed(forward))
       return signalPassFailure();

@@ -25,11 +25,19 @@ struct PipelineOptions {
   std::string precision;
   /// Target size of a gradient bucket, in bytes.
   int64_t bucketBytes = 25 << 20;
+  /// Gradient buckets whose reduction may be in flight at once.
+  int64_t maxInFlight = 2;
 };
 
-/// Adds the training pipeline to `pm` (a pass manager on builtin.module).
+/// Adds the training pipeline to `pm` (a pass manager on builtin.module):
+/// [train-mixed-precision] train-data-parallel train-autodiff
+/// train-optimizer train-zero train-schedule canonicalize cse.
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const PipelineOptions &options);
+
+/// Registers the pipeline as `--train-pipeline="stage=S world-size=N ..."`
+/// for zeroc-opt.
+void registerTrainingPipeline();
 
 } // namespace zeroc
 

@@ -46,8 +46,13 @@ def TrainMixedPrecision : Pass<"train-mixed-precision", "mlir::ModuleOp"> {
     bf16, except the loss and what is computed only from it, which stay f32
     (`train.cross_entropy` always yields an f32 loss). `train-optimizer`
     then keeps fp32 master weights and moments. A bf16 model is left as it
-    is.
+    is. With `precision=fp32` the pass only checks that the model is f32:
+    it does not widen a bf16 model.
   }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "Target precision: bf16 (mixed precision) or fp32 (check only)">
+  ];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::func::FuncDialect"];
 }
