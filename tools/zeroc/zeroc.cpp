@@ -1,20 +1,24 @@
 //===- zeroc.cpp - the zeroc compiler driver ------------------------------===//
 //
 //   zeroc INPUT.mlir [--zero-stage=S] [--world-size=N] [--precision=fp32|bf16]
-//         [--bucket-bytes=B] [--emit=mlir|memory-report|memory-table]
-//         [-o FILE] [--timings] [--no-pipeline]
+//         [--bucket-bytes=B] [--target=cpu]
+//         [--emit=exe|source|mlir|memory-report|memory-table]
+//         [-o FILE] [--keep-source] [--timings] [--no-pipeline]
 //
 // Parses a model in the `train` dialect, runs the training pipeline
 // (zeroc::buildTrainingPipeline) for the ZeRO stage and world size, and
-// emits the per-rank program or its static memory and communication report
-// (docs/memory-report.md). Errors go to stderr as "zeroc: error: ..." with a
-// non-zero exit status, and leave the -o file untouched.
+// emits a sharded executable (C++ compiled against the CPU runtime), or
+// stops early at the generated source, the per-rank program or its static
+// memory and communication report (docs/memory-report.md). Errors go to
+// stderr as "zeroc: error: ..." naming the stage, with a non-zero exit
+// status, and leave the -o file untouched.
 //
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Analysis/MemoryReport.h"
 #include "zeroc/InitAll.h"
 #include "zeroc/Pipeline/Pipeline.h"
+#include "zeroc/Target/Cpp.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -29,6 +33,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -65,14 +71,28 @@ static cl::opt<int64_t>
                 cl::value_desc("B"), cl::init(25 << 20), cl::cat(category));
 static cl::opt<std::string>
     emitKind("emit",
-             cl::desc("What to write: mlir (the per-rank training step, "
-                      "default), memory-report (JSON), memory-table (text)"),
-             cl::value_desc("mlir|memory-report|memory-table"),
-             cl::init("mlir"), cl::cat(category));
+             cl::desc("What to write: exe (a sharded executable, the "
+                      "default; needs -o), source (the generated C++), mlir "
+                      "(the per-rank training step), memory-report (JSON), "
+                      "memory-table (text)"),
+             cl::value_desc("exe|source|mlir|memory-report|memory-table"),
+             cl::init("exe"), cl::cat(category));
+static cl::opt<std::string>
+    target("target", cl::desc("Backend: cpu (C++ with MPI and OpenBLAS)"),
+           cl::value_desc("cpu"), cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string> outputFile("o",
-                                       cl::desc("Output file (default: stdout)"),
+                                       cl::desc("Output file (default: stdout; "
+                                                "required for an executable)"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category));
+static cl::opt<bool> keepSource(
+    "keep-source",
+    cl::desc("With --emit=exe, keep the generated C++ as FILE.cpp"),
+    cl::cat(category));
+static cl::opt<std::string> cxx(
+    "cxx",
+    cl::desc("C++ compiler driver for the executable (default: mpicxx)"),
+    cl::value_desc("path"), cl::init("mpicxx"), cl::cat(category));
 static cl::opt<bool>
     timings("timings",
             cl::desc("Print the time of parse, pipeline and emit on stderr"),
@@ -103,10 +123,16 @@ static std::optional<std::string> validateOptions() {
   if (bucketBytes < 1)
     return "--bucket-bytes must be positive, got " +
            std::to_string(bucketBytes);
-  if (emitKind != "mlir" && emitKind != "memory-report" &&
-      emitKind != "memory-table")
-    return "--emit must be mlir, memory-report or memory-table, got '" +
+  if (emitKind != "exe" && emitKind != "source" && emitKind != "mlir" &&
+      emitKind != "memory-report" && emitKind != "memory-table")
+    return "--emit must be exe, source, mlir, memory-report or memory-table, "
+           "got '" +
            emitKind + "'";
+  if (target != "cpu")
+    return "--target must be cpu, got '" + target + "'";
+  if (emitKind == "exe" && outputFile == "-")
+    return "an executable needs a file name: pass -o FILE (or --emit=mlir, "
+           "source or memory-report to print to stdout)";
   if (noPipeline) {
     for (cl::Option *option :
          std::initializer_list<cl::Option *>{&zeroStage, &worldSize,
@@ -174,6 +200,64 @@ writeOutput(llvm::StringRef path,
   return success();
 }
 
+/// Compiles `source` with the runtime into the executable `path`: the
+/// source goes to PATH.cpp (kept with --keep-source), the compiler writes
+/// a temporary that replaces PATH only on success.
+static LogicalResult compileExecutable(llvm::StringRef source,
+                                       llvm::StringRef path, bool keep) {
+  std::string sourcePath = (path + ".cpp").str();
+  std::string tempExe = (path + ".tmp-exe").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(sourcePath, ec);
+    if (ec) {
+      fail("cannot write '" + sourcePath + "': " + ec.message());
+      return failure();
+    }
+    os << source;
+  }
+  llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName(cxx);
+  if (!compiler) {
+    fail("the C++ compiler '" + cxx +
+         "' is not on PATH (install openmpi-bin and libopenmpi-dev, or pass "
+         "--cxx)");
+    return failure();
+  }
+  std::string includeFlag = std::string("-I") + ZEROC_INCLUDE_DIR;
+  llvm::SmallVector<llvm::StringRef> args = {
+      *compiler, "-std=c++17", "-O3", "-march=native", "-fopenmp",
+      includeFlag, sourcePath, ZEROC_RUNTIME_LIBRARY, "-lopenblas", "-lm",
+      "-o", tempExe};
+  llvm::SmallString<128> log;
+  llvm::sys::fs::createTemporaryFile("zeroc-cxx", "log", log);
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
+                                                log.str()};
+  std::string errorMessage;
+  int status = llvm::sys::ExecuteAndWait(*compiler, args, std::nullopt,
+                                         redirects, 0, 0, &errorMessage);
+  auto output = llvm::MemoryBuffer::getFile(log);
+  llvm::sys::fs::remove(log);
+  if (!keep)
+    llvm::sys::fs::remove(sourcePath);
+  if (status != 0) {
+    llvm::sys::fs::remove(tempExe);
+    llvm::errs() << "zeroc: error: the C++ compiler failed (status " << status
+                 << (errorMessage.empty() ? "" : ", " + errorMessage) << ")\n";
+    llvm::errs() << "  command:";
+    for (llvm::StringRef arg : args)
+      llvm::errs() << " " << arg;
+    llvm::errs() << "\n";
+    if (output)
+      llvm::errs() << (*output)->getBuffer();
+    return failure();
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tempExe, path)) {
+    fail("cannot write '" + path + "': " + ec.message());
+    return failure();
+  }
+  return success();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // MLIR's --mlir-* debugging flags (--mlir-print-ir-after-all, ...) work
@@ -186,10 +270,12 @@ int main(int argc, char **argv) {
       "zeroc: compile a train-dialect model for ZeRO data-parallel training\n\n"
       "  Parses INPUT.mlir (a model: train.param, train.optimizer and a\n"
       "  train.forward function), runs the training pipeline for the ZeRO\n"
-      "  stage and world size and writes the per-rank training step\n"
-      "  (--emit=mlir) or its static per-rank memory and communication\n"
-      "  report (--emit=memory-report: JSON, --emit=memory-table: text;\n"
-      "  see docs/memory-report.md).\n");
+      "  stage and world size and writes a sharded executable (-o EXE; run\n"
+      "  it with mpirun -np N EXE --data FILE, see docs/executable.md), or\n"
+      "  stops early: the generated C++ (--emit=source), the per-rank\n"
+      "  training step (--emit=mlir) or its static per-rank memory and\n"
+      "  communication report (--emit=memory-report: JSON,\n"
+      "  --emit=memory-table: text; see docs/memory-report.md).\n");
 
   if (std::optional<std::string> error = validateOptions())
     return fail(*error);
@@ -240,8 +326,25 @@ int main(int argc, char **argv) {
   double pipelineSeconds = secondsSince(pipelineStart);
 
   Clock::time_point emitStart = Clock::now();
+  double compileSeconds = 0;
   LogicalResult written = success();
-  if (emitKind == "mlir") {
+  if (emitKind == "source") {
+    std::string source;
+    llvm::raw_string_ostream sourceOs(source);
+    if (failed(zeroc::translateToCpp(*module, sourceOs)))
+      return fail("the C++ backend cannot translate '" + inputFile + "'");
+    written = writeOutput(outputFile,
+                          [&](llvm::raw_ostream &os) { os << source; });
+  } else if (emitKind == "exe") {
+    std::string source;
+    llvm::raw_string_ostream sourceOs(source);
+    if (failed(zeroc::translateToCpp(*module, sourceOs)))
+      return fail("the C++ backend cannot translate '" + inputFile + "'");
+    Clock::time_point compileStart = Clock::now();
+    if (failed(compileExecutable(source, outputFile, keepSource)))
+      return 1;
+    compileSeconds = secondsSince(compileStart);
+  } else if (emitKind == "mlir") {
     written = writeOutput(outputFile, [&](llvm::raw_ostream &os) {
       module->print(os);
       os << "\n";
@@ -270,7 +373,9 @@ int main(int argc, char **argv) {
     };
     line("parse", parseSeconds);
     line("pipeline", pipelineSeconds);
-    line("emit", emitSeconds);
+    line("emit", emitSeconds - compileSeconds);
+    if (emitKind == "exe")
+      line("c++", compileSeconds);
     line("total", secondsSince(start));
   }
   return 0;

@@ -1,0 +1,285 @@
+/*===- zrt.h - the C ABI between generated code and zeroc's runtime -------===*
+ *
+ * Generated training programs (lib/Target/Cpp, lib/Target/Cuda) call only
+ * what this header declares; the CPU runtime (lib/Runtime/Cpu, MPI +
+ * OpenBLAS) and the CUDA runtime (lib/Runtime/Cuda, NCCL + cuBLASLt)
+ * implement it. The generated code also defines `zeroc_program()`, which
+ * describes the program's state and entry points to the runtime's `main`.
+ *
+ * Conventions: tensors are dense, row-major, in the element type `dtype`;
+ * bf16 values are uint16_t bit patterns (the upper half of an f32), rounded
+ * to nearest even; kernels compute in f32 whatever the storage type. Every
+ * function that can fail reports through zrt_fail(), which prints the
+ * message with the rank and aborts every rank (MPI_Abort): a collective
+ * program cannot go on when one rank cannot.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef ZEROC_RUNTIME_ZRT_H
+#define ZEROC_RUNTIME_ZRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum zrt_dtype {
+  ZRT_F32 = 0,
+  ZRT_BF16 = 1,
+  ZRT_I32 = 2,
+  ZRT_I64 = 3,
+} zrt_dtype;
+
+/* Bytes of one element of `dtype`. */
+size_t zrt_dtype_size(zrt_dtype dtype);
+
+/* Reports a fatal error on this rank (printf-style) and stops every rank. */
+void zrt_fail(const char *format, ...)
+#ifdef __GNUC__
+    __attribute__((noreturn, format(printf, 1, 2)))
+#endif
+    ;
+
+/*===----------------------------------------------------------------------===*
+ * Memory, accounted per category as the static memory report splits it.
+ *===----------------------------------------------------------------------===*/
+
+typedef enum zrt_mem_category {
+  ZRT_MEM_PARAMETERS = 0,
+  ZRT_MEM_GRADIENTS = 1,
+  ZRT_MEM_OPTIMIZER_STATES = 2,
+  ZRT_MEM_GATHERED_PARAMETERS = 3,
+  ZRT_MEM_GRADIENT_BUCKETS = 4,
+  ZRT_MEM_ACTIVATIONS = 5,
+  ZRT_MEM_CATEGORIES = 6,
+} zrt_mem_category;
+
+/* 64-byte aligned, uninitialized; `bytes` is counted in `category` until the
+ * matching zrt_free. Never returns NULL (fails instead). */
+void *zrt_alloc(size_t bytes, zrt_mem_category category);
+void zrt_free(void *ptr, size_t bytes, zrt_mem_category category);
+/* Current and peak bytes of a category on this rank. */
+int64_t zrt_mem_current(zrt_mem_category category);
+int64_t zrt_mem_peak(zrt_mem_category category);
+
+/*===----------------------------------------------------------------------===*
+ * Collectives over the data-parallel group (a 1-D grid of every rank).
+ * Sums only. `*_start` returns at once; the buffers must stay untouched
+ * until zrt_wait on the request returns. Counts are elements.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct zrt_comm zrt_comm;        /* the world group; NULL = default */
+typedef struct zrt_request zrt_request;  /* one collective in flight */
+
+int zrt_rank(const zrt_comm *comm);
+int zrt_world_size(const zrt_comm *comm);
+
+/* recv[i] = sum over ranks of send[i], i < count. */
+zrt_request *zrt_all_reduce_start(zrt_comm *comm, const void *send, void *recv,
+                                  size_t count, zrt_dtype dtype, void *stream);
+/* send has world_size * recv_count elements; rank r receives the sum of
+ * elements [r*recv_count, (r+1)*recv_count). */
+zrt_request *zrt_reduce_scatter_start(zrt_comm *comm, const void *send,
+                                      void *recv, size_t recv_count,
+                                      zrt_dtype dtype, void *stream);
+/* recv holds every rank's send_count elements, in rank order. */
+zrt_request *zrt_all_gather_start(zrt_comm *comm, const void *send, void *recv,
+                                  size_t send_count, zrt_dtype dtype,
+                                  void *stream);
+/* Blocks until the collective is done and frees the request; the time spent
+ * here is the rank's exposed communication. */
+void zrt_wait(zrt_request *request);
+
+/* Bytes this rank sent, by ring-algorithm accounting of the counts passed
+ * above (all-reduce 2(N-1)/N*n, reduce-scatter and all-gather (N-1)/N*n,
+ * n = the full buffer), and seconds blocked in zrt_wait. */
+int64_t zrt_comm_bytes_sent(void);
+double zrt_comm_seconds_waited(void);
+
+/*===----------------------------------------------------------------------===*
+ * Kernels that generated code calls for what is not a fused elementwise
+ * loop. Shapes are in elements; `rows` is the product of all dimensions but
+ * the last.
+ *===----------------------------------------------------------------------===*/
+
+/* c[b] = op(a[b]) @ op(b[b]) for b < batch, with op = transpose when the
+ * flag is set; a[b] is M x K after op, b[b] K x N after op. A stride of 0
+ * shares one matrix across the batch. */
+void zrt_matmul(zrt_dtype dtype, const void *a, const void *b, void *c,
+                int64_t batch, int64_t m, int64_t n, int64_t k, int trans_a,
+                int trans_b, int64_t stride_a, int64_t stride_b,
+                int64_t stride_c);
+
+void zrt_layernorm(zrt_dtype dtype, const void *x, const void *weight,
+                   const void *bias, void *y, int64_t rows, int64_t cols,
+                   double eps);
+/* dx; dweight and dbias are the sums over rows (overwritten). */
+void zrt_layernorm_grad(zrt_dtype dtype, const void *dy, const void *x,
+                        const void *weight, void *dx, void *dweight,
+                        void *dbias, int64_t rows, int64_t cols, double eps);
+
+void zrt_softmax(zrt_dtype dtype, const void *x, void *y, int64_t rows,
+                 int64_t cols);
+void zrt_softmax_grad(zrt_dtype dtype, const void *dy, const void *y, void *dx,
+                      int64_t rows, int64_t cols);
+
+/* On [batch, t, s]: entries with j > i become -inf (or 0 when zero != 0). */
+void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y, int64_t batch,
+                     int64_t t, int64_t s, int zero);
+
+/* q: [bh, t, d], k and v: [bh, s, d] (bh = batch * heads); out: [bh, t, d]. */
+void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
+                   const void *v, void *out, int64_t bh, int64_t t, int64_t s,
+                   int64_t d, double scale, int causal);
+void zrt_attention_grad(zrt_dtype dtype, const void *dout, const void *q,
+                        const void *k, const void *v, void *dq, void *dk,
+                        void *dv, int64_t bh, int64_t t, int64_t s, int64_t d,
+                        double scale, int causal);
+
+/* Mean over rows of logsumexp(logits[r]) - logits[r][targets[r]]; a target
+ * outside [0, cols) fails naming it. */
+float zrt_cross_entropy(zrt_dtype dtype, const void *logits,
+                        const void *targets, zrt_dtype target_dtype,
+                        int64_t rows, int64_t cols);
+/* dlogits = dloss * (softmax(logits) - onehot(targets)) / rows. */
+void zrt_cross_entropy_grad(zrt_dtype dtype, float dloss, const void *logits,
+                            const void *targets, zrt_dtype target_dtype,
+                            void *dlogits, int64_t rows, int64_t cols);
+
+/* out[i, :] = table[ids[i], :] for i < n; ids outside [0, vocab) fail. */
+void zrt_embedding(zrt_dtype dtype, const void *table, const void *ids,
+                   zrt_dtype id_dtype, void *out, int64_t n, int64_t vocab,
+                   int64_t cols);
+/* dtable (overwritten) = scatter-add of dy rows by ids. */
+void zrt_embedding_grad(zrt_dtype dtype, const void *dy, const void *ids,
+                        zrt_dtype id_dtype, void *dtable, int64_t n,
+                        int64_t vocab, int64_t cols);
+
+/* y = x with dimensions permuted: y dim i is x dim perm[i]. */
+void zrt_transpose(zrt_dtype dtype, const void *x, void *y, int rank,
+                   const int64_t *shape, const int64_t *perm);
+/* y = sum of x over the dimensions whose flag is set (removed), times
+ * `scale` (1/count for a mean). */
+void zrt_reduce_sum(zrt_dtype dtype, const void *x, void *y, int rank,
+                    const int64_t *shape, const uint8_t *reduced,
+                    double scale);
+/* The NumPy broadcast of x (x_shape, right-aligned) to y_shape. */
+void zrt_broadcast(zrt_dtype dtype, const void *x, int x_rank,
+                   const int64_t *x_shape, void *y, int y_rank,
+                   const int64_t *y_shape);
+/* Concatenation / split along one dimension of tensors viewed as
+ * [outer, size_i * inner]. */
+void zrt_concat(zrt_dtype dtype, int count, const void *const *inputs,
+                const int64_t *sizes, void *out, int64_t outer, int64_t inner);
+void zrt_split(zrt_dtype dtype, const void *input, int count,
+               void *const *outputs, const int64_t *sizes, int64_t outer,
+               int64_t inner);
+
+/* train.pack / train.unpack: flat, zero-padded, rank-major in `shards`
+ * chunks (see the op's description). */
+void zrt_pack(zrt_dtype dtype, int count, const void *const *inputs,
+              const int64_t *numels, void *out, int64_t shards);
+void zrt_unpack(zrt_dtype dtype, const void *input, int count,
+                void *const *outputs, const int64_t *numels, int64_t shards);
+
+/* Sum of squares of x in f32. */
+float zrt_squared_norm(zrt_dtype dtype, const void *x, int64_t n);
+/* min(1, max_norm / (sqrt(squared_norm) + 1e-6)). */
+float zrt_clip_coef(float squared_norm, double max_norm);
+/* The learning rate at `step` (schedule 0: constant, 1: cosine). */
+float zrt_lr_schedule(int64_t step, double lr, int schedule, int64_t warmup,
+                      double min_lr, int64_t max_steps);
+/* torch.optim.AdamW on f32 tensors, in place, t = step + 1. */
+void zrt_adamw(float *param, const float *grad, float *exp_avg,
+               float *exp_avg_sq, int64_t n, float lr, int64_t step,
+               double beta1, double beta2, double eps, double weight_decay);
+/* torch.optim.SGD with momentum, in place. */
+void zrt_sgd(float *param, const float *grad, float *momentum_buffer,
+             int64_t n, float lr, double momentum, double weight_decay);
+
+/* f32 <-> bf16 (round to nearest even). */
+static inline uint16_t zrt_f32_to_bf16(float value) {
+  union { float f; uint32_t u; } bits = {value};
+  if ((bits.u & 0x7fffffffu) > 0x7f800000u) /* NaN stays NaN */
+    return (uint16_t)((bits.u >> 16) | 0x40u);
+  uint32_t rounding = 0x7fffu + ((bits.u >> 16) & 1u);
+  return (uint16_t)((bits.u + rounding) >> 16);
+}
+static inline float zrt_bf16_to_f32(uint16_t value) {
+  union { uint32_t u; float f; } bits = {(uint32_t)value << 16};
+  return bits.f;
+}
+
+/*===----------------------------------------------------------------------===*
+ * The program: what generated code tells the runtime's main.
+ *===----------------------------------------------------------------------===*/
+
+typedef enum zrt_state_kind {
+  ZRT_STATE_PARAM = 0,
+  ZRT_STATE_MASTER = 1,
+  ZRT_STATE_EXP_AVG = 2,
+  ZRT_STATE_EXP_AVG_SQ = 3,
+  ZRT_STATE_MOMENTUM_BUFFER = 4,
+  ZRT_STATE_GRAD = 5,
+} zrt_state_kind;
+
+typedef enum zrt_init {
+  ZRT_INIT_ZEROS = 0,
+  ZRT_INIT_ONES = 1,
+  ZRT_INIT_NORMAL = 2,
+} zrt_init;
+
+/* One train.param or train.state. The runtime allocates `data` (its
+ * storage: the rank's flat shard of `storage_numel` elements when shards >
+ * 1, the whole tensor otherwise) and initializes it before the first step:
+ * a parameter from its initializer with the shared counter-based RNG
+ * (include/zeroc/Support/Random.h), so that shard r holds flat elements
+ * [r*storage_numel, ...) of the full tensor (padding zero); a master copy as
+ * its parameter's initial values in f32; other state as zeros. */
+typedef struct zrt_state {
+  const char *name;   /* "transformer.wte.weight", "….exp_avg" */
+  const char *of;     /* the parameter a state belongs to; NULL for a param */
+  zrt_state_kind kind;
+  zrt_dtype dtype;
+  int rank;
+  const int64_t *shape; /* the logical (unsharded) shape */
+  int64_t numel;        /* logical elements */
+  int64_t shards;       /* 1: every rank holds the whole tensor */
+  int64_t storage_numel;
+  zrt_init init;
+  double std;
+  int weight_decay;
+  void *data;
+} zrt_state;
+
+/* Entry points return 0, or non-zero after zrt_fail-free error reporting. */
+typedef void (*zrt_train_step_fn)(zrt_comm *comm, const void *tokens,
+                                  const void *targets, int64_t step,
+                                  float *loss, float *grad_norm);
+typedef void (*zrt_forward_fn)(zrt_comm *comm, const void *tokens,
+                               const void *targets, float *loss);
+
+typedef struct zrt_program {
+  const char *model;        /* the module's train.model, or "model" */
+  int64_t world_size;       /* N the program was compiled for */
+  int64_t zero_stage;
+  int64_t batch_per_rank;   /* sequences of one rank's step */
+  int64_t seq_len;          /* T: tokens per sequence */
+  int64_t vocab;            /* ids must be < vocab */
+  zrt_dtype id_dtype;       /* ZRT_I32 or ZRT_I64 */
+  int num_states;
+  zrt_state *states;
+  zrt_train_step_fn train_step;
+  zrt_forward_fn forward;   /* NULL when the model has none */
+} zrt_program;
+
+/* Defined by the generated code. */
+const zrt_program *zeroc_program(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZEROC_RUNTIME_ZRT_H */

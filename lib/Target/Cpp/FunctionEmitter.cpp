@@ -1,0 +1,837 @@
+//===- FunctionEmitter.cpp - one func.func as a C++ function --------------===//
+//
+// Every tensor value is a flat row-major buffer. Owned buffers come from
+// zrt_alloc (counted in the memory category the static report uses) at
+// their definition and go back to zrt_free right after their last use;
+// train.read, train.reshape, shards=1 train.unpack, shard.all_slice and
+// train.wait results are views of another buffer. Elementwise ops whose
+// single user is an elementwise op of the same shape are computed inside
+// that user's loop, so a chain becomes one loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FunctionEmitter.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace zeroc::train;
+
+namespace zeroc::cpp {
+
+namespace {
+
+RankedTensorType typeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+int64_t numel(Value value) { return typeOf(value).getNumElements(); }
+
+std::string list(ArrayRef<int64_t> values) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "{";
+  llvm::interleaveComma(values, os);
+  if (values.empty())
+    os << "0";
+  os << "}";
+  return text;
+}
+
+std::string shapeText(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// A double as a C literal that round-trips.
+std::string literal(double value) {
+  if (std::isinf(value))
+    return value > 0 ? "INFINITY" : "-INFINITY";
+  return llvm::formatv("{0:e17}", value).str();
+}
+
+bool isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, ReluOp, SqrtOp,
+             CastOp, GeluGradOp, ReluGradOp, FillOp, BroadcastOp>(op);
+}
+
+bool hasEffects(Operation *op) {
+  return isa<WriteOp, AllReduceStartOp, ReduceScatterStartOp,
+             AllGatherStartOp, WaitOp, ReleaseOp>(op);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Planning: fusion, liveness, copies
+//===----------------------------------------------------------------------===//
+
+bool FunctionEmitter::isFusable(Operation *op) const {
+  return isElementwise(op);
+}
+
+void FunctionEmitter::plan(Block &block) {
+  llvm::DenseMap<Operation *, unsigned> position;
+  unsigned index = 0;
+  for (Operation &op : block)
+    position[&op] = index++;
+
+  // Elementwise producers computed inside their user's loop.
+  for (Operation &op : block) {
+    if (!isFusable(&op))
+      continue;
+    if (isa<FillOp>(op)) {
+      if (llvm::all_of(op.getUsers(), [&](Operation *u) { return isFusable(u); }))
+        inlined.insert(&op);
+      continue;
+    }
+    Value result = op.getResult(0);
+    if (!result.hasOneUse())
+      continue;
+    Operation *user = *result.getUsers().begin();
+    if (user->getBlock() != &block || !isFusable(user) ||
+        typeOf(user->getResult(0)).getShape() != typeOf(result).getShape())
+      continue;
+    bool crossesEffects = false;
+    for (Operation *between = op.getNextNode(); between != user;
+         between = between->getNextNode())
+      crossesEffects |= hasEffects(between);
+    if (!crossesEffects)
+      inlined.insert(&op);
+  }
+
+  // Where each op's work actually happens: inlined ops run in their root.
+  auto effective = [&](Operation *op) {
+    while (inlined.contains(op) && !isa<FillOp>(op))
+      op = *op->getResult(0).getUsers().begin();
+    return position.lookup(op);
+  };
+
+  // Updates computed in place on the optimizer state they read, when the
+  // result goes back to the same state: the write becomes redundant.
+  for (Operation &op : block) {
+    if (!isa<AdamWUpdateOp, SGDUpdateOp>(op))
+      continue;
+    unsigned stateOperands = isa<AdamWUpdateOp>(op) ? 4 : 3;
+    for (unsigned i = 0; i < stateOperands; ++i) {
+      if (i == 1)
+        continue; // the gradient
+      unsigned resultIndex = i == 0 ? 0 : i - 1;
+      auto read = op.getOperand(i).getDefiningOp<ReadOp>();
+      if (!read || !op.getOperand(i).hasOneUse())
+        continue;
+      for (Operation *user : op.getResult(resultIndex).getUsers())
+        if (auto write = dyn_cast<WriteOp>(user);
+            write && write.getName() == read.getName())
+          elided.insert(write);
+    }
+  }
+
+  // Last use of every value, at the effective position of its users; the
+  // input of an asynchronous collective lives until the wait; the release
+  // of a gathered buffer ends the life of the tensors unpacked from it.
+  llvm::DenseMap<Value, unsigned> lastUse;
+  auto use = [&](Value v, unsigned at) {
+    auto [it, inserted] = lastUse.try_emplace(v, at);
+    if (!inserted)
+      it->second = std::max(it->second, at);
+  };
+  for (Operation &op : block) {
+    unsigned at = effective(&op);
+    if (auto release = dyn_cast<ReleaseOp>(op)) {
+      for (Operation *user : release.getBuffer().getUsers())
+        if (auto unpack = dyn_cast<UnpackOp>(user))
+          for (Value result : unpack.getResults())
+            use(result, at);
+      continue;
+    }
+    for (Value operand : op.getOperands())
+      use(operand, at);
+    if (auto wait = dyn_cast<WaitOp>(op))
+      use(wait.getFuture().getDefiningOp()->getOperand(0), at);
+  }
+
+  // A read must copy when its state is written while the read is live.
+  for (Operation &op : block) {
+    auto read = dyn_cast<ReadOp>(op);
+    if (!read)
+      continue;
+    unsigned end = lastUse.lookup(read.getResult());
+    for (Operation *next = read->getNextNode(); next; next = next->getNextNode()) {
+      if (position.lookup(next) >= end)
+        break;
+      if (auto write = dyn_cast<WriteOp>(next);
+          write && write.getName() == read.getName() && !elided.contains(write))
+        copyingReads.insert(read);
+    }
+  }
+
+  // Views keep their source alive; owned buffers die after their last use.
+  auto sourceOf = [&](Value v) -> Value {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return nullptr;
+    if (auto reshape = dyn_cast<ReshapeOp>(def))
+      return reshape.getInput();
+    if (auto unpack = dyn_cast<UnpackOp>(def); unpack && unpack.getShards() == 1)
+      return unpack.getInput();
+    if (isa<shard::AllSliceOp>(def))
+      return def->getOperand(0);
+    if (auto wait = dyn_cast<WaitOp>(def))
+      return wait.getFuture();
+    return nullptr;
+  };
+  SmallVector<Value> values;
+  for (Operation &op : block)
+    for (Value result : op.getResults())
+      values.push_back(result);
+  for (Value value : llvm::reverse(values)) {
+    Value source = sourceOf(value);
+    if (source && lastUse.count(value))
+      use(source, lastUse.lookup(value));
+  }
+  SmallVector<Operation *> byPosition;
+  for (Operation &op : block)
+    byPosition.push_back(&op);
+  for (Value value : values) {
+    Operation *def = value.getDefiningOp();
+    bool owns = !sourceOf(value) && !inlined.contains(def) &&
+                isa<RankedTensorType>(value.getType()) &&
+                !(isa<ReadOp>(def) && !copyingReads.contains(def));
+    if (!owns)
+      continue;
+    unsigned end = lastUse.count(value) ? lastUse.lookup(value) : position.lookup(def);
+    deaths[byPosition[end]].push_back(value);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+std::string FunctionEmitter::cType(Type elementType) const {
+  if (elementType.isF32())
+    return "float";
+  if (elementType.isBF16())
+    return "uint16_t";
+  if (elementType.isInteger(32))
+    return "int32_t";
+  return "int64_t";
+}
+
+std::string FunctionEmitter::dtype(Type elementType) const {
+  if (elementType.isF32())
+    return "ZRT_F32";
+  if (elementType.isBF16())
+    return "ZRT_BF16";
+  if (elementType.isInteger(32))
+    return "ZRT_I32";
+  return "ZRT_I64";
+}
+
+std::string FunctionEmitter::var(Value value) {
+  auto it = names.find(value);
+  if (it != names.end())
+    return it->second;
+  std::string name = "v" + std::to_string(nextName++);
+  names[value] = name;
+  return name;
+}
+
+std::string FunctionEmitter::ptr(Value value) {
+  auto it = exprs.find(value);
+  if (it != exprs.end())
+    return it->second;
+  return var(value);
+}
+
+void FunctionEmitter::define(Value value, Category category) {
+  RankedTensorType type = typeOf(value);
+  std::string ct = cType(type.getElementType());
+  int64_t bytes = type.getNumElements() *
+                  static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+  categories[value] = category;
+  os << "  " << ct << " *" << var(value) << " = (" << ct << " *)zrt_alloc("
+     << bytes << ", (zrt_mem_category)" << static_cast<int>(category)
+     << "); /* " << shapeText(type) << " */\n";
+}
+
+void FunctionEmitter::alias(Value view, Value source, StringRef expr) {
+  (void)source;
+  exprs[view] = expr.str();
+}
+
+void FunctionEmitter::freeDead(Operation *op) {
+  auto it = deaths.find(op);
+  if (it == deaths.end())
+    return;
+  for (Value value : it->second) {
+    RankedTensorType type = typeOf(value);
+    int64_t bytes = type.getNumElements() *
+                    static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+    Category category = categories.count(value) ? categories.lookup(value)
+                                                : Category::Activations;
+    os << "  zrt_free(" << var(value) << ", " << bytes << ", (zrt_mem_category)"
+       << static_cast<int>(category) << ");\n";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise loops
+//===----------------------------------------------------------------------===//
+
+std::string FunctionEmitter::loadExpr(Value value, ArrayRef<int64_t> shape,
+                                      StringRef index) {
+  Operation *def = value.getDefiningOp();
+  if (def && inlined.contains(def))
+    return scalarExpr(value, shape, index);
+  RankedTensorType type = typeOf(value);
+  ArrayRef<int64_t> own = type.getShape();
+  std::string at;
+  if (own == shape) {
+    at = index.str();
+  } else if (type.getNumElements() == 1) {
+    at = "0";
+  } else if (shape.drop_front(shape.size() - own.size()) == own) {
+    // The operand repeats along the loop's leading dimensions (a bias).
+    at = index.str() + " % " + std::to_string(type.getNumElements());
+  } else {
+    // NumPy broadcasting: sum over the loop's dimensions of the loop
+    // coordinate times this operand's stride (0 where it is broadcast).
+    size_t lead = shape.size() - own.size();
+    int64_t loopStride = 1, ownStride = 1;
+    SmallVector<std::string> terms;
+    for (size_t d = shape.size(); d-- > 0;) {
+      bool present = d >= lead && own[d - lead] != 1;
+      if (present) {
+        std::string coord = "(" + index.str() + " / " + std::to_string(loopStride) +
+                            " % " + std::to_string(shape[d]) + ")";
+        terms.push_back(ownStride == 1 ? coord
+                                       : coord + " * " + std::to_string(ownStride));
+      }
+      if (d >= lead)
+        ownStride *= own[d - lead];
+      loopStride *= shape[d];
+    }
+    at = terms.empty() ? "0" : llvm::join(terms, " + ");
+  }
+  std::string load = ptr(value) + "[" + at + "]";
+  if (type.getElementType().isBF16())
+    return "zrt_bf16_to_f32(" + load + ")";
+  return load;
+}
+
+std::string FunctionEmitter::scalarExpr(Value value, ArrayRef<int64_t> shape,
+                                        StringRef index) {
+  Operation *op = value.getDefiningOp();
+  auto arg = [&](unsigned i) { return loadExpr(op->getOperand(i), shape, index); };
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([&](AddOp) { return "(" + arg(0) + " + " + arg(1) + ")"; })
+      .Case([&](SubOp) { return "(" + arg(0) + " - " + arg(1) + ")"; })
+      .Case([&](MulOp) { return "(" + arg(0) + " * " + arg(1) + ")"; })
+      .Case([&](DivOp) { return "(" + arg(0) + " / " + arg(1) + ")"; })
+      .Case([&](ScaleOp s) {
+        return "(" + arg(0) + " * " +
+               literal(s.getFactorAttr().getValueAsDouble()) + "f)";
+      })
+      .Case([&](GeluOp g) {
+        return std::string(g.getApproximation() == GeluApproximation::tanh
+                               ? "zc_gelu_tanh("
+                               : "zc_gelu_erf(") +
+               arg(0) + ")";
+      })
+      .Case([&](GeluGradOp g) {
+        return std::string(g.getApproximation() == GeluApproximation::tanh
+                               ? "zc_gelu_tanh_grad("
+                               : "zc_gelu_erf_grad(") +
+               arg(0) + ", " + arg(1) + ")";
+      })
+      .Case([&](ReluOp) { return "zc_relu(" + arg(0) + ")"; })
+      .Case([&](ReluGradOp) {
+        return "zc_relu_grad(" + arg(0) + ", " + arg(1) + ")";
+      })
+      .Case([&](SqrtOp) { return "sqrtf(" + arg(0) + ")"; })
+      .Case([&](CastOp) { return arg(0); })
+      .Case([&](BroadcastOp) { return arg(0); })
+      .Case([&](FillOp f) {
+        return "(" + literal(f.getValueAttr().getValueAsDouble()) + "f)";
+      })
+      .Default([&](Operation *) { return std::string("0.0f"); });
+}
+
+LogicalResult FunctionEmitter::emitElementwiseRoot(Operation *op) {
+  Value result = op->getResult(0);
+  RankedTensorType type = typeOf(result);
+  define(result, Category::Activations);
+  std::string expr = scalarExpr(result, type.getShape(), "i");
+  std::string store = type.getElementType().isBF16()
+                          ? "zrt_f32_to_bf16(" + expr + ")"
+                          : expr;
+  int64_t n = type.getNumElements();
+  if (n >= 32768)
+    os << "  #pragma omp parallel for simd\n";
+  os << "  for (int64_t i = 0; i < " << n << "; ++i)\n"
+     << "    " << var(result) << "[i] = " << store << ";\n";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Other ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult FunctionEmitter::emitUpdate(Operation *op) {
+  bool adamw = isa<AdamWUpdateOp>(op);
+  unsigned stateOperands = adamw ? 4 : 3;
+  // Each state result either is its state (computed in place) or gets a
+  // fresh copy of the operand to update.
+  SmallVector<std::string> targets;
+  for (unsigned i = 0; i < stateOperands; ++i) {
+    if (i == 1)
+      continue;
+    unsigned r = i == 0 ? 0 : i - 1;
+    Value operand = op->getOperand(i), result = op->getResult(r);
+    bool inPlace = false;
+    if (auto read = operand.getDefiningOp<ReadOp>(); read && operand.hasOneUse())
+      for (Operation *user : result.getUsers())
+        if (auto write = dyn_cast<WriteOp>(user);
+            write && elided.contains(write) && write.getName() == read.getName())
+          inPlace = true;
+    if (inPlace) {
+      alias(result, operand, ptr(operand));
+    } else {
+      define(result, Category::Activations);
+      os << "  memcpy(" << var(result) << ", " << ptr(operand) << ", "
+         << numel(operand) * 4 << ");\n";
+    }
+    targets.push_back(ptr(result));
+  }
+  Value grad = op->getOperand(1);
+  int64_t n = numel(grad);
+  if (auto a = dyn_cast<AdamWUpdateOp>(op)) {
+    os << "  zrt_adamw(" << targets[0] << ", " << ptr(grad) << ", " << targets[1]
+       << ", " << targets[2] << ", " << n << ", " << ptr(a.getLr()) << "[0], "
+       << ptr(a.getStep()) << "[0], " << literal(a.getBeta1Attr().getValueAsDouble())
+       << ", " << literal(a.getBeta2Attr().getValueAsDouble()) << ", "
+       << literal(a.getEpsAttr().getValueAsDouble()) << ", "
+       << literal(a.getWeightDecayAttr().getValueAsDouble()) << ");\n";
+  } else {
+    auto s = cast<SGDUpdateOp>(op);
+    os << "  zrt_sgd(" << targets[0] << ", " << ptr(grad) << ", " << targets[1]
+       << ", " << n << ", " << ptr(s.getLr()) << "[0], "
+       << literal(s.getMomentumAttr().getValueAsDouble()) << ", "
+       << literal(s.getWeightDecayAttr().getValueAsDouble()) << ");\n";
+  }
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitOp(Operation *op) {
+  auto dt = [&](Value v) { return dtype(typeOf(v).getElementType()); };
+  auto rowsOf = [&](Value v) {
+    ArrayRef<int64_t> shape = typeOf(v).getShape();
+    return numel(v) / (shape.empty() ? 1 : shape.back());
+  };
+  auto lastDim = [&](Value v) { return typeOf(v).getShape().back(); };
+  auto stateRef = [&](StringRef name) {
+    return "S[" + std::to_string(states.index.lookup(name)) + "].data";
+  };
+  auto pointerList = [&](ValueRange values, bool constant) {
+    std::string text = constant ? "(const void *const[]){" : "(void *const[]){";
+    SmallVector<std::string> parts;
+    for (Value v : values)
+      parts.push_back(ptr(v));
+    text += llvm::join(parts, ", ");
+    return text + "}";
+  };
+  auto numels = [&](ValueRange values) {
+    SmallVector<int64_t> n;
+    for (Value v : values)
+      n.push_back(numel(v));
+    return "(const int64_t[])" + list(n);
+  };
+  auto startCollective = [&](StringRef fn, Value input, Value result,
+                             int64_t count, Category category) {
+    define(result, category);
+    os << "  zrt_request *" << var(result) << "_request = " << fn << "(comm, "
+       << ptr(input) << ", " << var(result) << ", " << count << ", "
+       << dt(input) << ", NULL);\n";
+  };
+  auto collectiveCategory = [&](Operation *start) {
+    return isa<AllGatherStartOp, shard::AllGatherOp>(start) ? Category::Gathered
+                                                            : Category::Buckets;
+  };
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](ReadOp read) {
+        std::string ct = cType(read.getType().getElementType());
+        std::string state = "((" + ct + " *)" + stateRef(read.getName()) + ")";
+        if (!copyingReads.contains(read)) {
+          alias(read.getResult(), nullptr, state);
+          return success();
+        }
+        define(read.getResult(), Category::Activations);
+        os << "  memcpy(" << var(read.getResult()) << ", " << state << ", "
+           << numel(read.getResult()) * (read.getType().getElementTypeBitWidth() / 8)
+           << "); /* @" << read.getName() << " changes while this copy is live */\n";
+        return success();
+      })
+      .Case([&](WriteOp write) {
+        if (elided.contains(write))
+          return success();
+        os << "  memcpy(" << stateRef(write.getName()) << ", "
+           << ptr(write.getValue()) << ", "
+           << numel(write.getValue()) *
+                  (typeOf(write.getValue()).getElementTypeBitWidth() / 8)
+           << "); /* -> @" << write.getName() << " */\n";
+        return success();
+      })
+      .Case([&](ReshapeOp reshape) {
+        alias(reshape.getResult(), reshape.getInput(), ptr(reshape.getInput()));
+        return success();
+      })
+      .Case([&](MatmulOp mm) {
+        ArrayRef<int64_t> a = typeOf(mm.getLhs()).getShape();
+        ArrayRef<int64_t> b = typeOf(mm.getRhs()).getShape();
+        int64_t m = a[a.size() - (mm.getTransposeLhs() ? 1 : 2)];
+        int64_t k = a[a.size() - (mm.getTransposeLhs() ? 2 : 1)];
+        int64_t n = b[b.size() - (mm.getTransposeRhs() ? 2 : 1)];
+        int64_t batch = numel(mm.getLhs()) / (m * k);
+        int64_t strideB = b.size() > 2 ? k * n : 0;
+        define(mm.getResult(), Category::Activations);
+        os << "  zrt_matmul(" << dt(mm.getLhs()) << ", " << ptr(mm.getLhs())
+           << ", " << ptr(mm.getRhs()) << ", " << var(mm.getResult()) << ", "
+           << batch << ", " << m << ", " << n << ", " << k << ", "
+           << (mm.getTransposeLhs() ? 1 : 0) << ", "
+           << (mm.getTransposeRhs() ? 1 : 0) << ", " << m * k << ", " << strideB
+           << ", " << m * n << ");\n";
+        return success();
+      })
+      .Case([&](LayerNormOp ln) {
+        define(ln.getResult(), Category::Activations);
+        os << "  zrt_layernorm(" << dt(ln.getInput()) << ", " << ptr(ln.getInput())
+           << ", " << ptr(ln.getWeight()) << ", " << ptr(ln.getBias()) << ", "
+           << var(ln.getResult()) << ", " << rowsOf(ln.getInput()) << ", "
+           << lastDim(ln.getInput()) << ", "
+           << literal(ln.getEpsAttr().getValueAsDouble()) << ");\n";
+        return success();
+      })
+      .Case([&](LayerNormGradOp g) {
+        for (Value r : g.getResults())
+          define(r, Category::Activations);
+        os << "  zrt_layernorm_grad(" << dt(g.getInput()) << ", " << ptr(g.getGrad())
+           << ", " << ptr(g.getInput()) << ", " << ptr(g.getWeight()) << ", "
+           << var(g.getInputGrad()) << ", " << var(g.getWeightGrad()) << ", "
+           << var(g.getBiasGrad()) << ", " << rowsOf(g.getInput()) << ", "
+           << lastDim(g.getInput()) << ", "
+           << literal(g.getEpsAttr().getValueAsDouble()) << ");\n";
+        return success();
+      })
+      .Case([&](SoftmaxOp s) {
+        define(s.getResult(), Category::Activations);
+        os << "  zrt_softmax(" << dt(s.getInput()) << ", " << ptr(s.getInput())
+           << ", " << var(s.getResult()) << ", " << rowsOf(s.getInput()) << ", "
+           << lastDim(s.getInput()) << ");\n";
+        return success();
+      })
+      .Case([&](SoftmaxGradOp s) {
+        define(s.getResult(), Category::Activations);
+        os << "  zrt_softmax_grad(" << dt(s.getGrad()) << ", " << ptr(s.getGrad())
+           << ", " << ptr(s.getOutput()) << ", " << var(s.getResult()) << ", "
+           << rowsOf(s.getGrad()) << ", " << lastDim(s.getGrad()) << ");\n";
+        return success();
+      })
+      .Case([&](CausalMaskOp c) {
+        ArrayRef<int64_t> shape = typeOf(c.getInput()).getShape();
+        int64_t t = shape[shape.size() - 2], s = shape.back();
+        define(c.getResult(), Category::Activations);
+        os << "  zrt_causal_mask(" << dt(c.getInput()) << ", " << ptr(c.getInput())
+           << ", " << var(c.getResult()) << ", " << numel(c.getInput()) / (t * s)
+           << ", " << t << ", " << s << ", " << (c.getZero() ? 1 : 0) << ");\n";
+        return success();
+      })
+      .Case([&](AttentionOp a) {
+        ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
+        int64_t s = typeOf(a.getKey()).getShape()[2];
+        define(a.getResult(), Category::Activations);
+        os << "  zrt_attention(" << dt(a.getQuery()) << ", " << ptr(a.getQuery())
+           << ", " << ptr(a.getKey()) << ", " << ptr(a.getValue()) << ", "
+           << var(a.getResult()) << ", " << q[0] * q[1] << ", " << q[2] << ", " << s
+           << ", " << q[3] << ", " << literal(a.getScaleAttr().getValueAsDouble())
+           << ", " << (a.getCausal() ? 1 : 0) << ");\n";
+        return success();
+      })
+      .Case([&](AttentionGradOp a) {
+        ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
+        int64_t s = typeOf(a.getKey()).getShape()[2];
+        for (Value r : a.getResults())
+          define(r, Category::Activations);
+        os << "  zrt_attention_grad(" << dt(a.getQuery()) << ", " << ptr(a.getGrad())
+           << ", " << ptr(a.getQuery()) << ", " << ptr(a.getKey()) << ", "
+           << ptr(a.getValue()) << ", " << var(a.getQueryGrad()) << ", "
+           << var(a.getKeyGrad()) << ", " << var(a.getValueGrad()) << ", "
+           << q[0] * q[1] << ", " << q[2] << ", " << s << ", " << q[3] << ", "
+           << literal(a.getScaleAttr().getValueAsDouble()) << ", "
+           << (a.getCausal() ? 1 : 0) << ");\n";
+        return success();
+      })
+      .Case([&](CrossEntropyOp ce) {
+        define(ce.getLoss(), Category::Activations);
+        os << "  " << var(ce.getLoss()) << "[0] = zrt_cross_entropy("
+           << dt(ce.getLogits()) << ", " << ptr(ce.getLogits()) << ", "
+           << ptr(ce.getTargets()) << ", " << dt(ce.getTargets()) << ", "
+           << rowsOf(ce.getLogits()) << ", " << lastDim(ce.getLogits()) << ");\n";
+        return success();
+      })
+      .Case([&](CrossEntropyGradOp ce) {
+        define(ce.getResult(), Category::Activations);
+        os << "  zrt_cross_entropy_grad(" << dt(ce.getLogits()) << ", "
+           << ptr(ce.getGrad()) << "[0], " << ptr(ce.getLogits()) << ", "
+           << ptr(ce.getTargets()) << ", " << dt(ce.getTargets()) << ", "
+           << var(ce.getResult()) << ", " << rowsOf(ce.getLogits()) << ", "
+           << lastDim(ce.getLogits()) << ");\n";
+        return success();
+      })
+      .Case([&](EmbeddingOp e) {
+        ArrayRef<int64_t> table = typeOf(e.getTable()).getShape();
+        define(e.getResult(), Category::Activations);
+        os << "  zrt_embedding(" << dt(e.getTable()) << ", " << ptr(e.getTable())
+           << ", " << ptr(e.getIds()) << ", " << dt(e.getIds()) << ", "
+           << var(e.getResult()) << ", " << numel(e.getIds()) << ", " << table[0]
+           << ", " << table[1] << ");\n";
+        return success();
+      })
+      .Case([&](EmbeddingGradOp e) {
+        ArrayRef<int64_t> table = typeOf(e.getResult()).getShape();
+        define(e.getResult(), Category::Activations);
+        os << "  zrt_embedding_grad(" << dt(e.getGrad()) << ", " << ptr(e.getGrad())
+           << ", " << ptr(e.getIds()) << ", " << dt(e.getIds()) << ", "
+           << var(e.getResult()) << ", " << numel(e.getIds()) << ", " << table[0]
+           << ", " << table[1] << ");\n";
+        return success();
+      })
+      .Case([&](TransposeOp t) {
+        ArrayRef<int64_t> shape = typeOf(t.getInput()).getShape();
+        define(t.getResult(), Category::Activations);
+        os << "  zrt_transpose(" << dt(t.getInput()) << ", " << ptr(t.getInput())
+           << ", " << var(t.getResult()) << ", " << shape.size()
+           << ", (const int64_t[])" << list(shape) << ", (const int64_t[])"
+           << list(t.getPermutation()) << ");\n";
+        return success();
+      })
+      .Case<SumOp, MeanOp>([&](auto r) {
+        ArrayRef<int64_t> shape = typeOf(r.getInput()).getShape();
+        SmallVector<int64_t> flags(shape.size(), 0);
+        int64_t count = 1;
+        for (int64_t d : r.getDims()) {
+          flags[d] = 1;
+          count *= shape[d];
+        }
+        double scale = isa<MeanOp>(r.getOperation()) ? 1.0 / count : 1.0;
+        define(r.getResult(), Category::Activations);
+        os << "  zrt_reduce_sum(" << dt(r.getInput()) << ", " << ptr(r.getInput())
+           << ", " << var(r.getResult()) << ", " << shape.size()
+           << ", (const int64_t[])" << list(shape) << ", (const uint8_t[])"
+           << list(flags) << ", " << literal(scale) << ");\n";
+        return success();
+      })
+      .Case([&](SplitOp s) {
+        ArrayRef<int64_t> shape = typeOf(s.getInput()).getShape();
+        int64_t dim = s.getDim(), outer = 1, inner = 1;
+        for (int64_t d = 0; d < dim; ++d)
+          outer *= shape[d];
+        for (size_t d = dim + 1; d < shape.size(); ++d)
+          inner *= shape[d];
+        SmallVector<int64_t> sizes;
+        for (Value r : s.getResults()) {
+          define(r, Category::Activations);
+          sizes.push_back(typeOf(r).getShape()[dim]);
+        }
+        os << "  zrt_split(" << dt(s.getInput()) << ", " << ptr(s.getInput()) << ", "
+           << s.getNumResults() << ", " << pointerList(s.getResults(), false)
+           << ", (const int64_t[])" << list(sizes) << ", " << outer << ", " << inner
+           << ");\n";
+        return success();
+      })
+      .Case([&](ConcatOp c) {
+        ArrayRef<int64_t> shape = typeOf(c.getResult()).getShape();
+        int64_t dim = c.getDim(), outer = 1, inner = 1;
+        for (int64_t d = 0; d < dim; ++d)
+          outer *= shape[d];
+        for (size_t d = dim + 1; d < shape.size(); ++d)
+          inner *= shape[d];
+        SmallVector<int64_t> sizes;
+        for (Value v : c.getInputs())
+          sizes.push_back(typeOf(v).getShape()[dim]);
+        define(c.getResult(), Category::Activations);
+        os << "  zrt_concat(" << dt(c.getResult()) << ", " << c.getInputs().size()
+           << ", " << pointerList(c.getInputs(), true) << ", (const int64_t[])"
+           << list(sizes) << ", " << var(c.getResult()) << ", " << outer << ", "
+           << inner << ");\n";
+        return success();
+      })
+      .Case([&](PackOp p) {
+        Category category = Category::Activations;
+        for (Operation *user : p.getResult().getUsers())
+          if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp,
+                  shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp>(
+                  user))
+            category = collectiveCategory(user);
+        define(p.getResult(), category);
+        os << "  zrt_pack(" << dt(p.getResult()) << ", " << p.getInputs().size()
+           << ", " << pointerList(p.getInputs(), true) << ", "
+           << numels(p.getInputs()) << ", " << var(p.getResult()) << ", "
+           << p.getShards() << ");\n";
+        return success();
+      })
+      .Case([&](UnpackOp u) {
+        if (u.getShards() == 1) {
+          int64_t offset = 0;
+          for (Value r : u.getResults()) {
+            alias(r, u.getInput(),
+                  "(" + ptr(u.getInput()) + " + " + std::to_string(offset) + ")");
+            offset += numel(r);
+          }
+          return success();
+        }
+        Category category = categories.count(u.getInput())
+                                ? categories.lookup(u.getInput())
+                                : Category::Activations;
+        Value source = u.getInput();
+        while (!categories.count(source) && source.getDefiningOp() &&
+               isa<WaitOp>(source.getDefiningOp()))
+          source = cast<WaitOp>(source.getDefiningOp()).getFuture();
+        if (categories.count(source))
+          category = categories.lookup(source);
+        for (Value r : u.getResults())
+          define(r, category);
+        os << "  zrt_unpack(" << dt(u.getInput()) << ", " << ptr(u.getInput())
+           << ", " << u.getNumResults() << ", " << pointerList(u.getResults(), false)
+           << ", " << numels(u.getResults()) << ", " << u.getShards() << ");\n";
+        return success();
+      })
+      .Case([&](SquaredNormOp s) {
+        define(s.getResult(), Category::Activations);
+        os << "  " << var(s.getResult()) << "[0] = zrt_squared_norm("
+           << dt(s.getInput()) << ", " << ptr(s.getInput()) << ", "
+           << numel(s.getInput()) << ");\n";
+        return success();
+      })
+      .Case([&](ClipCoefOp c) {
+        define(c.getResult(), Category::Activations);
+        os << "  " << var(c.getResult()) << "[0] = zrt_clip_coef("
+           << ptr(c.getSquaredNorm()) << "[0], "
+           << literal(c.getMaxNormAttr().getValueAsDouble()) << ");\n";
+        return success();
+      })
+      .Case([&](LRScheduleOp l) {
+        define(l.getResult(), Category::Activations);
+        os << "  " << var(l.getResult()) << "[0] = zrt_lr_schedule("
+           << ptr(l.getStep()) << "[0], " << literal(l.getLrAttr().getValueAsDouble())
+           << ", " << (l.getSchedule() == LRSchedule::cosine ? 1 : 0) << ", "
+           << l.getWarmup() << ", " << literal(l.getMinLrAttr().getValueAsDouble())
+           << ", " << l.getMaxSteps() << ");\n";
+        return success();
+      })
+      .Case<AdamWUpdateOp, SGDUpdateOp>([&](Operation *u) { return emitUpdate(u); })
+      .Case([&](AllReduceStartOp s) {
+        startCollective("zrt_all_reduce_start", s.getInput(), s.getResult(),
+                        numel(s.getInput()), Category::Buckets);
+        return success();
+      })
+      .Case([&](ReduceScatterStartOp s) {
+        startCollective("zrt_reduce_scatter_start", s.getInput(), s.getResult(),
+                        numel(s.getResult()), Category::Buckets);
+        return success();
+      })
+      .Case([&](AllGatherStartOp s) {
+        startCollective("zrt_all_gather_start", s.getInput(), s.getResult(),
+                        numel(s.getInput()), Category::Gathered);
+        return success();
+      })
+      .Case([&](WaitOp w) {
+        Value started = w.getFuture();
+        os << "  zrt_wait(" << var(started) << "_request);\n";
+        alias(w.getResult(), started, ptr(started));
+        return success();
+      })
+      .Case<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp>(
+          [&](Operation *c) {
+            // Not scheduled: a blocking collective (start, then wait).
+            StringRef fn = isa<shard::AllReduceOp>(c) ? "zrt_all_reduce_start"
+                           : isa<shard::ReduceScatterOp>(c)
+                               ? "zrt_reduce_scatter_start"
+                               : "zrt_all_gather_start";
+            Value in = c->getOperand(0), out = c->getResult(0);
+            int64_t count = isa<shard::ReduceScatterOp>(c) ? numel(out) : numel(in);
+            startCollective(fn, in, out, count, collectiveCategory(c));
+            os << "  zrt_wait(" << var(out) << "_request);\n";
+            return success();
+          })
+      .Case([&](shard::AllSliceOp s) {
+        int64_t k = numel(s.getResult());
+        alias(s.getResult(), s.getInput(),
+              "(" + ptr(s.getInput()) + " + (int64_t)zrt_rank(comm) * " +
+                  std::to_string(k) + ")");
+        return success();
+      })
+      .Case([&](ReleaseOp r) {
+        os << "  /* release " << ptr(r.getBuffer())
+           << ": the gathered parameters die here */\n";
+        return success();
+      })
+      .Default([&](Operation *other) -> LogicalResult {
+        if (isElementwise(other))
+          return emitElementwiseRoot(other);
+        return other->emitOpError("has no C++ lowering in zeroc's CPU backend");
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// The function
+//===----------------------------------------------------------------------===//
+
+LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
+                                    bool isStep) {
+  Block &block = func.getBody().front();
+  plan(block);
+  unsigned numArgs = block.getNumArguments();
+  if (numArgs < 2 || (isStep && numArgs != 3))
+    return func.emitError("the C++ backend expects (tokens, targets") << (isStep ? ", step)" : ")") << " arguments";
+  os << "static void " << name << "(zrt_comm *comm, const void *tokens, "
+     << "const void *targets, "
+     << (isStep ? "int64_t step, float *loss, float *grad_norm" : "float *loss")
+     << ") {\n";
+  auto bindArg = [&](BlockArgument arg, StringRef from) {
+    std::string ct = cType(typeOf(arg).getElementType());
+    exprs[arg] = "((const " + ct + " *)" + from.str() + ")";
+  };
+  bindArg(block.getArgument(0), "tokens");
+  bindArg(block.getArgument(1), "targets");
+  if (isStep) {
+    os << "  const int64_t step_arg[1] = {step};\n";
+    exprs[block.getArgument(2)] = "step_arg";
+  }
+  for (Operation &op : block) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      os << "  *loss = " << ptr(ret.getOperand(0)) << "[0];\n";
+      if (isStep)
+        os << "  *grad_norm = " << ptr(ret.getOperand(1)) << "[0];\n";
+      freeDead(&op);
+      continue;
+    }
+    if (isInlined(&op))
+      continue;
+    if (failed(emitOp(&op)))
+      return failure();
+    freeDead(&op);
+  }
+  os << "}\n\n";
+  return success();
+}
+
+} // namespace zeroc::cpp

@@ -1,0 +1,82 @@
+//===- FunctionEmitter.h - one func.func as a C++ function ------*- C++ -*-===//
+
+#ifndef ZEROC_LIB_TARGET_CPP_FUNCTIONEMITTER_H
+#define ZEROC_LIB_TARGET_CPP_FUNCTIONEMITTER_H
+
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace zeroc::cpp {
+
+/// Where each train.param / train.state lives in the generated state table.
+struct StateTable {
+  llvm::StringMap<unsigned> index;
+};
+
+/// The memory category of a buffer, as zrt.h numbers them.
+enum class Category { Gathered = 3, Buckets = 4, Activations = 5 };
+
+/// Emits one function: buffers allocated at their definition and freed
+/// after their last use, fused elementwise loops, runtime calls.
+class FunctionEmitter {
+public:
+  FunctionEmitter(llvm::raw_ostream &os, const StateTable &states)
+      : os(os), states(states) {}
+
+  /// Emits `func` as `static void NAME(...)` with the signature of its kind
+  /// (training step or forward).
+  mlir::LogicalResult emit(mlir::func::FuncOp func, llvm::StringRef name,
+                           bool isStep);
+
+private:
+  // Planning.
+  void plan(mlir::Block &block);
+  bool isFusable(mlir::Operation *op) const;
+  bool isInlined(mlir::Operation *op) const { return inlined.contains(op); }
+
+  // Values.
+  std::string var(mlir::Value value);
+  std::string ptr(mlir::Value value); // typed pointer expression
+  std::string cType(mlir::Type elementType) const;
+  std::string dtype(mlir::Type elementType) const;
+  void define(mlir::Value value, Category category);
+  void alias(mlir::Value view, mlir::Value source, llvm::StringRef expr);
+  void freeDead(mlir::Operation *op);
+
+  // Ops.
+  mlir::LogicalResult emitOp(mlir::Operation *op);
+  mlir::LogicalResult emitElementwiseRoot(mlir::Operation *op);
+  std::string scalarExpr(mlir::Value value, llvm::ArrayRef<int64_t> shape,
+                         llvm::StringRef index);
+  std::string loadExpr(mlir::Value value, llvm::ArrayRef<int64_t> shape,
+                       llvm::StringRef index);
+  mlir::LogicalResult emitUpdate(mlir::Operation *op);
+
+  llvm::raw_ostream &os;
+  const StateTable &states;
+  llvm::DenseMap<mlir::Value, std::string> names;
+  llvm::DenseMap<mlir::Value, std::string> exprs;
+  /// The buffer each value's storage belongs to (itself when it owns one).
+  llvm::DenseMap<mlir::Value, mlir::Value> base;
+  llvm::DenseMap<mlir::Value, Category> categories;
+  /// Owned buffers that die after this op.
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>> deaths;
+  /// Elementwise ops computed inside their single user's loop.
+  llvm::DenseSet<mlir::Operation *> inlined;
+  /// Writes made redundant by an update computed in place.
+  llvm::DenseSet<mlir::Operation *> elided;
+  /// Reads that must copy because the state changes while they are live.
+  llvm::DenseSet<mlir::Operation *> copyingReads;
+  unsigned nextName = 0;
+};
+
+} // namespace zeroc::cpp
+
+#endif // ZEROC_LIB_TARGET_CPP_FUNCTIONEMITTER_H
