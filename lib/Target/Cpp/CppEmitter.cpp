@@ -18,9 +18,13 @@ namespace {
 const char *kPreamble = R"cpp(
 #include "zeroc/Runtime/zrt.h"
 
+#include <initializer_list>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+/* An array argument written in place: a pointer into an initializer list. */
+#define ZC_LIST(T, ...) (std::initializer_list<T>{__VA_ARGS__}.begin())
 
 /* Scalar functions of the fused elementwise loops. */
 static inline float zc_relu(float x) { return x > 0.0f ? x : 0.0f; }

@@ -31,14 +31,16 @@ RankedTensorType typeOf(Value value) {
 
 int64_t numel(Value value) { return typeOf(value).getNumElements(); }
 
-std::string list(ArrayRef<int64_t> values) {
+/// A constant array argument: a pointer into an initializer list, which
+/// lives until the end of the call's full expression.
+std::string ints(ArrayRef<int64_t> values, StringRef type = "int64_t") {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "{";
+  os << "ZC_LIST(" << type << ", ";
   llvm::interleaveComma(values, os);
   if (values.empty())
     os << "0";
-  os << "}";
+  os << ")";
   return text;
 }
 
@@ -128,8 +130,10 @@ void FunctionEmitter::plan(Block &block) {
         continue;
       for (Operation *user : op.getResult(resultIndex).getUsers())
         if (auto write = dyn_cast<WriteOp>(user);
-            write && write.getName() == read.getName())
+            write && write.getName() == read.getName()) {
           elided.insert(write);
+          inPlaceSource[op.getResult(resultIndex)] = op.getOperand(i);
+        }
     }
   }
 
@@ -174,6 +178,8 @@ void FunctionEmitter::plan(Block &block) {
 
   // Views keep their source alive; owned buffers die after their last use.
   auto sourceOf = [&](Value v) -> Value {
+    if (Value source = inPlaceSource.lookup(v))
+      return source;
     Operation *def = v.getDefiningOp();
     if (!def)
       return nullptr;
@@ -396,13 +402,7 @@ LogicalResult FunctionEmitter::emitUpdate(Operation *op) {
       continue;
     unsigned r = i == 0 ? 0 : i - 1;
     Value operand = op->getOperand(i), result = op->getResult(r);
-    bool inPlace = false;
-    if (auto read = operand.getDefiningOp<ReadOp>(); read && operand.hasOneUse())
-      for (Operation *user : result.getUsers())
-        if (auto write = dyn_cast<WriteOp>(user);
-            write && elided.contains(write) && write.getName() == read.getName())
-          inPlace = true;
-    if (inPlace) {
+    if (inPlaceSource.count(result)) {
       alias(result, operand, ptr(operand));
     } else {
       define(result, Category::Activations);
@@ -441,18 +441,18 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
     return "S[" + std::to_string(states.index.lookup(name)) + "].data";
   };
   auto pointerList = [&](ValueRange values, bool constant) {
-    std::string text = constant ? "(const void *const[]){" : "(void *const[]){";
+    std::string text = constant ? "ZC_LIST(const void *, " : "ZC_LIST(void *, ";
     SmallVector<std::string> parts;
     for (Value v : values)
       parts.push_back(ptr(v));
     text += llvm::join(parts, ", ");
-    return text + "}";
+    return text + ")";
   };
   auto numels = [&](ValueRange values) {
     SmallVector<int64_t> n;
     for (Value v : values)
       n.push_back(numel(v));
-    return "(const int64_t[])" + list(n);
+    return ints(n);
   };
   auto startCollective = [&](StringRef fn, Value input, Value result,
                              int64_t count, Category category) {
@@ -619,8 +619,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         define(t.getResult(), Category::Activations);
         os << "  zrt_transpose(" << dt(t.getInput()) << ", " << ptr(t.getInput())
            << ", " << var(t.getResult()) << ", " << shape.size()
-           << ", (const int64_t[])" << list(shape) << ", (const int64_t[])"
-           << list(t.getPermutation()) << ");\n";
+           << ", " << ints(shape) << ", "
+           << ints(t.getPermutation()) << ");\n";
         return success();
       })
       .Case<SumOp, MeanOp>([&](auto r) {
@@ -635,8 +635,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         define(r.getResult(), Category::Activations);
         os << "  zrt_reduce_sum(" << dt(r.getInput()) << ", " << ptr(r.getInput())
            << ", " << var(r.getResult()) << ", " << shape.size()
-           << ", (const int64_t[])" << list(shape) << ", (const uint8_t[])"
-           << list(flags) << ", " << literal(scale) << ");\n";
+           << ", " << ints(shape) << ", "
+           << ints(flags, "uint8_t") << ", " << literal(scale) << ");\n";
         return success();
       })
       .Case([&](SplitOp s) {
@@ -653,7 +653,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         }
         os << "  zrt_split(" << dt(s.getInput()) << ", " << ptr(s.getInput()) << ", "
            << s.getNumResults() << ", " << pointerList(s.getResults(), false)
-           << ", (const int64_t[])" << list(sizes) << ", " << outer << ", " << inner
+           << ", " << ints(sizes) << ", " << outer << ", " << inner
            << ");\n";
         return success();
       })
@@ -669,8 +669,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
           sizes.push_back(typeOf(v).getShape()[dim]);
         define(c.getResult(), Category::Activations);
         os << "  zrt_concat(" << dt(c.getResult()) << ", " << c.getInputs().size()
-           << ", " << pointerList(c.getInputs(), true) << ", (const int64_t[])"
-           << list(sizes) << ", " << var(c.getResult()) << ", " << outer << ", "
+           << ", " << pointerList(c.getInputs(), true) << ", "
+           << ints(sizes) << ", " << var(c.getResult()) << ", " << outer << ", "
            << inner << ");\n";
         return success();
       })

@@ -72,6 +72,8 @@ private:
   llvm::DenseSet<mlir::Operation *> inlined;
   /// Writes made redundant by an update computed in place.
   llvm::DenseSet<mlir::Operation *> elided;
+  /// Update results computed in place on the state their operand reads.
+  llvm::DenseMap<mlir::Value, mlir::Value> inPlaceSource;
   /// Reads that must copy because the state changes while they are live.
   llvm::DenseSet<mlir::Operation *> copyingReads;
   unsigned nextName = 0;
