@@ -502,6 +502,11 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         int64_t n = b[b.size() - (mm.getTransposeRhs() ? 2 : 1)];
         int64_t batch = numel(mm.getLhs()) / (m * k);
         int64_t strideB = b.size() > 2 ? k * n : 0;
+        // A weight shared by the batch: one GEMM over every row at once.
+        if (strideB == 0 && !mm.getTransposeLhs()) {
+          m *= batch;
+          batch = 1;
+        }
         define(mm.getResult(), Category::Activations);
         os << "  zrt_matmul(" << dt(mm.getLhs()) << ", " << ptr(mm.getLhs())
            << ", " << ptr(mm.getRhs()) << ", " << var(mm.getResult()) << ", "
