@@ -1,0 +1,156 @@
+//===- Args.cpp - the executable's command line ---------------------------===//
+//
+// `--flag value` and `--flag=value` both work. Every error names the flag.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Services.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace zeroc::rt {
+
+namespace {
+
+bool parseInt(const std::string &text, int64_t &value) {
+  if (text.empty())
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  long long parsed = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    return false;
+  value = parsed;
+  return true;
+}
+
+bool parseUnsigned(const std::string &text, uint64_t &value) {
+  if (text.empty() || text[0] == '-' || text[0] == '+')
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    return false;
+  value = parsed;
+  return true;
+}
+
+} // namespace
+
+std::string parseArguments(int argc, char **argv, Options &options) {
+  // Flags that take a value.
+  static const char *const valued[] = {
+      "--data",   "--steps",    "--seed",       "--init",     "--save",
+      "--resume", "--log-json", "--eval-every", "--val-data", "--data-format"};
+  bool sawEvalEvery = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+      continue;
+    }
+    if (arg == "--quiet" || arg == "-q") {
+      options.quiet = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0)
+      return "unexpected argument '" + arg + "' (see --help)";
+    std::string flag = arg, value;
+    bool hasValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      hasValue = true;
+    }
+    bool known = false;
+    for (const char *name : valued)
+      known |= flag == name;
+    if (!known)
+      return "unknown option '" + flag + "' (see --help)";
+    if (!hasValue) {
+      if (i + 1 >= argc)
+        return "option '" + flag + "' needs a value";
+      value = argv[++i];
+    }
+    if (value.empty() && flag != "--data-format")
+      return "option '" + flag + "' needs a non-empty value";
+
+    if (flag == "--data") {
+      options.data = value;
+    } else if (flag == "--steps") {
+      if (!parseInt(value, options.steps) || options.steps < 0)
+        return "--steps: '" + value + "' is not a non-negative integer";
+    } else if (flag == "--seed") {
+      if (!parseUnsigned(value, options.seed))
+        return "--seed: '" + value + "' is not a non-negative integer";
+    } else if (flag == "--init") {
+      options.init = value;
+    } else if (flag == "--save") {
+      options.save = value;
+    } else if (flag == "--resume") {
+      options.resume = value;
+    } else if (flag == "--log-json") {
+      options.logJson = value;
+    } else if (flag == "--eval-every") {
+      if (!parseInt(value, options.evalEvery) || options.evalEvery <= 0)
+        return "--eval-every: '" + value + "' is not a positive integer";
+      sawEvalEvery = true;
+    } else if (flag == "--val-data") {
+      options.valData = value;
+    } else if (flag == "--data-format") {
+      if (value == "bin")
+        options.format = DataFormat::Bin;
+      else if (value == "text")
+        options.format = DataFormat::Text;
+      else
+        return "--data-format: '" + value + "' is not 'bin' or 'text'";
+    }
+  }
+  if (options.help)
+    return "";
+  if (options.data.empty())
+    return "--data PATH is required (a uint16 token file, or text with "
+           "--data-format=text)";
+  if (!options.init.empty() && !options.resume.empty())
+    return "--init and --resume cannot be combined (a checkpoint already "
+           "holds the weights)";
+  if (sawEvalEvery && options.valData.empty())
+    return "--eval-every needs --val-data PATH";
+  if (!sawEvalEvery && !options.valData.empty())
+    return "--val-data needs --eval-every K";
+  return "";
+}
+
+std::string usage(const char *argv0, const zrt_program &program) {
+  std::string text;
+  text += "usage: mpirun -np " + std::to_string(program.world_size) + " " +
+          argv0 + " --data PATH [options]\n\n";
+  text += "Trains '" + std::string(program.model ? program.model : "model") +
+          "' (compiled for " + std::to_string(program.world_size) +
+          " rank(s), ZeRO stage " + std::to_string(program.zero_stage) + ", " +
+          std::to_string(program.batch_per_rank) + " sequence(s) of " +
+          std::to_string(program.seq_len) + " tokens per rank, vocabulary " +
+          std::to_string(program.vocab) + ").\n\n";
+  text +=
+      "  --data PATH           training tokens: raw little-endian uint16 (a\n"
+      "                        nanoGPT .bin, whatever its extension)\n"
+      "  --data-format=FMT     bin (default) or text (bytes, vocabulary 256)\n"
+      "  --steps K             train until the step counter reaches K\n"
+      "                        (default 10; counts steps of a resumed run)\n"
+      "  --seed S              initialization seed (default 1337)\n"
+      "  --init W.safetensors  start from these weights instead of the seed\n"
+      "  --save DIR            at the end, write DIR/model.safetensors (fp32\n"
+      "                        weights) and DIR/state.rankR.safetensors\n"
+      "  --resume DIR          continue from a checkpoint written by --save\n"
+      "  --log-json PATH       JSON Lines log (rank 0)\n"
+      "  --eval-every K        validation loss every K steps, on...\n"
+      "  --val-data PATH       ...this token file (same format as --data)\n"
+      "  --quiet               no progress lines or summary table\n"
+      "  --help                this text\n";
+  return text;
+}
+
+} // namespace zeroc::rt

@@ -1,0 +1,257 @@
+//===- Comm.cpp - zrt collectives over MPI_COMM_WORLD ---------------------===//
+//
+// Each *_start is one MPI non-blocking collective (MPI_Iallreduce,
+// MPI_Ireduce_scatter_block, MPI_Iallgather); zrt_wait is MPI_Waitall on it,
+// timed. f32 and integer sums use MPI's predefined types and MPI_SUM; bf16
+// sums use a 2-byte contiguous datatype with a commutative user operation
+// that adds in f32 and rounds to nearest even, as every kernel does.
+//
+// Buffers that alias the way MPI_IN_PLACE expresses (send == recv for an
+// all-reduce or a reduce-scatter, send at the rank's slot of recv for an
+// all-gather) go in place; any other overlap goes through a temporary that
+// zrt_wait copies out. The CPU runtime has no streams: `stream` is ignored.
+//
+// Bytes sent are counted by the ring formula on the buffer passed (n = the
+// full buffer, padding included): all-reduce round(2(N-1)n/N), reduce-scatter
+// and all-gather round((N-1)n/N) elements, times the element size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Services.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <mpi.h>
+
+using namespace zeroc::rt;
+
+struct zrt_comm {
+  MPI_Comm comm;
+};
+
+struct zrt_request {
+  std::vector<MPI_Request> requests;
+  void *temporary = nullptr; // receives instead of `destination`
+  void *destination = nullptr;
+  size_t bytes = 0;
+};
+
+namespace {
+
+zrt_comm worldComm{MPI_COMM_WORLD};
+MPI_Datatype bf16Type = MPI_DATATYPE_NULL;
+MPI_Op bf16Sum = MPI_OP_NULL;
+std::atomic<int64_t> bytesSent{0};
+double secondsWaited = 0;
+
+/// Pieces of an all-reduce larger than MPI's int counts.
+constexpr size_t kMaxChunk = size_t(1) << 30;
+
+void bf16SumFunction(void *in, void *inout, int *length, MPI_Datatype *) {
+  const uint16_t *a = static_cast<const uint16_t *>(in);
+  uint16_t *b = static_cast<uint16_t *>(inout);
+  for (int i = 0; i < *length; ++i)
+    b[i] = zrt_f32_to_bf16(zrt_bf16_to_f32(a[i]) + zrt_bf16_to_f32(b[i]));
+}
+
+MPI_Comm mpiComm(const zrt_comm *comm) {
+  return comm ? comm->comm : MPI_COMM_WORLD;
+}
+
+int commSize(const zrt_comm *comm) {
+  int size = 1;
+  MPI_Comm_size(mpiComm(comm), &size);
+  return size;
+}
+
+int commRank(const zrt_comm *comm) {
+  int rank = 0;
+  MPI_Comm_rank(mpiComm(comm), &rank);
+  return rank;
+}
+
+struct TypeAndOp {
+  MPI_Datatype type;
+  MPI_Op op;
+};
+
+TypeAndOp mpiTypeOf(const char *function, zrt_dtype dtype) {
+  switch (dtype) {
+  case ZRT_F32:
+    return {MPI_FLOAT, MPI_SUM};
+  case ZRT_BF16:
+    if (bf16Type == MPI_DATATYPE_NULL)
+      zrt_fail("%s: the runtime's bf16 sum is not set up (MPI not "
+               "initialized by the runtime's main?)",
+               function);
+    return {bf16Type, bf16Sum};
+  case ZRT_I32:
+    return {MPI_INT32_T, MPI_SUM};
+  case ZRT_I64:
+    return {MPI_INT64_T, MPI_SUM};
+  }
+  zrt_fail("%s: unknown dtype %d", function, static_cast<int>(dtype));
+}
+
+bool overlaps(const void *a, size_t aBytes, const void *b, size_t bBytes) {
+  auto x = reinterpret_cast<uintptr_t>(a);
+  auto y = reinterpret_cast<uintptr_t>(b);
+  return aBytes && bBytes && x < y + bBytes && y < x + aBytes;
+}
+
+int checkedCount(const char *function, size_t count) {
+  if (count > static_cast<size_t>(INT_MAX))
+    zrt_fail("%s: %zu elements per rank exceed MPI's int count", function,
+             count);
+  return static_cast<int>(count);
+}
+
+/// round(factor * (N - 1) * n / N) elements, times the element size.
+void countRing(int64_t factor, size_t n, int ranks, zrt_dtype dtype) {
+  int64_t numerator = factor * (ranks - 1) * static_cast<int64_t>(n);
+  int64_t elements = (2 * numerator + ranks) / (2 * ranks);
+  bytesSent += elements * static_cast<int64_t>(zrt_dtype_size(dtype));
+}
+
+/// Points the request's receive side at a temporary when `recv` overlaps
+/// `send` in a way MPI_IN_PLACE cannot express.
+void *receiveBuffer(zrt_request *request, void *recv, size_t recvBytes) {
+  request->temporary = std::malloc(recvBytes ? recvBytes : 1);
+  if (!request->temporary)
+    zrt_fail("collective: out of memory for a %zu-byte temporary", recvBytes);
+  request->destination = recv;
+  request->bytes = recvBytes;
+  return request->temporary;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Setup
+//===----------------------------------------------------------------------===//
+
+namespace zeroc::rt {
+
+void commInitialize() {
+  if (bf16Type != MPI_DATATYPE_NULL)
+    return;
+  MPI_Type_contiguous(2, MPI_BYTE, &bf16Type);
+  MPI_Type_commit(&bf16Type);
+  MPI_Op_create(bf16SumFunction, /*commute=*/1, &bf16Sum);
+}
+
+void commFinalize() {
+  if (bf16Sum != MPI_OP_NULL)
+    MPI_Op_free(&bf16Sum);
+  if (bf16Type != MPI_DATATYPE_NULL)
+    MPI_Type_free(&bf16Type);
+}
+
+zrt_comm *defaultComm() { return &worldComm; }
+
+} // namespace zeroc::rt
+
+//===----------------------------------------------------------------------===//
+// The ABI
+//===----------------------------------------------------------------------===//
+
+extern "C" int zrt_rank(const zrt_comm *comm) { return commRank(comm); }
+
+extern "C" int zrt_world_size(const zrt_comm *comm) { return commSize(comm); }
+
+extern "C" zrt_request *zrt_all_reduce_start(zrt_comm *comm, const void *send,
+                                             void *recv, size_t count,
+                                             zrt_dtype dtype, void *stream) {
+  TypeAndOp mpi = mpiTypeOf("zrt_all_reduce_start", dtype);
+  size_t size = zrt_dtype_size(dtype);
+  size_t bytes = count * size;
+  auto *request = new zrt_request;
+  const void *source = send;
+  char *target = static_cast<char *>(recv);
+  if (send == recv)
+    source = MPI_IN_PLACE;
+  else if (overlaps(send, bytes, recv, bytes))
+    target = static_cast<char *>(receiveBuffer(request, recv, bytes));
+  for (size_t done = 0; done < count; done += kMaxChunk) {
+    size_t piece = std::min(kMaxChunk, count - done);
+    const void *pieceSource =
+        source == MPI_IN_PLACE
+            ? MPI_IN_PLACE
+            : static_cast<const char *>(source) + done * size;
+    MPI_Request handle;
+    MPI_Iallreduce(pieceSource, target + done * size, static_cast<int>(piece),
+                   mpi.type, mpi.op, mpiComm(comm), &handle);
+    request->requests.push_back(handle);
+  }
+  countRing(2, count, commSize(comm), dtype);
+  return request;
+}
+
+extern "C" zrt_request *
+zrt_reduce_scatter_start(zrt_comm *comm, const void *send, void *recv,
+                         size_t recv_count, zrt_dtype dtype, void *stream) {
+  TypeAndOp mpi = mpiTypeOf("zrt_reduce_scatter_start", dtype);
+  int count = checkedCount("zrt_reduce_scatter_start", recv_count);
+  int ranks = commSize(comm);
+  size_t size = zrt_dtype_size(dtype);
+  auto *request = new zrt_request;
+  const void *source = send;
+  void *target = recv;
+  if (send == recv)
+    source = MPI_IN_PLACE; // the result lands in the first recv_count
+  else if (overlaps(send, recv_count * ranks * size, recv, recv_count * size))
+    target = receiveBuffer(request, recv, recv_count * size);
+  MPI_Request handle;
+  MPI_Ireduce_scatter_block(source, target, count, mpi.type, mpi.op,
+                            mpiComm(comm), &handle);
+  request->requests.push_back(handle);
+  countRing(1, recv_count * ranks, ranks, dtype);
+  return request;
+}
+
+extern "C" zrt_request *zrt_all_gather_start(zrt_comm *comm, const void *send,
+                                             void *recv, size_t send_count,
+                                             zrt_dtype dtype, void *stream) {
+  TypeAndOp mpi = mpiTypeOf("zrt_all_gather_start", dtype);
+  int count = checkedCount("zrt_all_gather_start", send_count);
+  int ranks = commSize(comm);
+  size_t size = zrt_dtype_size(dtype);
+  auto *request = new zrt_request;
+  const void *source = send;
+  void *target = recv;
+  const char *ownSlot =
+      static_cast<const char *>(recv) + commRank(comm) * send_count * size;
+  if (send == ownSlot)
+    source = MPI_IN_PLACE;
+  else if (overlaps(send, send_count * size, recv, send_count * ranks * size))
+    target = receiveBuffer(request, recv, send_count * ranks * size);
+  MPI_Request handle;
+  MPI_Iallgather(source, count, mpi.type, target, count, mpi.type,
+                 mpiComm(comm), &handle);
+  request->requests.push_back(handle);
+  countRing(1, send_count * ranks, ranks, dtype);
+  return request;
+}
+
+extern "C" void zrt_wait(zrt_request *request) {
+  if (!request)
+    zrt_fail("zrt_wait: null request");
+  double start = MPI_Wtime();
+  MPI_Waitall(static_cast<int>(request->requests.size()),
+              request->requests.data(), MPI_STATUSES_IGNORE);
+  secondsWaited += MPI_Wtime() - start;
+  if (request->temporary) {
+    std::memcpy(request->destination, request->temporary, request->bytes);
+    std::free(request->temporary);
+  }
+  delete request;
+}
+
+extern "C" int64_t zrt_comm_bytes_sent(void) { return bytesSent.load(); }
+
+extern "C" double zrt_comm_seconds_waited(void) { return secondsWaited; }

@@ -1,0 +1,286 @@
+//===- Main.cpp - main() of every zeroc CPU executable --------------------===//
+//
+//   mpirun -np N EXE --data PATH [--steps K] [--seed S] [--init W.safetensors]
+//       [--save DIR] [--resume DIR] [--log-json PATH]
+//       [--eval-every K --val-data PATH] [--data-format=bin|text] [--quiet]
+//
+// The generated code defines zeroc_program(); this file checks the world
+// size, maps the token data, allocates and initializes every state, runs
+// program->train_step once per step, logs, checkpoints and prints a
+// per-rank summary. docs/executable.md describes the behaviour.
+//
+// Every check before the first step is agreed on by all ranks (see
+// Services.h): a bad input stops every rank with one message and status 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Services.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+
+#include <mpi.h>
+
+using namespace zeroc::rt;
+
+namespace {
+
+struct Batch {
+  void *tokens = nullptr;
+  void *targets = nullptr;
+  size_t bytes = 0;
+
+  explicit Batch(const zrt_program &program) {
+    bytes = static_cast<size_t>(program.batch_per_rank * program.seq_len) *
+            zrt_dtype_size(program.id_dtype);
+    size_t rounded = (bytes + 63) / 64 * 64;
+    tokens = std::aligned_alloc(64, rounded);
+    targets = std::aligned_alloc(64, rounded);
+    if (!tokens || !targets)
+      zrt_fail("out of memory for the token batch (%zu bytes)", bytes);
+  }
+  ~Batch() {
+    std::free(tokens);
+    std::free(targets);
+  }
+};
+
+/// The mean over ranks of a per-rank value, on rank 0 (every rank calls).
+double meanOverRanks(double value) {
+  double sum = value;
+  MPI_Reduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  return sum / worldSize();
+}
+
+/// This process's rank as the launcher tells it through the environment
+/// (before MPI_Init), or 0.
+int launcherRank() {
+  for (const char *name :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char *value = std::getenv(name))
+      return std::atoi(value);
+  return 0;
+}
+
+/// Every `interval` steps when a run has more than 100.
+int64_t progressInterval(int64_t steps) {
+  return steps <= 100 ? 1 : (steps + 99) / 100;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // The program and the arguments first, without MPI: --help and argument
+  // errors need no launcher and cost no MPI start-up.
+  const zrt_program *programPointer = zeroc_program();
+  if (!programPointer) {
+    if (launcherRank() == 0)
+      std::fprintf(stderr, "zeroc: error: zeroc_program() returned NULL\n");
+    return 1;
+  }
+  const zrt_program &program = *programPointer;
+  std::string model = program.model ? program.model : "model";
+  Options options;
+  std::string argumentError = parseArguments(argc, argv, options);
+  if (options.help || !argumentError.empty()) {
+    if (launcherRank() == 0) {
+      if (options.help)
+        std::fputs(usage(argv[0], program).c_str(), stdout);
+      else
+        std::fprintf(stderr, "zeroc: error: %s\n", argumentError.c_str());
+    }
+    return options.help ? 0 : 1;
+  }
+
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  commInitialize();
+  int rank = worldRank(), ranks = worldSize();
+  zrt_comm *comm = defaultComm();
+
+  if (program.world_size != ranks)
+    failEverywhere("this executable was compiled for " +
+                   std::to_string(program.world_size) +
+                   " rank(s) (world size " +
+                   std::to_string(program.world_size) + ") but runs on " +
+                   std::to_string(ranks) + "; start it with mpirun -np " +
+                   std::to_string(program.world_size));
+  if (std::string error = validateProgram(program, ranks); !error.empty())
+    failEverywhere(error);
+  if (options.evalEvery && !program.forward)
+    failEverywhere("--eval-every: the program '" + model +
+                   "' has no forward entry point to evaluate with");
+
+  // Token data: every rank maps the files and checks its share of the ids.
+  TokenFile train, validation;
+  agree(train.open(options.data, options.format, program.seq_len));
+  agree(train.validate(program.vocab));
+  if (!options.valData.empty()) {
+    agree(validation.open(options.valData, options.format, program.seq_len));
+    agree(validation.validate(program.vocab));
+  }
+
+  // Outputs that must be writable before any step is spent.
+  FILE *logFile = nullptr;
+  {
+    std::string error;
+    if (rank == 0 && !options.logJson.empty()) {
+      logFile = std::fopen(options.logJson.c_str(), "w");
+      if (!logFile)
+        error = "--log-json: " + options.logJson +
+                ": cannot create: " + std::strerror(errno);
+    }
+    agree(error);
+  }
+  if (!options.save.empty())
+    agree(probeCheckpointDirectory(options.save));
+
+  // State.
+  allocateStates(program);
+  CheckpointInfo info;
+  info.seed = options.seed;
+  if (!options.resume.empty()) {
+    agree(loadCheckpoint(program, options.resume, info));
+  } else if (!options.init.empty()) {
+    agree(initializeFromFile(program, options.init));
+  } else {
+    initializeFromSeed(program, options.seed);
+  }
+  int64_t start = info.step;
+  int64_t end = std::max(options.steps, start);
+  if (rank == 0 && !options.quiet) {
+    std::printf("zeroc: training '%s' on %d rank(s), ZeRO stage %" PRId64
+                ", global batch %" PRId64 " x %" PRId64
+                " tokens, steps %" PRId64 "..%" PRId64 "%s\n",
+                model.c_str(), ranks, program.zero_stage,
+                program.batch_per_rank * ranks, program.seq_len, start, end,
+                options.resume.empty()
+                    ? ""
+                    : (" (resumed from " + options.resume + ")").c_str());
+    if (options.steps < start)
+      std::printf("zeroc: the checkpoint is at step %" PRId64
+                  ", past --steps %" PRId64 ": nothing to train\n",
+                  start, options.steps);
+    std::fflush(stdout);
+  }
+
+  Batch batch(program);
+  auto logLine = [&](const std::string &line) {
+    if (!logFile)
+      return;
+    std::fputs((line + "\n").c_str(), logFile);
+    std::fflush(logFile);
+  };
+  auto evaluate = [&](int64_t step) {
+    validation.fillBatch(step, ranks, rank, program.batch_per_rank,
+                         program.seq_len, program.id_dtype, batch.tokens,
+                         batch.targets);
+    float loss = 0;
+    program.forward(comm, batch.tokens, batch.targets, &loss);
+    double mean = meanOverRanks(loss);
+    if (rank != 0)
+      return;
+    logLine(evalJson(step, mean));
+    if (!options.quiet) {
+      std::printf("step %" PRId64 " | val loss %.4f\n", step, mean);
+      std::fflush(stdout);
+    }
+  };
+
+  // Training.
+  double tokensPerStep =
+      static_cast<double>(program.batch_per_rank * ranks * program.seq_len);
+  int64_t interval = progressInterval(end - start);
+  double measuredSeconds = 0;
+  int64_t measuredSteps = 0;
+  for (int64_t step = start; step < end; ++step) {
+    if (options.evalEvery && step % options.evalEvery == 0)
+      evaluate(step);
+    train.fillBatch(step, ranks, rank, program.batch_per_rank, program.seq_len,
+                    program.id_dtype, batch.tokens, batch.targets);
+    float loss = 0, gradNorm = 0;
+    double before = MPI_Wtime();
+    program.train_step(comm, batch.tokens, batch.targets, step, &loss,
+                       &gradNorm);
+    double seconds = MPI_Wtime() - before;
+    double meanLoss = meanOverRanks(loss);
+    if (rank != 0)
+      continue;
+    // The first step warms caches; leave it out of the ETA when we can.
+    if (step > start || end - start == 1) {
+      measuredSeconds += seconds;
+      ++measuredSteps;
+    }
+    StepRecord record;
+    record.step = step;
+    record.loss = meanLoss;
+    record.gradNorm = gradNorm;
+    record.ms = seconds * 1e3;
+    record.tokensPerSecond = seconds > 0 ? tokensPerStep / seconds : 0;
+    logLine(stepJson(record));
+    bool last = step + 1 == end;
+    if (!options.quiet && (last || (step - start) % interval == 0)) {
+      double perStep =
+          measuredSteps ? measuredSeconds / measuredSteps : seconds;
+      std::puts(progressLine(record, end, perStep * (end - step - 1)).c_str());
+      std::fflush(stdout);
+    }
+  }
+  if (options.evalEvery && end % options.evalEvery == 0)
+    evaluate(end);
+
+  if (!options.save.empty()) {
+    info.step = end;
+    saveCheckpoint(program, options.save, info);
+    if (rank == 0 && !options.quiet)
+      std::printf("zeroc: saved step %" PRId64 " to %s\n", end,
+                  options.save.c_str());
+  }
+
+  // The summary, gathered to rank 0.
+  RankSummary mine;
+  for (int c = 0; c < ZRT_MEM_CATEGORIES; ++c)
+    mine.peak[c] = zrt_mem_peak(static_cast<zrt_mem_category>(c));
+  mine.bytesSent = zrt_comm_bytes_sent();
+  mine.secondsWaiting = zrt_comm_seconds_waited();
+  int64_t packed[ZRT_MEM_CATEGORIES + 1];
+  std::copy(mine.peak, mine.peak + ZRT_MEM_CATEGORIES, packed);
+  packed[ZRT_MEM_CATEGORIES] = mine.bytesSent;
+  std::vector<int64_t> allPacked(rank == 0 ? (ZRT_MEM_CATEGORIES + 1) * ranks
+                                           : 0);
+  std::vector<double> allWaiting(rank == 0 ? ranks : 0);
+  MPI_Gather(packed, ZRT_MEM_CATEGORIES + 1, MPI_INT64_T, allPacked.data(),
+             ZRT_MEM_CATEGORIES + 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  MPI_Gather(&mine.secondsWaiting, 1, MPI_DOUBLE, allWaiting.data(), 1,
+             MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::vector<RankSummary> summaries(ranks);
+    for (int r = 0; r < ranks; ++r) {
+      const int64_t *row = &allPacked[r * (ZRT_MEM_CATEGORIES + 1)];
+      std::copy(row, row + ZRT_MEM_CATEGORIES, summaries[r].peak);
+      summaries[r].bytesSent = row[ZRT_MEM_CATEGORIES];
+      summaries[r].secondsWaiting = allWaiting[r];
+    }
+    logLine(summaryJson(end - start, summaries));
+    if (logFile && std::fclose(logFile) != 0)
+      std::fprintf(stderr, "zeroc: warning: --log-json %s: write error\n",
+                   options.logJson.c_str());
+    if (!options.quiet)
+      std::fputs(summaryTable(program, end - start, summaries).c_str(), stdout);
+  }
+
+  for (int s = 0; s < program.num_states; ++s) {
+    zrt_state &state = program.states[s];
+    zrt_free(state.data,
+             static_cast<size_t>(state.storage_numel) *
+                 zrt_dtype_size(state.dtype),
+             state.kind == ZRT_STATE_PARAM  ? ZRT_MEM_PARAMETERS
+             : state.kind == ZRT_STATE_GRAD ? ZRT_MEM_GRADIENTS
+                                            : ZRT_MEM_OPTIMIZER_STATES);
+    state.data = nullptr;
+  }
+  exitAll(0);
+}

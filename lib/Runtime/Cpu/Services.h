@@ -1,0 +1,210 @@
+//===- Services.h - the CPU runtime's main and its helpers ------*- C++ -*-===//
+//
+// Internal to lib/Runtime/Cpu: what Main.cpp uses from the argument parser,
+// the token reader, the checkpoint code and the logger. Generated code sees
+// only include/zeroc/Runtime/zrt.h.
+//
+// Error handling: a function that can fail returns an error message ("" on
+// success). Main passes every such message to agree(), which every rank
+// calls at the same point: if any rank has an error, the lowest such rank
+// prints it and every rank exits with status 1 — no rank is left waiting in
+// a collective, and no MPI_Abort banner hides the message. Failures inside
+// a training step (zrt_fail) cannot be agreed on and abort every rank.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RUNTIME_CPU_SERVICES_H
+#define ZEROC_RUNTIME_CPU_SERVICES_H
+
+#include "zeroc/Runtime/zrt.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace zeroc::rt {
+
+//===----------------------------------------------------------------------===//
+// Process (Runtime.cpp)
+//===----------------------------------------------------------------------===//
+
+/// This process's rank and the world size (0 and 1 before MPI is up).
+int worldRank();
+int worldSize();
+
+/// Every rank calls this at the same point with its own error ("" when
+/// fine). If any rank has one, the lowest such rank prints it and every rank
+/// finalizes MPI and exits with status 1.
+void agree(const std::string &error);
+
+/// Prints `message` as an error on rank 0 only, then every rank finalizes
+/// MPI and exits with status 1. For errors every rank detects identically
+/// (arguments, the world size), so one copy is printed.
+[[noreturn]] void failEverywhere(const std::string &message);
+
+/// Finalizes MPI (if it is up) and exits with `status`.
+[[noreturn]] void exitAll(int status);
+
+/// "1.2 GiB" style.
+std::string humanBytes(int64_t bytes);
+
+//===----------------------------------------------------------------------===//
+// Collectives (Comm.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Creates the bf16 datatype and sum operation; after MPI_Init.
+void commInitialize();
+/// Frees them; before MPI_Finalize.
+void commFinalize();
+/// The world group that the runtime passes to the program.
+zrt_comm *defaultComm();
+
+//===----------------------------------------------------------------------===//
+// Arguments (Args.cpp)
+//===----------------------------------------------------------------------===//
+
+enum class DataFormat { Bin, Text };
+
+struct Options {
+  std::string data;
+  DataFormat format = DataFormat::Bin;
+  int64_t steps = 10; ///< the step counter to train up to (total steps)
+  uint64_t seed = 1337;
+  std::string init;
+  std::string save;
+  std::string resume;
+  std::string logJson;
+  int64_t evalEvery = 0; ///< 0: no evaluation
+  std::string valData;
+  bool quiet = false;
+  bool help = false;
+};
+
+/// Parses argv. Returns "" or an error naming the flag.
+std::string parseArguments(int argc, char **argv, Options &options);
+/// The --help text.
+std::string usage(const char *argv0, const zrt_program &program);
+
+//===----------------------------------------------------------------------===//
+// Token data (Data.cpp)
+//===----------------------------------------------------------------------===//
+
+/// A token file, memory-mapped read-only.
+class TokenFile {
+public:
+  TokenFile() = default;
+  TokenFile(const TokenFile &) = delete;
+  TokenFile &operator=(const TokenFile &) = delete;
+  ~TokenFile();
+
+  /// Maps `path`; checks that it holds at least `seqLen` + 2 tokens.
+  std::string open(const std::string &path, DataFormat format, int64_t seqLen);
+  /// Collective: every rank checks its share of the file for ids >= vocab;
+  /// the first bad one (lowest offset) is reported by every rank.
+  std::string validate(int64_t vocab) const;
+
+  int64_t numTokens() const { return tokens; }
+  int64_t token(int64_t index) const {
+    return format == DataFormat::Bin
+               ? static_cast<int64_t>(bytes[2 * index] |
+                                      (bytes[2 * index + 1] << 8))
+               : static_cast<int64_t>(bytes[index]);
+  }
+
+  /// Fills this rank's `batchPerRank` sequences of step `step`: sequence i
+  /// of the global batch G = worldSize * batchPerRank starts at token
+  /// ((step * G + i) * seqLen) mod (L - seqLen - 1); targets are the next
+  /// tokens. `tokensOut` and `targetsOut` hold batchPerRank * seqLen ids of
+  /// `idDtype` (ZRT_I32 or ZRT_I64).
+  void fillBatch(int64_t step, int64_t worldSize, int64_t rank,
+                 int64_t batchPerRank, int64_t seqLen, zrt_dtype idDtype,
+                 void *tokensOut, void *targetsOut) const;
+
+private:
+  std::string path;
+  DataFormat format = DataFormat::Bin;
+  const uint8_t *bytes = nullptr;
+  size_t mappedBytes = 0;
+  int64_t tokens = 0;
+};
+
+/// The start token of global sequence `index` of step `step`.
+int64_t sequenceStart(int64_t step, int64_t globalBatch, int64_t index,
+                      int64_t seqLen, int64_t numTokens);
+
+//===----------------------------------------------------------------------===//
+// State, checkpoints (Checkpoint.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Checks the program's description (every rank detects the same errors).
+std::string validateProgram(const zrt_program &program, int worldSize);
+
+/// Allocates every state's storage with zrt_alloc.
+void allocateStates(const zrt_program &program);
+
+/// Initializes every state on this rank from the initializers and `seed`.
+void initializeFromSeed(const zrt_program &program, uint64_t seed);
+
+/// Initializes parameters (and their masters) from a safetensors file of
+/// full tensors named as the parameters; other states are zeros.
+std::string initializeFromFile(const zrt_program &program,
+                               const std::string &path);
+
+/// The fingerprint of the state table (names, kinds, dtypes, shapes,
+/// shards), as 16 hex digits.
+std::string stateFingerprint(const zrt_program &program);
+
+struct CheckpointInfo {
+  int64_t step = 0; ///< the next step to run
+  uint64_t seed = 0;
+};
+
+/// mkdir -p DIR and check that this rank can create files there.
+std::string probeCheckpointDirectory(const std::string &dir);
+
+/// Collective: writes DIR/model.safetensors (rank 0, gathered fp32 weights)
+/// and DIR/state.rankR.safetensors (every rank), all or nothing. Errors are
+/// agreed on inside (every rank exits); returns "".
+std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
+                           const CheckpointInfo &info);
+
+/// Loads DIR/state.rankR.safetensors into this rank's storage. Errors name
+/// the mismatch (model, world size, stage, state table).
+std::string loadCheckpoint(const zrt_program &program, const std::string &dir,
+                           CheckpointInfo &info);
+
+//===----------------------------------------------------------------------===//
+// Logging (Log.cpp)
+//===----------------------------------------------------------------------===//
+
+struct StepRecord {
+  int64_t step = 0;
+  double loss = 0;
+  double gradNorm = 0;
+  double ms = 0;
+  double tokensPerSecond = 0;
+};
+
+/// One rank's figures for the end-of-run summary.
+struct RankSummary {
+  int64_t peak[ZRT_MEM_CATEGORIES] = {};
+  int64_t bytesSent = 0;
+  double secondsWaiting = 0;
+};
+
+/// Formats a double for JSON: shortest round-trip text; null if not finite.
+std::string jsonNumber(double value);
+
+/// The progress line of one step ("step 3/10 | loss ...").
+std::string progressLine(const StepRecord &record, int64_t lastStep,
+                         double etaSeconds);
+std::string stepJson(const StepRecord &record);
+std::string evalJson(int64_t step, double valLoss);
+std::string summaryJson(int64_t steps, const std::vector<RankSummary> &ranks);
+std::string summaryTable(const zrt_program &program, int64_t steps,
+                         const std::vector<RankSummary> &ranks);
+
+} // namespace zeroc::rt
+
+#endif // ZEROC_RUNTIME_CPU_SERVICES_H
