@@ -119,18 +119,33 @@ Category categoryOf(Operation *op, Value result) {
     return Gathered;
   if (isGradientCollective(op))
     return Buckets;
+  // Tensors unpacked (copied) out of a collective's result belong with it.
+  if (auto unpack = dyn_cast<UnpackOp>(op)) {
+    Value source = unpack.getInput();
+    if (auto wait = source.getDefiningOp<WaitOp>())
+      source = wait.getFuture();
+    if (Operation *producer = source.getDefiningOp())
+      if (isGatherCollective(producer))
+        return Gathered;
+  }
   return Activations;
 }
 
-/// Views own no memory: they keep their source's buffer alive.
+/// Views own no memory: they keep their source's buffer alive. A
+/// train.unpack with shards > 1 copies (each tensor is spread over every
+/// rank's chunk) and ends its input's life.
 bool isView(Operation *op) {
-  return isa<ReadOp, UnpackOp, ReshapeOp, WaitOp>(op);
+  if (auto unpack = dyn_cast<UnpackOp>(op))
+    return unpack.getShards() == 1;
+  return isa<ReadOp, ReshapeOp, WaitOp, shard::AllSliceOp>(op);
 }
 
 /// The value a view reads; null for train.read (its source is persistent).
 Value viewSource(Operation *op) {
   if (auto unpack = dyn_cast<UnpackOp>(op))
     return unpack.getInput();
+  if (auto slice = dyn_cast<shard::AllSliceOp>(op))
+    return slice.getInput();
   if (auto reshape = dyn_cast<ReshapeOp>(op))
     return reshape.getInput();
   if (auto wait = dyn_cast<WaitOp>(op))
@@ -166,6 +181,16 @@ void computeTransient(func::FuncOp step, MemoryReport &report) {
   for (Operation &op : body) {
     // Every use, including those inside the op's regions, keeps the used
     // buffer alive through this op.
+    // train.release of a gathered buffer ends the life of the tensors
+    // unpacked from it (the buffer itself dies at the unpack).
+    if (auto release = dyn_cast<ReleaseOp>(op)) {
+      for (Operation *user : release.getBuffer().getUsers())
+        if (auto unpack = dyn_cast<UnpackOp>(user); unpack && !isView(unpack))
+          for (Value result : unpack.getResults())
+            touch(result, index);
+      ++index;
+      continue;
+    }
     op.walk([&](Operation *nested) {
       for (Value operand : nested->getOperands())
         touch(operand, index);

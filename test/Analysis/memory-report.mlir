@@ -11,19 +11,25 @@
 //   optimizer states  f32:  3 kinds * (15 + 2) * 4     = 204
 //   model states                                       = 272
 //
-// Liveness (op index: bytes, category G/B/A; [def, end]):
+// Liveness (op index: bytes, category G/B/A; [def, end]). The train.unpack
+// at 5 has shards = 4, so it copies: %f dies there, and %w and %b are new
+// gathered buffers that the train.release of %g at 10 frees.
 //   2 %seg    34 G [2, 4]   its all-gather runs until the wait at 4
-//   3 %f     136 G [3, 10]  the wait, unpack and their users are views of
-//                           it; released at 10
+//   3 %f     136 G [3, 5]   the wait %g is a view of it; its last use is the
+//                           unpack at 5 (the release does not use it)
+//   5 %w     120 G [5, 10]  copied out of %g, released at 10
+//   5 %b      14 G [5, 10]
 //   6 %h      60 A [6, 8]
 //   7 %loss    4 A [7, 17]
 //   8 %dw    120 A [8, 11]
 //   9 %db     14 A [9, 11]
 //  11 %bucket 136 B [11, 13] its reduce-scatter runs until the wait at 13
-//  12 %rf     34 B [12, 16]
+//  12 %rf     34 B [12, 16] the unpack at 14 has shards = 1: a view of it
 //  17 %l       4 B [17, 18] an upstream all-reduce's result is a bucket
-// Peaks: G 34+136 = 170 at 3; A 60+4+120 = 184 at 8; B 136+34 = 170 at 12;
-// combined 136 + 184 = 320 at 8.
+// Peaks: G 136 + 120 + 14 = 270 at 5 (the gathered buffer and its copy);
+// A 60 + 4 + 120 = 184 at 8; B 136 + 34 = 170 at 12; combined at 8:
+// 134 (G) + 184 (A) = 318 (at 5 only 270; at 11 138 (A) + 136 (B) = 274).
+// Model states + peak: 272 + 318 = 590.
 //
 // Communication, N = 4, padding excluded (n = 67 real elements, not 68):
 //   all_gather     3/4 * 67 = 50.25 -> 50 elements, 100 bytes (bf16)
@@ -43,12 +49,12 @@
 // CHECK-NEXT:   "model_states": 272
 // CHECK-NEXT: },
 // CHECK-NEXT: "transient_bytes": {
-// CHECK-NEXT:   "gathered_parameters": 170,
+// CHECK-NEXT:   "gathered_parameters": 270,
 // CHECK-NEXT:   "gradient_buckets": 170,
 // CHECK-NEXT:   "activations": 184,
-// CHECK-NEXT:   "peak": 320
+// CHECK-NEXT:   "peak": 318
 // CHECK-NEXT: },
-// CHECK-NEXT: "peak_bytes_per_rank": 592,
+// CHECK-NEXT: "peak_bytes_per_rank": 590,
 // CHECK-NEXT: "communication_per_rank_per_step": {
 // CHECK-NEXT:   "elements": 102,
 // CHECK-NEXT:   "bytes": 208,
@@ -82,11 +88,11 @@
 // TABLE-NEXT:   optimizer states     204      0.00 MiB     3.045
 // TABLE-NEXT:   total                272      0.00 MiB     4.060
 // TABLE-NEXT: transient (peak over the step)
-// TABLE-NEXT:   gathered parameters  170
+// TABLE-NEXT:   gathered parameters  270
 // TABLE-NEXT:   gradient buckets     170
 // TABLE-NEXT:   activations          184
-// TABLE-NEXT:   combined peak        320
-// TABLE:      model states + peak    592
+// TABLE-NEXT:   combined peak        318
+// TABLE:      model states + peak    590
 // TABLE:      all_reduce             2      0.00 MiB         1
 // TABLE-NEXT: reduce_scatter         50      0.00 MiB         1
 // TABLE-NEXT: all_gather             50      0.00 MiB         1
