@@ -1,0 +1,320 @@
+//===- KernelsAttention.cpp - causal mask and fused attention -------------===//
+//
+// zrt_attention: per (batch * head) and block of kRowBlock query rows, the
+// scores S = scale * Q K^T (sgemm), a causal-masked, max-subtracted softmax
+// in place, and O = P V (sgemm). A causal block only computes the key
+// columns its rows can see. Tasks are independent, run dynamically over
+// OpenMP threads with OpenBLAS held to one thread each, and need a scratch
+// of kRowBlock * s floats (plus widened operands for bf16).
+//
+// zrt_attention_grad recomputes P block by block (nothing is saved by the
+// forward kernel) and forms dV += P^T dO, dP = dO V^T,
+// dS = P * (dP - rowsum(P * dP)), dQ = scale dS K and dK += scale dS^T Q.
+// dK and dV sum over every query row of a head, so a task owns whole heads,
+// or, when there are fewer heads than kTargetTasks, an interleaved share of
+// a head's row blocks with its own dK/dV partial sums, added in a fixed order
+// afterwards. Both partitions depend only on the shapes, so results do not
+// depend on the thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelsCommon.h"
+
+#include <cblas.h>
+
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+using namespace zeroc::rt;
+
+namespace {
+
+constexpr int64_t kRowBlock = 64;
+constexpr int64_t kTargetTasks = 32;
+
+struct Attention {
+  int64_t bh, t, s, d;
+  float scale;
+  bool causal;
+
+  /// Key columns query row i attends to.
+  int64_t validCols(int64_t i) const {
+    return causal ? std::min(i + 1, s) : s;
+  }
+  /// Key columns that rows [.., i1) need.
+  int64_t blockCols(int64_t i1) const { return causal ? std::min(i1, s) : s; }
+  int64_t blocks() const { return (t + kRowBlock - 1) / kRowBlock; }
+};
+
+/// c (m x n) = alpha * op(a) op(b) + beta * c, row-major, dense.
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+          const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+          float *c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
+              static_cast<int>(ldc));
+}
+
+/// Softmax in place of the scores of rows [i0, i0 + rows), each of `cols`
+/// stored columns of which validCols(i) take part; the rest become 0.
+ZRT_HOT void softmaxBlock(float *scores, int64_t rows, int64_t cols,
+                          int64_t i0, const Attention &at) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float *row = scores + r * cols;
+    int64_t valid = at.validCols(i0 + r);
+    float max = rowMax(row, valid);
+    float inv = static_cast<float>(1.0 / expShiftedSum(row, row, valid, max));
+    for (int64_t j = 0; j < valid; ++j)
+      row[j] *= inv;
+    for (int64_t j = valid; j < cols; ++j)
+      row[j] = 0.0f;
+  }
+}
+
+/// rows x cols: dS = P * (dP - rowsum(P * dP)), written over dP.
+ZRT_HOT void softmaxGradBlock(const float *p, float *dp, int64_t rows,
+                              int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *pr = p + r * cols;
+    float *dr = dp + r * cols;
+    float dot = static_cast<float>(rowDot(pr, dr, cols));
+    for (int64_t j = 0; j < cols; ++j)
+      dr[j] = pr[j] * (dr[j] - dot);
+  }
+}
+
+/// Probabilities P (bi x se) of query rows [i0, i0 + bi) of one head, from
+/// f32 q rows and keys.
+void probabilities(const Attention &at, const float *q, const float *k,
+                   int64_t i0, int64_t bi, int64_t se, float *p) {
+  gemm(false, true, bi, se, at.d, at.scale, q, at.d, k, at.d, 0.0f, p, se);
+  softmaxBlock(p, bi, se, i0, at);
+}
+
+/// The f32 view of `count` elements at `src`: itself, or widened into
+/// `scratch`.
+const float *asF32(const float *src, float *, int64_t) { return src; }
+const float *asF32(const bf16 *src, float *scratch, int64_t count) {
+  bf16ToF32(src, scratch, count);
+  return scratch;
+}
+
+template <typename T>
+void attentionForward(const Attention &at, const T *q, const T *k, const T *v,
+                      T *out) {
+  constexpr bool isF32 = std::is_same_v<T, float>;
+  int64_t t = at.t, s = at.s, d = at.d, nb = at.blocks();
+  BlasSingleThreaded single;
+  parallelTasks(at.bh * nb, kRowBlock * s * d / 2, [&](int64_t task) {
+    int64_t h = task / nb, i0 = (task % nb) * kRowBlock;
+    int64_t bi = std::min(kRowBlock, t - i0), se = at.blockCols(i0 + bi);
+    std::unique_ptr<float[]> p = scratchF32(bi * se);
+    std::unique_ptr<float[]> conv;
+    float *qs = nullptr, *ks = nullptr, *vs = nullptr, *os = nullptr;
+    if constexpr (!isF32) {
+      conv = scratchF32(2 * bi * d + 2 * se * d);
+      qs = conv.get();
+      os = qs + bi * d;
+      ks = os + bi * d;
+      vs = ks + se * d;
+    }
+    const float *qf = asF32(q + (h * t + i0) * d, qs, bi * d);
+    const float *kf = asF32(k + h * s * d, ks, se * d);
+    const float *vf = asF32(v + h * s * d, vs, se * d);
+    probabilities(at, qf, kf, i0, bi, se, p.get());
+    float *of;
+    if constexpr (isF32)
+      of = out + (h * t + i0) * d;
+    else
+      of = os;
+    gemm(false, false, bi, d, se, 1.0f, p.get(), se, vf, d, 0.0f, of, d);
+    if constexpr (!isF32)
+      f32ToBf16(os, out + (h * t + i0) * d, bi * d);
+  });
+}
+
+template <typename T>
+void attentionBackward(const Attention &at, const T *dout, const T *q,
+                       const T *k, const T *v, T *dq, T *dk, T *dv) {
+  constexpr bool isF32 = std::is_same_v<T, float>;
+  int64_t t = at.t, s = at.s, d = at.d, nb = at.blocks();
+  // Tasks per head: 1 when the heads alone keep the threads busy.
+  int64_t groups =
+      at.bh >= kTargetTasks
+          ? 1
+          : std::min(nb, (kTargetTasks + at.bh - 1) / at.bh);
+  // With several groups per head, each keeps dK and dV partials here.
+  std::unique_ptr<float[]> partial;
+  if (groups > 1)
+    partial = scratchF32(at.bh * groups * 2 * s * d);
+
+  {
+    BlasSingleThreaded single;
+    parallelTasks(at.bh * groups, nb / groups * kRowBlock * s * d,
+                  [&](int64_t task) {
+      int64_t h = task / groups, g = task % groups;
+      // Widened inputs of the head (bf16), dQ rows of a block, P, dP.
+      std::unique_ptr<float[]> conv, acc;
+      float *qs = nullptr, *dos = nullptr, *dqs = nullptr, *ks = nullptr,
+            *vs = nullptr;
+      if constexpr (!isF32) {
+        conv = scratchF32(3 * kRowBlock * d + 2 * s * d);
+        qs = conv.get();
+        dos = qs + kRowBlock * d;
+        dqs = dos + kRowBlock * d;
+        ks = dqs + kRowBlock * d;
+        vs = ks + s * d;
+      }
+      const float *kf = asF32(k + h * s * d, ks, s * d);
+      const float *vf = asF32(v + h * s * d, vs, s * d);
+      // Where dK and dV of this task accumulate.
+      float *dka, *dva;
+      if (groups > 1) {
+        dka = partial.get() + (h * groups + g) * 2 * s * d;
+        dva = dka + s * d;
+      } else if constexpr (isF32) {
+        dka = dk + h * s * d;
+        dva = dv + h * s * d;
+      } else {
+        acc = scratchF32(2 * s * d);
+        dka = acc.get();
+        dva = dka + s * d;
+      }
+      std::fill(dka, dka + s * d, 0.0f);
+      std::fill(dva, dva + s * d, 0.0f);
+      std::unique_ptr<float[]> p = scratchF32(kRowBlock * s);
+      std::unique_ptr<float[]> dp = scratchF32(kRowBlock * s);
+      for (int64_t blk = g; blk < nb; blk += groups) {
+        int64_t i0 = blk * kRowBlock;
+        int64_t bi = std::min(kRowBlock, t - i0), se = at.blockCols(i0 + bi);
+        const float *qf = asF32(q + (h * t + i0) * d, qs, bi * d);
+        const float *dof = asF32(dout + (h * t + i0) * d, dos, bi * d);
+        probabilities(at, qf, kf, i0, bi, se, p.get());
+        // dV += P^T dO; dP = dO V^T; dS = softmax'(dP).
+        gemm(true, false, se, d, bi, 1.0f, p.get(), se, dof, d, 1.0f, dva, d);
+        gemm(false, true, bi, se, d, 1.0f, dof, d, vf, d, 0.0f, dp.get(), se);
+        softmaxGradBlock(p.get(), dp.get(), bi, se);
+        // dQ = scale dS K; dK += scale dS^T Q.
+        float *dqf;
+        if constexpr (isF32)
+          dqf = dq + (h * t + i0) * d;
+        else
+          dqf = dqs;
+        gemm(false, false, bi, d, se, at.scale, dp.get(), se, kf, d, 0.0f, dqf,
+             d);
+        if constexpr (!isF32)
+          f32ToBf16(dqs, dq + (h * t + i0) * d, bi * d);
+        gemm(true, false, se, d, bi, at.scale, dp.get(), se, qf, d, 1.0f, dka,
+             d);
+      }
+      if constexpr (!isF32) {
+        if (groups == 1) {
+          f32ToBf16(dka, dk + h * s * d, s * d);
+          f32ToBf16(dva, dv + h * s * d, s * d);
+        }
+      }
+    });
+  }
+
+  if (groups > 1) {
+    // dK, dV of head h = the sum of its groups' partials, in group order.
+    parallelFor(at.bh * s, groups * d * 2, [&](int64_t r0, int64_t r1) {
+      std::unique_ptr<float[]> row = scratchF32(2 * d);
+      for (int64_t r = r0; r < r1; ++r) {
+        int64_t h = r / s, j = r % s;
+        float *sk = row.get(), *sv = sk + d;
+        std::fill(sk, sk + 2 * d, 0.0f);
+        for (int64_t g = 0; g < groups; ++g) {
+          const float *base = partial.get() + (h * groups + g) * 2 * s * d;
+          for (int64_t c = 0; c < d; ++c) {
+            sk[c] += base[j * d + c];
+            sv[c] += base[s * d + j * d + c];
+          }
+        }
+        for (int64_t c = 0; c < d; ++c) {
+          fromF32(sk[c], dk[r * d + c]);
+          fromF32(sv[c], dv[r * d + c]);
+        }
+      }
+    });
+  }
+}
+
+void checkAttention(const char *kernel, int64_t bh, int64_t t, int64_t s,
+                    int64_t d) {
+  checkNonNegative(kernel, "bh", bh);
+  checkNonNegative(kernel, "t", t);
+  checkNonNegative(kernel, "s", s);
+  checkNonNegative(kernel, "d", d);
+}
+
+} // namespace
+
+extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
+                                int64_t batch, int64_t t, int64_t s,
+                                int zero) {
+  checkNonNegative("zrt_causal_mask", "batch", batch);
+  checkNonNegative("zrt_causal_mask", "t", t);
+  checkNonNegative("zrt_causal_mask", "s", s);
+  dispatchFloat("zrt_causal_mask", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T masked;
+    fromF32(zero ? 0.0f : -__builtin_inff(), masked);
+    const T *xt = static_cast<const T *>(x);
+    T *yt = static_cast<T *>(y);
+    parallelFor(batch * t, s, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        int64_t keep = std::min(r % t + 1, s);
+        if (xt != yt)
+          std::memcpy(yt + r * s, xt + r * s, keep * sizeof(T));
+        std::fill(yt + r * s + keep, yt + (r + 1) * s, masked);
+      }
+    });
+  });
+}
+
+extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
+                              const void *v, void *out, int64_t bh, int64_t t,
+                              int64_t s, int64_t d, double scale,
+                              int causal) {
+  checkAttention("zrt_attention", bh, t, s, d);
+  dispatchFloat("zrt_attention", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (bh == 0 || t == 0 || d == 0)
+      return;
+    if (s == 0) { // softmax over no keys: the empty sum
+      parallelZero(out, static_cast<size_t>(bh * t * d) * sizeof(T));
+      return;
+    }
+    Attention at{bh, t, s, d, static_cast<float>(scale), causal != 0};
+    attentionForward(at, static_cast<const T *>(q), static_cast<const T *>(k),
+                     static_cast<const T *>(v), static_cast<T *>(out));
+  });
+}
+
+extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
+                                   const void *q, const void *k,
+                                   const void *v, void *dq, void *dk, void *dv,
+                                   int64_t bh, int64_t t, int64_t s, int64_t d,
+                                   double scale, int causal) {
+  checkAttention("zrt_attention_grad", bh, t, s, d);
+  dispatchFloat("zrt_attention_grad", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (bh == 0 || d == 0)
+      return;
+    if (t == 0 || s == 0) { // no scores: every cotangent is an empty sum
+      parallelZero(dq, static_cast<size_t>(bh * t * d) * sizeof(T));
+      parallelZero(dk, static_cast<size_t>(bh * s * d) * sizeof(T));
+      parallelZero(dv, static_cast<size_t>(bh * s * d) * sizeof(T));
+      return;
+    }
+    Attention at{bh, t, s, d, static_cast<float>(scale), causal != 0};
+    attentionBackward(at, static_cast<const T *>(dout),
+                      static_cast<const T *>(q), static_cast<const T *>(k),
+                      static_cast<const T *>(v), static_cast<T *>(dq),
+                      static_cast<T *>(dk), static_cast<T *>(dv));
+  });
+}

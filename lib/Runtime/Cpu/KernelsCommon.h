@@ -1,0 +1,314 @@
+//===- KernelsCommon.h - helpers shared by the CPU runtime kernels -*- C++ -*-===//
+//
+// Internal to lib/Runtime/Cpu/Kernels*.cpp: storage-type dispatch (f32 or
+// bf16 bit patterns), row conversion to and from f32, a fast exp for the
+// non-positive arguments of softmax-like kernels, summation helpers, and the
+// OpenMP / OpenBLAS threading glue. docs/runtime-kernels.md explains the
+// choices.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_LIB_RUNTIME_CPU_KERNELSCOMMON_H
+#define ZEROC_LIB_RUNTIME_CPU_KERNELSCOMMON_H
+
+#include "zeroc/Runtime/zrt.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include <omp.h>
+
+namespace zeroc::rt {
+
+/// Storage of a bf16 element: its bit pattern.
+using bf16 = uint16_t;
+
+/// Hot per-row loops are compiled for AVX-512 and AVX2 as well as the
+/// baseline, and picked at load time (GCC function multiversioning), so the
+/// library runs on any x86-64 and still vectorizes where the CPU can.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ZRT_HOT                                                                \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3",            \
+                               "default")))
+#else
+#define ZRT_HOT
+#endif
+
+//===----------------------------------------------------------------------===//
+// Element access
+//===----------------------------------------------------------------------===//
+
+inline float toF32(float value) { return value; }
+inline float toF32(bf16 value) { return zrt_bf16_to_f32(value); }
+inline void fromF32(float value, float &out) { out = value; }
+inline void fromF32(float value, bf16 &out) { out = zrt_f32_to_bf16(value); }
+
+/// dst[i] = f32(src[i]).
+template <typename T>
+inline void loadRow(const T *src, float *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = toF32(src[i]);
+}
+/// dst[i] = T(src[i]), rounded to nearest even for bf16.
+template <typename T>
+inline void storeRow(const float *src, T *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    fromF32(src[i], dst[i]);
+}
+
+/// A row as f32: `src` itself when T is float, else converted into `scratch`.
+inline const float *rowF32(const float *src, float *, int64_t) { return src; }
+inline const float *rowF32(const bf16 *src, float *scratch, int64_t n) {
+  loadRow(src, scratch, n);
+  return scratch;
+}
+
+/// The name of a dtype for messages.
+inline const char *dtypeName(zrt_dtype dtype) {
+  switch (dtype) {
+  case ZRT_F32:
+    return "f32";
+  case ZRT_BF16:
+    return "bf16";
+  case ZRT_I32:
+    return "i32";
+  case ZRT_I64:
+    return "i64";
+  }
+  return "unknown";
+}
+
+/// Calls fn(float{}) or fn(bf16{}) by `dtype`; any other dtype fails naming
+/// the kernel.
+template <typename Fn>
+inline void dispatchFloat(const char *kernel, zrt_dtype dtype, Fn &&fn) {
+  switch (dtype) {
+  case ZRT_F32:
+    fn(float{});
+    return;
+  case ZRT_BF16:
+    fn(bf16{});
+    return;
+  default:
+    zrt_fail("%s: unsupported dtype %s (%d); expected f32 or bf16", kernel,
+             dtypeName(dtype), static_cast<int>(dtype));
+  }
+}
+
+/// Reads integer id `i` of an i32 or i64 array.
+inline int64_t loadId(const void *ids, zrt_dtype idDtype, int64_t i) {
+  return idDtype == ZRT_I32 ? static_cast<const int32_t *>(ids)[i]
+                            : static_cast<const int64_t *>(ids)[i];
+}
+
+/// Fails unless `idDtype` is i32 or i64 and every one of the `n` ids is in
+/// [0, limit): "<kernel>: <what> <value> at position <i> is outside [0,
+/// limit)". Runs before any parallel work, so zrt_fail is called from the
+/// calling thread.
+void checkIds(const char *kernel, const char *what, const void *ids,
+              zrt_dtype idDtype, int64_t n, int64_t limit);
+
+/// Fails unless `value` >= 0.
+void checkNonNegative(const char *kernel, const char *what, int64_t value);
+
+//===----------------------------------------------------------------------===//
+// Math
+//===----------------------------------------------------------------------===//
+
+/// exp(x) for x <= 0 (and -inf, which gives 0; NaN stays NaN), written so
+/// that loops over it vectorize: Cody-Waite range reduction x = n ln2 + r,
+/// |r| <= ln2/2, a degree-6 polynomial for e^r (Cephes' expf coefficients)
+/// and 2^n put into the exponent bits. Within 2 ulp of the correctly rounded
+/// result on [-87.3, 0] (the tests measure it); below -87.3 the result, which
+/// would be subnormal, is 0.
+inline float expNonPositive(float x) {
+  const float lo = -87.3365f;
+  float xc = x < lo ? lo : x; // NaN stays
+  float fn = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = xc - fn * 0.693359375f;
+  r = r - fn * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  int32_t n = static_cast<int32_t>(fn);
+  uint32_t bits = static_cast<uint32_t>(n + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return x < lo ? 0.0f : p * scale;
+}
+
+/// Largest of x[0..n) (-inf for n == 0; NaN-propagating is not guaranteed).
+inline float rowMax(const float *x, int64_t n) {
+  constexpr int L = 16;
+  float m[L];
+  for (int l = 0; l < L; ++l)
+    m[l] = -__builtin_inff();
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l)
+      m[l] = x[i + l] > m[l] ? x[i + l] : m[l];
+  float result = -__builtin_inff();
+  for (int l = 0; l < L; ++l)
+    result = m[l] > result ? m[l] : result;
+  for (; i < n; ++i)
+    result = x[i] > result ? x[i] : result;
+  return result;
+}
+
+/// Sum of x[0..n) in eight double lanes (statistics such as a layernorm
+/// mean, where f32 partial sums would lose digits to a large offset).
+inline double rowSum(const float *x, int64_t n) {
+  constexpr int L = 8;
+  double acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l)
+      acc[l] += static_cast<double>(x[i + l]);
+  double total = 0;
+  for (; i < n; ++i)
+    total += static_cast<double>(x[i]);
+  for (int l = 0; l < L; ++l)
+    total += acc[l];
+  return total;
+}
+
+/// Sum of x[i] * y[i]: f32 products added in eight double lanes.
+inline double rowDot(const float *x, const float *y, int64_t n) {
+  constexpr int L = 8;
+  double acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l)
+      acc[l] += static_cast<double>(x[i + l] * y[i + l]);
+  double total = 0;
+  for (; i < n; ++i)
+    total += static_cast<double>(x[i] * y[i]);
+  for (int l = 0; l < L; ++l)
+    total += acc[l];
+  return total;
+}
+
+/// y[i] = exp(x[i] - shift) for x[i] <= shift; returns their sum: 16 f32
+/// lanes over blocks of 256 (terms in [0, 1]), the block sums added in
+/// double. y may be x.
+inline double expShiftedSum(const float *x, float *y, int64_t n, float shift) {
+  constexpr int L = 16;
+  double total = 0;
+  for (int64_t b = 0; b < n; b += 256) {
+    int64_t e = std::min<int64_t>(n, b + 256);
+    float acc[L] = {};
+    int64_t i = b;
+    for (; i + L <= e; i += L)
+      for (int l = 0; l < L; ++l) {
+        float v = expNonPositive(x[i + l] - shift);
+        y[i + l] = v;
+        acc[l] += v;
+      }
+    float tail = 0;
+    for (; i < e; ++i) {
+      float v = expNonPositive(x[i] - shift);
+      y[i] = v;
+      tail += v;
+    }
+    float block = tail;
+    for (int l = 0; l < L; ++l)
+      block += acc[l];
+    total += block;
+  }
+  return total;
+}
+
+//===----------------------------------------------------------------------===//
+// Threading
+//===----------------------------------------------------------------------===//
+
+/// Below this many elements touched (or flops / 8), a kernel stays on the
+/// calling thread: an OpenMP fork-join costs a few microseconds.
+constexpr int64_t kParallelWork = 1 << 15;
+
+inline int maxThreads() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
+
+/// Runs fn(begin, end) over [0, n) in one contiguous range per thread, or on
+/// the calling thread when n * workPerItem < kParallelWork. fn must not
+/// depend on how the range is cut (every kernel's results are independent of
+/// the thread count).
+template <typename Fn>
+inline void parallelFor(int64_t n, int64_t workPerItem, Fn &&fn) {
+  if (n <= 0)
+    return;
+  int threads = maxThreads();
+  if (threads <= 1 || n == 1 || n * std::max<int64_t>(workPerItem, 1) <
+                                    kParallelWork) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  int64_t chunks = std::min<int64_t>(n, threads);
+#pragma omp parallel for schedule(static, 1) num_threads(chunks)
+  for (int64_t c = 0; c < chunks; ++c)
+    fn(n * c / chunks, n * (c + 1) / chunks);
+}
+
+/// Runs fn(item) for every item in [0, n), handed out dynamically (for
+/// tasks of uneven cost), or on the calling thread when the work is small.
+template <typename Fn>
+inline void parallelTasks(int64_t n, int64_t workPerItem, Fn &&fn) {
+  if (n <= 0)
+    return;
+  int threads = maxThreads();
+  if (threads <= 1 || n == 1 ||
+      n * std::max<int64_t>(workPerItem, 1) < kParallelWork) {
+    for (int64_t i = 0; i < n; ++i)
+      fn(i);
+    return;
+  }
+#pragma omp parallel for schedule(dynamic, 1)                                  \
+    num_threads(std::min<int64_t>(n, threads))
+  for (int64_t i = 0; i < n; ++i)
+    fn(i);
+}
+
+/// While alive, OpenBLAS runs every call on its calling thread: for GEMMs
+/// issued from inside an OpenMP parallel region (one per task), which must
+/// not each fork OpenBLAS's own thread pool. Kernels are called from one
+/// thread per rank, so flipping the global setting is safe.
+class BlasSingleThreaded {
+public:
+  BlasSingleThreaded();
+  ~BlasSingleThreaded();
+  BlasSingleThreaded(const BlasSingleThreaded &) = delete;
+  BlasSingleThreaded &operator=(const BlasSingleThreaded &) = delete;
+
+private:
+  int saved;
+};
+
+/// Uninitialized f32 scratch owned by the caller (no zeroing pass).
+inline std::unique_ptr<float[]> scratchF32(int64_t n) {
+  return std::unique_ptr<float[]>(new float[std::max<int64_t>(n, 1)]);
+}
+
+/// Conversions of n contiguous elements (vectorized, on the calling thread).
+void bf16ToF32(const bf16 *src, float *dst, int64_t n);
+void f32ToBf16(const float *src, bf16 *dst, int64_t n);
+/// The same, split across threads when large.
+void parallelBf16ToF32(const bf16 *src, float *dst, int64_t n);
+void parallelF32ToBf16(const float *src, bf16 *dst, int64_t n);
+
+/// For tests: the f32 scratch (A and C rows) one chunk of a bf16 zrt_matmul
+/// may use; <= 0 restores the default of 2^24 floats.
+void setMatmulChunkFloats(int64_t floats);
+
+/// memcpy of `bytes`, split across threads when large.
+void parallelCopy(void *dst, const void *src, size_t bytes);
+/// memset to zero of `bytes`, split across threads when large.
+void parallelZero(void *dst, size_t bytes);
+
+} // namespace zeroc::rt
+
+#endif // ZEROC_LIB_RUNTIME_CPU_KERNELSCOMMON_H

@@ -1,0 +1,148 @@
+//===- KernelsOptimizer.cpp - norms, clipping, schedule, AdamW, SGD -------===//
+//
+// As TrainOptimizerOps.td describes them (PyTorch's torch.optim.AdamW and
+// torch.optim.SGD, clip_grad_norm_, nanoGPT's cosine schedule). Scalars are
+// computed in double; the elementwise updates run in f32 with the step's
+// constants hoisted, in parallel over fixed blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelsCommon.h"
+
+#include <cmath>
+#include <vector>
+
+using namespace zeroc::rt;
+
+namespace {
+
+template <typename T>
+ZRT_HOT double sumSquares(const T *x, int64_t n, float *scratch) {
+  const float *xf = rowF32(x, scratch, n);
+  return rowDot(xf, xf, n);
+}
+
+struct AdamStep {
+  float decay;      // 1 - lr * weight_decay
+  float beta1, oneMinusBeta1, beta2, oneMinusBeta2;
+  float stepSize;   // lr / (1 - beta1^t)
+  float bc2Sqrt;    // sqrt(1 - beta2^t)
+  float eps;
+};
+
+ZRT_HOT void adamwRange(float *param, const float *grad, float *m, float *v,
+                        int64_t i0, int64_t i1, const AdamStep &s) {
+  for (int64_t i = i0; i < i1; ++i) {
+    float g = grad[i];
+    float p = param[i] * s.decay;
+    float mi = s.beta1 * m[i] + s.oneMinusBeta1 * g;
+    float vi = s.beta2 * v[i] + s.oneMinusBeta2 * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    param[i] = p - s.stepSize * (mi / (std::sqrt(vi) / s.bc2Sqrt + s.eps));
+  }
+}
+
+ZRT_HOT void sgdRange(float *param, const float *grad, float *buffer,
+                      int64_t i0, int64_t i1, float lr, float momentum,
+                      float weightDecay) {
+  for (int64_t i = i0; i < i1; ++i) {
+    float d = grad[i] + weightDecay * param[i];
+    float b = buffer ? momentum * buffer[i] + d : d;
+    if (buffer)
+      buffer[i] = b;
+    param[i] = param[i] - lr * b;
+  }
+}
+
+constexpr int64_t kBlock = 1 << 14; // elements per task of the updates
+
+} // namespace
+
+extern "C" float zrt_squared_norm(zrt_dtype dtype, const void *x, int64_t n) {
+  checkNonNegative("zrt_squared_norm", "n", n);
+  double total = 0;
+  dispatchFloat("zrt_squared_norm", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T *xt = static_cast<const T *>(x);
+    int64_t blocks = (n + kBlock - 1) / kBlock;
+    std::vector<double> partial(blocks);
+    parallelFor(blocks, kBlock, [&](int64_t b0, int64_t b1) {
+      std::unique_ptr<float[]> scratch = scratchF32(kBlock);
+      for (int64_t b = b0; b < b1; ++b)
+        partial[b] = sumSquares(xt + b * kBlock,
+                                std::min(kBlock, n - b * kBlock),
+                                scratch.get());
+    });
+    for (double p : partial)
+      total += p;
+  });
+  return static_cast<float>(total);
+}
+
+extern "C" float zrt_clip_coef(float squared_norm, double max_norm) {
+  double norm = std::sqrt(static_cast<double>(squared_norm));
+  return static_cast<float>(std::min(1.0, max_norm / (norm + 1e-6)));
+}
+
+extern "C" float zrt_lr_schedule(int64_t step, double lr, int schedule,
+                                 int64_t warmup, double min_lr,
+                                 int64_t max_steps) {
+  if (schedule == 0)
+    return static_cast<float>(lr);
+  if (schedule != 1)
+    zrt_fail("zrt_lr_schedule: unknown schedule %d (0: constant, 1: cosine)",
+             schedule);
+  double s = static_cast<double>(step);
+  if (step < warmup)
+    return static_cast<float>(lr * (s + 1) / static_cast<double>(warmup + 1));
+  if (step > max_steps)
+    return static_cast<float>(min_lr);
+  if (max_steps <= warmup)
+    zrt_fail("zrt_lr_schedule: the cosine schedule needs max_steps (%lld) > "
+             "warmup (%lld)",
+             static_cast<long long>(max_steps), static_cast<long long>(warmup));
+  const double pi = 3.14159265358979323846;
+  double progress = (s - static_cast<double>(warmup)) /
+                    static_cast<double>(max_steps - warmup);
+  return static_cast<float>(min_lr +
+                            0.5 * (1.0 + std::cos(pi * progress)) * (lr - min_lr));
+}
+
+extern "C" void zrt_adamw(float *param, const float *grad, float *exp_avg,
+                          float *exp_avg_sq, int64_t n, float lr, int64_t step,
+                          double beta1, double beta2, double eps,
+                          double weight_decay) {
+  checkNonNegative("zrt_adamw", "n", n);
+  checkNonNegative("zrt_adamw", "step", step);
+  double t = static_cast<double>(step) + 1.0;
+  AdamStep s;
+  s.decay = static_cast<float>(1.0 - static_cast<double>(lr) * weight_decay);
+  s.beta1 = static_cast<float>(beta1);
+  s.oneMinusBeta1 = static_cast<float>(1.0 - beta1);
+  s.beta2 = static_cast<float>(beta2);
+  s.oneMinusBeta2 = static_cast<float>(1.0 - beta2);
+  s.stepSize = static_cast<float>(static_cast<double>(lr) /
+                                  (1.0 - std::pow(beta1, t)));
+  s.bc2Sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(beta2, t)));
+  s.eps = static_cast<float>(eps);
+  parallelFor((n + kBlock - 1) / kBlock, kBlock * 4, [&](int64_t b0,
+                                                        int64_t b1) {
+    adamwRange(param, grad, exp_avg, exp_avg_sq, b0 * kBlock,
+               std::min(n, b1 * kBlock), s);
+  });
+}
+
+extern "C" void zrt_sgd(float *param, const float *grad,
+                        float *momentum_buffer, int64_t n, float lr,
+                        double momentum, double weight_decay) {
+  checkNonNegative("zrt_sgd", "n", n);
+  if (!momentum_buffer && momentum != 0.0)
+    zrt_fail("zrt_sgd: momentum %g needs a momentum buffer", momentum);
+  float mom = static_cast<float>(momentum), wd = static_cast<float>(weight_decay);
+  parallelFor((n + kBlock - 1) / kBlock, kBlock * 3, [&](int64_t b0,
+                                                        int64_t b1) {
+    sgdRange(param, grad, momentum_buffer, b0 * kBlock,
+             std::min(n, b1 * kBlock), lr, mom, wd);
+  });
+}
