@@ -32,5 +32,6 @@ config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.zeroc_tools_dir, config.llvm_tools_dir]
-tools = ["zeroc", "zeroc-opt", "zeroc-run", "FileCheck", "not", "count", "split-file"]
+tools = ["zeroc", "zeroc-opt", "zeroc-run", "FileCheck", "not", "count", "split-file",
+         "zeroc-rt-kernel-tests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
