@@ -12,6 +12,9 @@ packages=(
   python3
   # CPU backend: MPI collectives and OpenBLAS GEMMs
   openmpi-bin libopenmpi-dev libopenblas-dev
+  # the tests compare against PyTorch (a reference, never a dependency of
+  # the compiler) and the docs plot with matplotlib
+  python3-torch python3-matplotlib
 )
 
 missing=()

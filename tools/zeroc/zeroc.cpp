@@ -207,6 +207,13 @@ static LogicalResult compileExecutable(llvm::StringRef source,
                                        llvm::StringRef path, bool keep) {
   std::string sourcePath = (path + ".cpp").str();
   std::string tempExe = (path + ".tmp-exe").str();
+  llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName(cxx);
+  if (!compiler) {
+    fail("the C++ compiler '" + cxx +
+         "' is not on PATH (install openmpi-bin and libopenmpi-dev, or pass "
+         "--cxx)");
+    return failure();
+  }
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(sourcePath, ec);
@@ -215,13 +222,6 @@ static LogicalResult compileExecutable(llvm::StringRef source,
       return failure();
     }
     os << source;
-  }
-  llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName(cxx);
-  if (!compiler) {
-    fail("the C++ compiler '" + cxx +
-         "' is not on PATH (install openmpi-bin and libopenmpi-dev, or pass "
-         "--cxx)");
-    return failure();
   }
   std::string includeFlag = std::string("-I") + ZEROC_INCLUDE_DIR;
   llvm::SmallVector<llvm::StringRef> args = {
