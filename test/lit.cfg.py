@@ -35,3 +35,19 @@ tool_dirs = [config.zeroc_tools_dir, config.llvm_tools_dir]
 tools = ["zeroc", "zeroc-opt", "zeroc-run", "FileCheck", "not", "count", "split-file",
          "zeroc-rt-kernel-tests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# MPI programs (the CPU runtime's executables): `%mpirun -np N EXE ...` runs
+# as root in containers, oversubscribes the cores and keeps OpenMP at one
+# thread per rank so that the suite stays fast. `%mpicxx` compiles a program
+# against the runtime archive. Tests that need them say `REQUIRES: mpi`.
+mpirun = shutil.which("mpirun")
+mpicxx = shutil.which("mpicxx")
+if mpirun and mpicxx:
+    config.available_features.add("mpi")
+config.environment["OMP_NUM_THREADS"] = "1"
+config.substitutions.append(
+    ("%mpirun", (mpirun or "mpirun")
+     + " --allow-run-as-root --oversubscribe --bind-to none -x OMP_NUM_THREADS=1"))
+config.substitutions.append(("%mpicxx", mpicxx or "mpicxx"))
+config.substitutions.append(
+    ("%zeroc_rt_cpu", os.path.join(config.zeroc_obj_root, "lib", "libzeroc_rt_cpu.a")))

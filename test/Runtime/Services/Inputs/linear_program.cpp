@@ -1,0 +1,352 @@
+// A hand-written stand-in for generated code: a tiny tied-embedding model
+// trained with SGD + momentum, data parallel over the zrt collectives. It
+// exercises the runtime's services (main, data, init, checkpoints, logging,
+// collectives, memory accounting) without the code generator. The math is
+// plain loops, so these tests do not depend on the kernel library.
+//
+//   e = wte[x]                       [n, C]
+//   a = e @ proj.weight^T + proj.bias
+//   h = a * scale                    [n, C]
+//   logits = h @ wte^T               [n, V]   (lm_head tied to wte)
+//   loss = mean cross-entropy(logits, y)
+//
+// Compile-time configuration:
+//   -DZW=N       world size (default 1); the global batch is always 4
+//   -DZSTAGE=S   0: replicated states, gradients all-reduced;
+//                3: params, grads, momentum and masters sharded N ways,
+//                   params all-gathered, grads reduce-scattered
+//   -DZBF16=1    bf16 params and grads with f32 master copies
+//   -DZMODEL=""  the model name (default "linear")
+//
+// With ZEROC_TEST_DUMP=PATH in the environment, rank r appends each batch it
+// is given to PATH.rankR: "train STEP: TOKENS | TARGETS" ("eval" for the
+// forward entry point, whose step is not passed).
+
+#include "zeroc/Runtime/zrt.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#ifndef ZW
+#define ZW 1
+#endif
+#ifndef ZSTAGE
+#define ZSTAGE 0
+#endif
+#ifndef ZBF16
+#define ZBF16 0
+#endif
+#ifndef ZMODEL
+#define ZMODEL "linear"
+#endif
+
+namespace {
+
+constexpr int64_t V = 16, C = 8, T = 8, GLOBAL_BATCH = 4;
+constexpr int64_t B = GLOBAL_BATCH / ZW;
+constexpr int64_t N = B * T; // rows per rank
+constexpr float LR = 0.5f, MOMENTUM = 0.9f;
+constexpr zrt_dtype PDT = ZBF16 ? ZRT_BF16 : ZRT_F32;
+constexpr int64_t SHARDS = ZSTAGE == 3 ? ZW : 1;
+
+constexpr int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t storage(int64_t numel) {
+  return SHARDS > 1 ? ceilDiv(numel, SHARDS) : numel;
+}
+
+const int64_t shapeWte[] = {V, C};
+const int64_t shapeProj[] = {C, C};
+const int64_t shapeVec[] = {C};
+
+#define PARAM(name, rank, shape, numel, init, std)                             \
+  {                                                                            \
+    name, nullptr, ZRT_STATE_PARAM, PDT, rank, shape, numel, SHARDS,           \
+        storage(numel), init, std, rank >= 2, nullptr                          \
+  }
+#define STATE(name, of, kind, dtype, rank, shape, numel)                       \
+  {                                                                            \
+    name, of, kind, dtype, rank, shape, numel, SHARDS, storage(numel),         \
+        ZRT_INIT_ZEROS, 0.0, 0, nullptr                                        \
+  }
+
+// Parameters first, then per parameter: grad, momentum buffer (, master).
+// clang-format off
+zrt_state states[] = {
+    PARAM("transformer.wte.weight", 2, shapeWte, V * C, ZRT_INIT_NORMAL, 0.5),
+    PARAM("transformer.proj.weight", 2, shapeProj, C * C, ZRT_INIT_NORMAL, 0.3),
+    PARAM("transformer.proj.bias", 1, shapeVec, C, ZRT_INIT_ZEROS, 0.0),
+    PARAM("transformer.scale", 1, shapeVec, C, ZRT_INIT_ONES, 0.0),
+    STATE("transformer.wte.weight.grad", "transformer.wte.weight",
+          ZRT_STATE_GRAD, PDT, 2, shapeWte, V * C),
+    STATE("transformer.proj.weight.grad", "transformer.proj.weight",
+          ZRT_STATE_GRAD, PDT, 2, shapeProj, C * C),
+    STATE("transformer.proj.bias.grad", "transformer.proj.bias", ZRT_STATE_GRAD,
+          PDT, 1, shapeVec, C),
+    STATE("transformer.scale.grad", "transformer.scale", ZRT_STATE_GRAD, PDT, 1,
+          shapeVec, C),
+    STATE("transformer.wte.weight.momentum_buffer", "transformer.wte.weight",
+          ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 2, shapeWte, V * C),
+    STATE("transformer.proj.weight.momentum_buffer", "transformer.proj.weight",
+          ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 2, shapeProj, C * C),
+    STATE("transformer.proj.bias.momentum_buffer", "transformer.proj.bias",
+          ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 1, shapeVec, C),
+    STATE("transformer.scale.momentum_buffer", "transformer.scale",
+          ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 1, shapeVec, C),
+#if ZBF16
+    STATE("transformer.wte.weight.master", "transformer.wte.weight",
+          ZRT_STATE_MASTER, ZRT_F32, 2, shapeWte, V * C),
+    STATE("transformer.proj.weight.master", "transformer.proj.weight",
+          ZRT_STATE_MASTER, ZRT_F32, 2, shapeProj, C * C),
+    STATE("transformer.proj.bias.master", "transformer.proj.bias",
+          ZRT_STATE_MASTER, ZRT_F32, 1, shapeVec, C),
+    STATE("transformer.scale.master", "transformer.scale", ZRT_STATE_MASTER,
+          ZRT_F32, 1, shapeVec, C),
+#endif
+};
+// clang-format on
+constexpr int P = 4; // parameters
+zrt_state &param(int p) { return states[p]; }
+zrt_state &grad(int p) { return states[P + p]; }
+zrt_state &momentum(int p) { return states[2 * P + p]; }
+#if ZBF16
+zrt_state &master(int p) { return states[3 * P + p]; }
+#endif
+
+/// An accounted buffer.
+struct Buffer {
+  void *data;
+  size_t bytes;
+  zrt_mem_category category;
+  Buffer(size_t n, zrt_dtype dtype, zrt_mem_category c)
+      : bytes(n * zrt_dtype_size(dtype)), category(c) {
+    data = zrt_alloc(bytes, category);
+    std::memset(data, 0, bytes);
+  }
+  ~Buffer() { zrt_free(data, bytes, category); }
+  float *f() { return static_cast<float *>(data); }
+};
+
+float load(const void *data, zrt_dtype dtype, int64_t i) {
+  return dtype == ZRT_BF16
+             ? zrt_bf16_to_f32(static_cast<const uint16_t *>(data)[i])
+             : static_cast<const float *>(data)[i];
+}
+void store(void *data, zrt_dtype dtype, int64_t i, float v) {
+  if (dtype == ZRT_BF16)
+    static_cast<uint16_t *>(data)[i] = zrt_f32_to_bf16(v);
+  else
+    static_cast<float *>(data)[i] = v;
+}
+
+int64_t id(const void *ids, int64_t i) {
+  // id_dtype is I32 (see the program below)
+  return static_cast<const int32_t *>(ids)[i];
+}
+
+void dump(zrt_comm *comm, const char *what, int64_t step, const void *tokens,
+          const void *targets) {
+  const char *path = std::getenv("ZEROC_TEST_DUMP");
+  if (!path)
+    return;
+  std::string name =
+      std::string(path) + ".rank" + std::to_string(zrt_rank(comm));
+  FILE *file = std::fopen(name.c_str(), "a");
+  if (!file)
+    zrt_fail("cannot append to %s", name.c_str());
+  std::fprintf(file, "%s %lld:", what, static_cast<long long>(step));
+  for (int64_t i = 0; i < N; ++i)
+    std::fprintf(file, " %lld", static_cast<long long>(id(tokens, i)));
+  std::fprintf(file, " |");
+  for (int64_t i = 0; i < N; ++i)
+    std::fprintf(file, " %lld", static_cast<long long>(id(targets, i)));
+  std::fprintf(file, "\n");
+  std::fclose(file);
+}
+
+/// Full f32 values of every parameter (gathered at stage 3).
+void fullParams(zrt_comm *comm, std::vector<float> *out) {
+  if (SHARDS == 1) {
+    for (int p = 0; p < P; ++p) {
+      out[p].resize(param(p).numel);
+      for (int64_t i = 0; i < param(p).numel; ++i)
+        out[p][i] = load(param(p).data, PDT, i);
+    }
+    return;
+  }
+  Buffer *gathered[P];
+  zrt_request *requests[P];
+  for (int p = 0; p < P; ++p) {
+    gathered[p] = new Buffer(param(p).storage_numel * SHARDS, PDT,
+                             ZRT_MEM_GATHERED_PARAMETERS);
+    requests[p] = zrt_all_gather_start(comm, param(p).data, gathered[p]->data,
+                                       param(p).storage_numel, PDT, nullptr);
+  }
+  for (int p = 0; p < P; ++p) {
+    zrt_wait(requests[p]);
+    out[p].resize(param(p).numel);
+    for (int64_t i = 0; i < param(p).numel; ++i)
+      out[p][i] = load(gathered[p]->data, PDT, i);
+    delete gathered[p];
+  }
+}
+
+/// Loss of the local batch; with `grads`, also the gradients of that loss.
+float forwardBackward(const std::vector<float> *w, const void *tokens,
+                      const void *targets, std::vector<float> *grads) {
+  const float *wte = w[0].data(), *W = w[1].data(), *b = w[2].data(),
+              *s = w[3].data();
+  Buffer eB(N * C, ZRT_F32, ZRT_MEM_ACTIVATIONS),
+      aB(N * C, ZRT_F32, ZRT_MEM_ACTIVATIONS),
+      hB(N * C, ZRT_F32, ZRT_MEM_ACTIVATIONS),
+      zB(N * V, ZRT_F32, ZRT_MEM_ACTIVATIONS);
+  float *e = eB.f(), *a = aB.f(), *h = hB.f(), *z = zB.f();
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t j = 0; j < C; ++j)
+      e[i * C + j] = wte[id(tokens, i) * C + j];
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t k = 0; k < C; ++k) {
+      float sum = b[k];
+      for (int64_t j = 0; j < C; ++j)
+        sum += W[k * C + j] * e[i * C + j];
+      a[i * C + k] = sum;
+      h[i * C + k] = sum * s[k];
+    }
+  double loss = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    float max = -INFINITY;
+    for (int64_t v = 0; v < V; ++v) {
+      float sum = 0;
+      for (int64_t k = 0; k < C; ++k)
+        sum += h[i * C + k] * wte[v * C + k];
+      z[i * V + v] = sum;
+      max = std::fmax(max, sum);
+    }
+    double total = 0;
+    for (int64_t v = 0; v < V; ++v)
+      total += std::exp(z[i * V + v] - max);
+    loss += std::log(total) + max - z[i * V + id(targets, i)];
+    if (grads) // z becomes dz
+      for (int64_t v = 0; v < V; ++v)
+        z[i * V + v] = static_cast<float>(
+            (std::exp(z[i * V + v] - max) / total - (v == id(targets, i))) / N);
+  }
+  if (!grads)
+    return static_cast<float>(loss / N);
+  float *dwte = grads[0].data(), *dW = grads[1].data(), *db = grads[2].data(),
+        *ds = grads[3].data();
+  for (int p = 0; p < P; ++p)
+    std::fill(grads[p].begin(), grads[p].end(), 0.0f);
+  for (int64_t i = 0; i < N; ++i) {
+    float dh[C], da[C];
+    for (int64_t k = 0; k < C; ++k) {
+      float sum = 0;
+      for (int64_t v = 0; v < V; ++v)
+        sum += z[i * V + v] * wte[v * C + k];
+      dh[k] = sum;
+    }
+    for (int64_t v = 0; v < V; ++v)
+      for (int64_t k = 0; k < C; ++k)
+        dwte[v * C + k] += z[i * V + v] * h[i * C + k];
+    for (int64_t k = 0; k < C; ++k) {
+      ds[k] += dh[k] * a[i * C + k];
+      da[k] = dh[k] * s[k];
+      db[k] += da[k];
+      for (int64_t j = 0; j < C; ++j)
+        dW[k * C + j] += da[k] * e[i * C + j];
+    }
+    for (int64_t j = 0; j < C; ++j) {
+      float sum = 0;
+      for (int64_t k = 0; k < C; ++k)
+        sum += da[k] * W[k * C + j];
+      dwte[id(tokens, i) * C + j] += sum;
+    }
+  }
+  return static_cast<float>(loss / N);
+}
+
+void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
+               int64_t step, float *loss, float *gradNorm) {
+  int world = zrt_world_size(comm);
+  dump(comm, "train", step, tokens, targets);
+  std::vector<float> w[P], g[P];
+  fullParams(comm, w);
+  for (int p = 0; p < P; ++p)
+    g[p].resize(param(p).numel);
+  *loss = forwardBackward(w, tokens, targets, g);
+
+  // Sum the gradients over ranks into the grad states.
+  zrt_request *requests[P];
+  Buffer *buckets[P] = {};
+  for (int p = 0; p < P; ++p) {
+    zrt_state &gs = grad(p);
+    if (SHARDS == 1) {
+      for (int64_t i = 0; i < gs.numel; ++i)
+        store(gs.data, PDT, i, g[p][i]);
+      requests[p] =
+          zrt_all_reduce_start(comm, gs.data, gs.data, gs.numel, PDT, nullptr);
+    } else {
+      buckets[p] =
+          new Buffer(gs.storage_numel * SHARDS, PDT, ZRT_MEM_GRADIENT_BUCKETS);
+      for (int64_t i = 0; i < gs.numel; ++i)
+        store(buckets[p]->data, PDT, i, g[p][i]);
+      requests[p] = zrt_reduce_scatter_start(comm, buckets[p]->data, gs.data,
+                                             gs.storage_numel, PDT, nullptr);
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    zrt_wait(requests[p]);
+    delete buckets[p];
+  }
+
+  // The mean gradient's norm over all shards.
+  float squares = 0;
+  for (int p = 0; p < P; ++p)
+    for (int64_t i = 0; i < grad(p).storage_numel; ++i) {
+      float v = load(grad(p).data, PDT, i) / world;
+      squares += v * v;
+    }
+  if (SHARDS > 1)
+    zrt_wait(
+        zrt_all_reduce_start(comm, &squares, &squares, 1, ZRT_F32, nullptr));
+  *gradNorm = std::sqrt(squares);
+
+  // SGD with momentum on this rank's storage.
+  for (int p = 0; p < P; ++p) {
+    float *buf = static_cast<float *>(momentum(p).data);
+    for (int64_t i = 0; i < param(p).storage_numel; ++i) {
+      float gi = load(grad(p).data, PDT, i) / world;
+      buf[i] = MOMENTUM * buf[i] + gi;
+#if ZBF16
+      float *m = static_cast<float *>(master(p).data);
+      m[i] -= LR * buf[i];
+      store(param(p).data, PDT, i, m[i]);
+#else
+      store(param(p).data, PDT, i, load(param(p).data, PDT, i) - LR * buf[i]);
+#endif
+    }
+  }
+}
+
+void forward(zrt_comm *comm, const void *tokens, const void *targets,
+             float *loss) {
+  dump(comm, "eval", -1, tokens, targets);
+  std::vector<float> w[P];
+  fullParams(comm, w);
+  *loss = forwardBackward(w, tokens, targets, nullptr);
+}
+
+// clang-format off
+const zrt_program program = {
+    ZMODEL, ZW, ZSTAGE,
+    B, T, V, ZRT_I32,        // batch per rank, seq_len, vocab, id dtype
+    static_cast<int>(sizeof states / sizeof states[0]), states,
+    trainStep, forward};
+// clang-format on
+
+} // namespace
+
+const zrt_program *zeroc_program(void) { return &program; }
