@@ -235,8 +235,16 @@ NamedTensors &Evaluator::rankState(int64_t rank) {
   return interpreter->rankState(rank);
 }
 
-llvm::Error Evaluator::saveState(const std::string &path, int64_t rank) const {
-  return interpreter->saveState(path, rank);
+Tensor Evaluator::logicalState(StringRef name) const {
+  return interpreter->logicalState(name);
+}
+
+std::optional<double> Evaluator::replicaMaxAbsDiff(StringRef name) const {
+  return interpreter->replicaMaxAbsDiff(name);
+}
+
+llvm::Error Evaluator::saveState(const std::string &path) const {
+  return interpreter->saveState(path);
 }
 
 FailureOr<std::vector<RankValues>>

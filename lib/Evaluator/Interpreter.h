@@ -131,16 +131,27 @@ public:
   //===--- State (State.cpp) ----------------------------------------------===//
 
   /// The initial value of the train.param or train.state `op` on `rank` of
-  /// `ranks`. Every declaration's value goes through here, so that a later
-  /// sharded layout (ZeRO) has one place to change: for now a declaration
-  /// whose element count differs from its full parameter's is an error.
+  /// `ranks`: the whole declared tensor, or with `shards = N` (N must equal
+  /// `ranks`) the flat elements [rank*K, rank*K + K) of it, K = ceil(numel /
+  /// N), zero past the end. Elements come from the loaded --init values or
+  /// the initializer at their flat index in the full tensor, so a shard is
+  /// bitwise the slice of the unsharded value.
   mlir::FailureOr<Tensor> initialState(mlir::Operation *op, int64_t rank,
                                        int64_t ranks);
 
   /// Initializes every rank's state through initialState.
   mlir::LogicalResult initializeState();
   llvm::Error loadInitFile(const std::string &path);
-  llvm::Error saveState(const std::string &path, int64_t rank) const;
+  /// Writes the logical value (logicalState) of every param and state.
+  llvm::Error saveState(const std::string &path) const;
+
+  /// The full declared tensor `name` stands for: rank 0's value of a
+  /// replicated declaration, or the rank-ordered shards of a sharded one
+  /// with the padding dropped.
+  Tensor logicalState(llvm::StringRef name) const;
+  /// For a replicated declaration, the largest |value on rank r - value on
+  /// rank 0| over ranks and elements (0 on one rank); nullopt if sharded.
+  std::optional<double> replicaMaxAbsDiff(llvm::StringRef name) const;
 
   const std::vector<std::string> &stateNames() const { return names; }
   NamedTensors &rankState(int64_t rank) { return stateByRank[rank]; }
@@ -148,9 +159,10 @@ public:
   Tensor *lookupState(int64_t rank, llvm::StringRef name);
 
 private:
-  /// The full-shape value a param starts from, in f32 precision (before
-  /// rounding to the param's element type): loaded, or drawn.
-  mlir::FailureOr<Tensor> parameterStartValue(mlir::Operation *paramOp);
+  /// Flat element `i` of the value the param `paramOp` starts from, in f32
+  /// precision (before rounding to the param's element type): loaded, or
+  /// from its initializer.
+  double parameterStartElement(mlir::Operation *paramOp, int64_t i);
 
   mlir::FailureOr<std::vector<RankValues>>
   runBlock(mlir::func::FuncOp func, mlir::Block &block,
@@ -164,7 +176,14 @@ private:
   OpRegistry registry;
   int callDepth = 0;
 
+  /// How a declaration is laid out on the ranks.
+  struct Layout {
+    std::vector<int64_t> shape; // the declared (logical) shape
+    int64_t shards = 0;         // N of `shards = N`, 0 if replicated
+  };
+
   std::vector<std::string> names;
+  std::map<std::string, Layout> layouts;
   std::vector<NamedTensors> stateByRank;
   NamedTensors initValues; // from --init
 };

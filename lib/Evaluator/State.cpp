@@ -1,8 +1,11 @@
 //===- State.cpp - params and optimizer state of every rank ---------------===//
 //
 // Each simulated rank holds its own copy of every train.param and
-// train.state, keyed by symbol name. train.read copies a rank's value out,
-// train.write replaces it. Initial values come from initialState().
+// train.state, keyed by symbol name, or with `shards = N` its flat shard of
+// it. train.read copies a rank's value out, train.write replaces it. Initial
+// values come from initialState(); outside the program (--init,
+// --save-state, --print-state) every declaration is its full logical tensor
+// (logicalState()).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +14,9 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Support/Random.h"
 #include "zeroc/Support/SafeTensors.h"
+
+#include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 using namespace zeroc::train;
@@ -37,6 +43,16 @@ RankedTensorType storageType(Operation *op) {
   return cast<StateOp>(op).getStorageType();
 }
 
+/// N of `shards = N`, or nullopt for a declaration every rank holds whole.
+std::optional<int64_t> shardsOf(Operation *op) {
+  std::optional<uint64_t> shards = isa<ParamOp>(op)
+                                       ? cast<ParamOp>(op).getShards()
+                                       : cast<StateOp>(op).getShards();
+  if (!shards)
+    return std::nullopt;
+  return static_cast<int64_t>(*shards);
+}
+
 } // namespace
 
 Tensor *Interpreter::lookupState(int64_t rank, StringRef name) {
@@ -46,22 +62,19 @@ Tensor *Interpreter::lookupState(int64_t rank, StringRef name) {
   return it == stateByRank[rank].end() ? nullptr : &it->second;
 }
 
-FailureOr<Tensor> Interpreter::parameterStartValue(Operation *op) {
+double Interpreter::parameterStartElement(Operation *op, int64_t i) {
   auto param = cast<ParamOp>(op);
-  RankedTensorType type = param.getTensorType();
   std::string name = param.getSymName().str();
-  Tensor value(shapeOf(type), ElementType::F32);
-  if (auto it = initValues.find(name); it != initValues.end()) {
-    value.data = it->second.data;
-  } else if (param.getInit() == InitKind::ones) {
-    std::fill(value.data.begin(), value.data.end(), 1.0);
-  } else if (param.getInit() == InitKind::normal) {
-    double std = param.getStdAttr().getValueAsDouble();
-    for (int64_t i = 0; i < value.numElements(); ++i)
-      value.data[i] = random::normal(name, opts.seed, std, i);
-  }
-  value.round(); // an f32 value, whatever the param's element type
-  return value;
+  double value = 0.0;
+  if (auto it = initValues.find(name); it != initValues.end())
+    value = it->second.data[i];
+  else if (param.getInit() == InitKind::ones)
+    value = 1.0;
+  else if (param.getInit() == InitKind::normal)
+    value = random::normal(name, opts.seed,
+                           param.getStdAttr().getValueAsDouble(), i);
+  // An f32 value, whatever the param's element type.
+  return roundTo(value, ElementType::F32);
 }
 
 FailureOr<Tensor> Interpreter::initialState(Operation *op, int64_t rank,
@@ -81,27 +94,42 @@ FailureOr<Tensor> Interpreter::initialState(Operation *op, int64_t rank,
       return op->emitOpError("state belongs to ")
              << state.getOfAttr() << ", which is not a train.param";
   }
-  RankedTensorType full = param.getTensorType();
-  if (type.getNumElements() != full.getNumElements())
-    // A shard of the parameter (ZeRO, `shards = N`): rank `rank` of `ranks`
-    // would hold its own element range of the full value here.
-    return op->emitOpError("sharded state is not supported yet: each rank "
-                           "stores ")
-           << type << ", " << type.getNumElements() << " of the "
-           << full.getNumElements() << " elements of @" << param.getSymName()
-           << " (rank " << rank << " of " << ranks << ")";
+  int64_t numel = declaredType(op).getNumElements();
+  if (numel != param.getTensorType().getNumElements())
+    return op->emitOpError("declares ")
+           << numel << " elements, but its parameter @" << param.getSymName()
+           << " has " << param.getTensorType().getNumElements();
+
+  // The flat elements [begin, end) of the logical tensor that this rank
+  // stores: all of them, or with `shards = N` chunk `rank` of
+  // K = ceil(numel / N) elements, zero-padded past the end.
+  int64_t begin = 0, end = numel;
+  if (std::optional<int64_t> shards = shardsOf(op)) {
+    if (*shards != ranks)
+      return op->emitOpError("is sharded over ")
+             << *shards << " ranks (shards = " << *shards
+             << "), but the evaluator runs " << ranks
+             << " (--ranks): run the partitioned program on as many ranks "
+                "as it was partitioned for";
+    int64_t chunk = (numel + *shards - 1) / *shards;
+    if (type.getNumElements() != chunk)
+      return op->emitOpError("evaluator bug: a shard of ")
+             << numel << " elements over " << *shards << " ranks stores "
+             << type.getNumElements() << " elements, not " << chunk;
+    begin = std::min(numel, rank * chunk);
+    end = std::min(numel, begin + chunk);
+  }
 
   Tensor value(shapeOf(type), *element);
   std::string name =
       state ? state.getSymName().str() : param.getSymName().str();
   if (auto it = initValues.find(name); state && it != initValues.end()) {
-    value.data = it->second.data; // a saved optimizer state
+    for (int64_t i = begin; i < end; ++i) // a saved optimizer state
+      value.data[i - begin] = it->second.data[i];
   } else if (!state || state.getKind() == StateKind::master) {
     // A param, or the f32 master copy of its initial value.
-    FailureOr<Tensor> start = parameterStartValue(param);
-    if (failed(start))
-      return failure();
-    value.data = start->data;
+    for (int64_t i = begin; i < end; ++i)
+      value.data[i - begin] = parameterStartElement(param, i);
   }
   value.round();
   return value;
@@ -109,6 +137,7 @@ FailureOr<Tensor> Interpreter::initialState(Operation *op, int64_t rank,
 
 LogicalResult Interpreter::initializeState() {
   names.clear();
+  layouts.clear();
   stateByRank.assign(opts.ranks, NamedTensors());
   for (Operation &op : moduleOp.getBody()->getOperations()) {
     if (!isa<ParamOp, StateOp>(op))
@@ -120,8 +149,44 @@ LogicalResult Interpreter::initializeState() {
         return failure();
       stateByRank[rank][names.back()] = std::move(*value);
     }
+    Layout layout;
+    layout.shape = shapeOf(declaredType(&op));
+    layout.shards = shardsOf(&op).value_or(0);
+    layouts[names.back()] = std::move(layout);
   }
   return success();
+}
+
+Tensor Interpreter::logicalState(StringRef name) const {
+  const Layout &layout = layouts.at(name.str());
+  const Tensor &first = stateByRank[0].at(name.str());
+  if (layout.shards == 0)
+    return first;
+  // Rank-ordered shards, the padding dropped.
+  Tensor value(layout.shape, first.type);
+  int64_t numel = value.numElements();
+  int64_t chunk = first.numElements();
+  for (int64_t i = 0; i < numel; ++i)
+    value.data[i] = stateByRank[i / chunk].at(name.str()).data[i % chunk];
+  return value;
+}
+
+std::optional<double> Interpreter::replicaMaxAbsDiff(StringRef name) const {
+  if (layouts.at(name.str()).shards != 0)
+    return std::nullopt;
+  const Tensor &first = stateByRank[0].at(name.str());
+  double worst = 0.0;
+  for (size_t rank = 1; rank < stateByRank.size(); ++rank) {
+    const Tensor &other = stateByRank[rank].at(name.str());
+    for (int64_t i = 0; i < first.numElements(); ++i) {
+      double a = first.data[i], b = other.data[i];
+      if (std::isnan(a) && std::isnan(b))
+        continue;
+      double diff = a == b ? 0.0 : std::abs(a - b); // inf == inf is no diff
+      worst = std::max(worst, std::isnan(diff) ? INFINITY : diff);
+    }
+  }
+  return worst;
 }
 
 llvm::Error Interpreter::loadInitFile(const std::string &path) {
@@ -158,16 +223,14 @@ llvm::Error Interpreter::loadInitFile(const std::string &path) {
   return llvm::Error::success();
 }
 
-llvm::Error Interpreter::saveState(const std::string &path,
-                                   int64_t rank) const {
+llvm::Error Interpreter::saveState(const std::string &path) const {
   safetensors::File file;
   file.metadata["format"] = "pt";
   file.metadata["producer"] = "zeroc-run";
-  file.metadata["rank"] = std::to_string(rank);
   file.metadata["ranks"] = std::to_string(opts.ranks);
   file.metadata["seed"] = std::to_string(opts.seed);
   for (const std::string &name : names) {
-    const Tensor &value = stateByRank[rank].at(name);
+    Tensor value = logicalState(name);
     safetensors::DType dtype;
     switch (value.type) {
     case ElementType::BF16:

@@ -67,12 +67,13 @@ static cl::opt<std::string>
                    cl::value_desc("file"), cl::cat(category));
 static cl::opt<std::string> saveStatePath(
     "save-state",
-    cl::desc("Write params and states after the last step (per rank with "
-             "--ranks > 1: F.rankR.ext)"),
+    cl::desc("Write params and states after the last step (full tensors: "
+             "sharded ones reassembled from every rank)"),
     cl::value_desc("file"), cl::cat(category));
-static cl::opt<bool> printState("print-state",
-                                cl::desc("Print rank 0's params and states"),
-                                cl::cat(category));
+static cl::opt<bool> printState(
+    "print-state",
+    cl::desc("Print params and states (full tensors) after the last step"),
+    cl::cat(category));
 static cl::opt<bool>
     gradcheck("gradcheck",
               cl::desc("Check the train.gradients function against central "
@@ -100,17 +101,6 @@ static cl::opt<bool> listUnsupported(
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "zeroc-run: " << message << "\n";
   return 1;
-}
-
-/// `path` with ".rankR" before its extension.
-static std::string rankPath(llvm::StringRef path, int64_t rank) {
-  size_t slash = path.find_last_of('/');
-  size_t dot = path.find_last_of('.');
-  std::string suffix = ".rank" + std::to_string(rank);
-  if (dot == llvm::StringRef::npos ||
-      (slash != llvm::StringRef::npos && dot < slash))
-    return (path + suffix).str();
-  return (path.substr(0, dot) + suffix + path.substr(dot)).str();
 }
 
 static void printValues(llvm::raw_ostream &os, const std::vector<double> &data,
@@ -219,14 +209,9 @@ int main(int argc, char **argv) {
     stepResults.push_back(std::move(byRank));
   }
 
-  if (!saveStatePath.empty()) {
-    for (int64_t rank = 0; rank < ranks; ++rank) {
-      std::string path =
-          ranks == 1 ? saveStatePath.getValue() : rankPath(saveStatePath, rank);
-      if (llvm::Error error = evaluator.saveState(path, rank))
-        return fail(llvm::toString(std::move(error)));
-    }
-  }
+  if (!saveStatePath.empty())
+    if (llvm::Error error = evaluator.saveState(saveStatePath))
+      return fail(llvm::toString(std::move(error)));
 
   llvm::raw_ostream &os = llvm::outs();
   os << "{\"entry\": ";
@@ -259,10 +244,26 @@ int main(int argc, char **argv) {
       printJsonString(os, name);
       os << ": [";
       bool first = true;
-      printValues(os, evaluator.state(0, name).data, first);
+      printValues(os, evaluator.logicalState(name).data, first);
       os << "]";
     }
     os << "}";
+    if (ranks > 1) {
+      // How far each replicated param and state drifted between ranks.
+      os << ",\n \"replica_max_abs_diff\": {";
+      bool first = true;
+      for (const std::string &name : evaluator.stateNames()) {
+        std::optional<double> diff = evaluator.replicaMaxAbsDiff(name);
+        if (!diff)
+          continue;
+        os << (first ? "\n   " : ",\n   ");
+        first = false;
+        printJsonString(os, name);
+        os << ": ";
+        printJsonNumber(os, *diff);
+      }
+      os << "}";
+    }
   }
   os << "}\n";
   return 0;

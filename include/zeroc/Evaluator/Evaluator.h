@@ -11,7 +11,8 @@
 //   their element type (f32 by a cast, bf16 to nearest even of the f32
 //   bits). With `fp64` nothing is rounded after initialization (for
 //   gradient checks of f32 IR).
-// * Each rank has its own copy of every train.param and train.state.
+// * Each rank has its own copy of every train.param and train.state, or
+//   with `shards = N` its own flat shard of it.
 //
 // Errors on ops are reported through MLIR diagnostics at the op (install a
 // handler, e.g. a SourceMgrDiagnosticHandler); errors about files come back
@@ -84,9 +85,20 @@ public:
   /// Rank `rank`'s params and states.
   NamedTensors &rankState(int64_t rank);
 
-  /// Writes rank `rank`'s params (in their declared element type) and
-  /// states (f32) to `path`, atomically.
-  llvm::Error saveState(const std::string &path, int64_t rank) const;
+  /// The full declared tensor of the param or state `name`: rank 0's value
+  /// if every rank holds it whole, or the ranks' shards (`shards = N`)
+  /// joined in rank order with the padding dropped.
+  Tensor logicalState(llvm::StringRef name) const;
+
+  /// For a param or state every rank holds whole: the largest absolute
+  /// difference between any rank's value and rank 0's (0 on one rank).
+  /// nullopt for a sharded one.
+  std::optional<double> replicaMaxAbsDiff(llvm::StringRef name) const;
+
+  /// Writes the logical value of every param (in its declared element type)
+  /// and state (f32) to `path`, atomically: one file, whatever the number
+  /// of ranks, that --init reads back.
+  llvm::Error saveState(const std::string &path) const;
 
   /// Runs `func` on every rank: `args[i][r]` is rank r's argument i. Returns
   /// the results as `results[i][r]`, or failure after reporting at the op.

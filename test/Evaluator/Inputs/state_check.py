@@ -3,6 +3,9 @@
 usage: state_check.py file STATE.safetensors RUN.json
        state_check.py same-state A.json B.json
        state_check.py params-only STATE.safetensors OUT.safetensors
+       state_check.py make-layout-init OUT.safetensors
+
+(and for sharded-state.mlir)
 """
 
 import json
@@ -63,6 +66,13 @@ def params_only(path, out):
         in tensors.items() if name in ("w", "h")])
 
 
+def make_layout_init(out):
+    """Params of sharded-state.mlir's layout.mlir with recognizable values."""
+    evalref.write_safetensors(out, [
+        ("wpe", "F32", [8], [float(i) for i in range(8)]),
+        ("rep", "F32", [2, 1], [5.0, 6.0])])
+
+
 if __name__ == "__main__":
     command = sys.argv[1]
     if command == "file":
@@ -71,3 +81,5 @@ if __name__ == "__main__":
         same_state(sys.argv[2], sys.argv[3])
     elif command == "params-only":
         params_only(sys.argv[2], sys.argv[3])
+    elif command == "make-layout-init":
+        make_layout_init(sys.argv[2])
