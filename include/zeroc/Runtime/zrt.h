@@ -255,9 +255,11 @@ typedef struct zrt_state {
 } zrt_state;
 
 /* Entry points return 0, or non-zero after zrt_fail-free error reporting. */
+/* One step: the loss (this rank's view of the global mean), the global
+ * gradient norm before clipping and the learning rate it applied. */
 typedef void (*zrt_train_step_fn)(zrt_comm *comm, const void *tokens,
                                   const void *targets, int64_t step,
-                                  float *loss, float *grad_norm);
+                                  float *loss, float *grad_norm, float *lr);
 typedef void (*zrt_forward_fn)(zrt_comm *comm, const void *tokens,
                                const void *targets, float *loss);
 

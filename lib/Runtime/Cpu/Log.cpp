@@ -67,6 +67,7 @@ std::string progressLine(const StepRecord &record, int64_t lastStep,
   std::string line =
       "step " + std::to_string(record.step) + "/" + std::to_string(lastStep);
   line += " | loss " + format("%.4f", record.loss);
+  line += " | lr " + format("%.3e", record.lr);
   line += " | grad norm " + format("%.4f", record.gradNorm);
   line += " | " + format("%.1f", record.ms) + " ms";
   line += " | " +
@@ -81,6 +82,7 @@ std::string progressLine(const StepRecord &record, int64_t lastStep,
 std::string stepJson(const StepRecord &record) {
   return "{\"step\": " + std::to_string(record.step) +
          ", \"loss\": " + jsonNumber(record.loss) +
+         ", \"lr\": " + jsonNumber(record.lr) +
          ", \"grad_norm\": " + jsonNumber(record.gradNorm) +
          ", \"ms\": " + jsonNumber(std::round(record.ms * 1e3) / 1e3) +
          ", \"tokens_per_s\": " +

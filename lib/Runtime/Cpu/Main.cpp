@@ -201,10 +201,10 @@ int main(int argc, char **argv) {
       evaluate(step);
     train.fillBatch(step, ranks, rank, program.batch_per_rank, program.seq_len,
                     program.id_dtype, batch.tokens, batch.targets);
-    float loss = 0, gradNorm = 0;
+    float loss = 0, gradNorm = 0, lr = 0;
     double before = MPI_Wtime();
     program.train_step(comm, batch.tokens, batch.targets, step, &loss,
-                       &gradNorm);
+                       &gradNorm, &lr);
     double seconds = MPI_Wtime() - before;
     double meanLoss = meanOverRanks(loss);
     if (rank != 0)
@@ -218,6 +218,7 @@ int main(int argc, char **argv) {
     record.step = step;
     record.loss = meanLoss;
     record.gradNorm = gradNorm;
+    record.lr = lr;
     record.ms = seconds * 1e3;
     record.tokensPerSecond = seconds > 0 ? tokensPerStep / seconds : 0;
     logLine(stepJson(record));

@@ -182,6 +182,7 @@ struct StepRecord {
   int64_t step = 0;
   double loss = 0;
   double gradNorm = 0;
+  double lr = 0;
   double ms = 0;
   double tokensPerSecond = 0;
 };

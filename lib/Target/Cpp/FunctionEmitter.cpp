@@ -161,6 +161,11 @@ void FunctionEmitter::plan(Block &block) {
       use(wait.getFuture().getDefiningOp()->getOperand(0), at);
   }
 
+  // The learning rate is returned to the runtime at the end of the step.
+  for (Operation &op : block)
+    if (auto schedule = dyn_cast<LRScheduleOp>(op))
+      use(schedule.getResult(), position.lookup(block.getTerminator()));
+
   // A read must copy when its state is written while the read is live.
   for (Operation &op : block) {
     auto read = dyn_cast<ReadOp>(op);
@@ -809,7 +814,8 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
     return func.emitError("the C++ backend expects (tokens, targets") << (isStep ? ", step)" : ")") << " arguments";
   os << "static void " << name << "(zrt_comm *comm, const void *tokens, "
      << "const void *targets, "
-     << (isStep ? "int64_t step, float *loss, float *grad_norm" : "float *loss")
+     << (isStep ? "int64_t step, float *loss, float *grad_norm, float *lr"
+                : "float *loss")
      << ") {\n";
   auto bindArg = [&](BlockArgument arg, StringRef from) {
     std::string ct = cType(typeOf(arg).getElementType());
@@ -824,8 +830,13 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
   for (Operation &op : block) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       os << "  *loss = " << ptr(ret.getOperand(0)) << "[0];\n";
-      if (isStep)
+      if (isStep) {
         os << "  *grad_norm = " << ptr(ret.getOperand(1)) << "[0];\n";
+        LRScheduleOp schedule;
+        block.walk([&](LRScheduleOp op) { schedule = op; });
+        os << "  *lr = " << (schedule ? ptr(schedule.getResult()) + "[0]" : "0.0f")
+           << ";\n";
+      }
       freeDead(&op);
       continue;
     }

@@ -269,7 +269,7 @@ float forwardBackward(const std::vector<float> *w, const void *tokens,
 }
 
 void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
-               int64_t step, float *loss, float *gradNorm) {
+               int64_t step, float *loss, float *gradNorm, float *lr) {
   int world = zrt_world_size(comm);
   dump(comm, "train", step, tokens, targets);
   std::vector<float> w[P], g[P];
@@ -277,6 +277,7 @@ void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
   for (int p = 0; p < P; ++p)
     g[p].resize(param(p).numel);
   *loss = forwardBackward(w, tokens, targets, g);
+  *lr = LR;
 
   // Sum the gradients over ranks into the grad states.
   zrt_request *requests[P];

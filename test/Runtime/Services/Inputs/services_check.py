@@ -171,7 +171,7 @@ def log(path, steps, evals, world, stage, bf16):
         fail("%d step and %d eval records, expected %d and %d" %
              (len(step_records), len(eval_records), steps, evals))
     for r in step_records:
-        if sorted(r) != ["grad_norm", "loss", "ms", "step", "tokens_per_s"]:
+        if sorted(r) != ["grad_norm", "loss", "lr", "ms", "step", "tokens_per_s"]:
             fail("step record keys %s" % sorted(r))
         if not (isinstance(r["step"], int) and r["loss"] > 0 and
                 r["grad_norm"] > 0 and r["ms"] >= 0 and r["tokens_per_s"] >= 0):
