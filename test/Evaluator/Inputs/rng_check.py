@@ -3,7 +3,6 @@ RNG formula of include/zeroc/Support/Random.h (re-implemented in evalref).
 
 usage: rng_check.py make-inputs DIR
        rng_check.py same-values A.json B.json
-       rng_check.py same-tensors A.safetensors B.safetensors...
        rng_check.py inputs INPUTS.safetensors SEED K
        rng_check.py params RUN.json SEED
 """
@@ -35,16 +34,6 @@ def same_values(a, b):
     if va != vb:
         fail("values differ")
     print("same %d values" % len(va))
-
-
-def same_tensors(paths):
-    """The files hold the same tensors (their metadata may differ)."""
-    first, _, _ = evalref.read_safetensors(paths[0])
-    for path in paths[1:]:
-        other, _, _ = evalref.read_safetensors(path)
-        if other != first:
-            fail("%s and %s hold different tensors" % (paths[0], path))
-    print("%d files hold the same %d tensors" % (len(paths), len(first)))
 
 
 def inputs(path, seed, k):
@@ -86,8 +75,6 @@ if __name__ == "__main__":
         make_inputs(sys.argv[2])
     elif command == "same-values":
         same_values(sys.argv[2], sys.argv[3])
-    elif command == "same-tensors":
-        same_tensors(sys.argv[2:])
     elif command == "inputs":
         inputs(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif command == "params":
