@@ -143,82 +143,53 @@ inline float expNonPositive(float x) {
   return x < lo ? 0.0f : p * scale;
 }
 
-/// Largest of x[0..n) (-inf for n == 0; NaN-propagating is not guaranteed).
+// The reductions below vectorize through `omp simd reduction` (compiled with
+// -fopenmp), which lets the compiler keep one partial result per vector
+// lane: the summation order depends on the vector width of the clone that
+// runs (ZRT_HOT), never on the thread count.
+
+/// Largest of x[0..n) (-inf for n == 0; NaNs are skipped).
 inline float rowMax(const float *x, int64_t n) {
-  constexpr int L = 16;
-  float m[L];
-  for (int l = 0; l < L; ++l)
-    m[l] = -__builtin_inff();
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int l = 0; l < L; ++l)
-      m[l] = x[i + l] > m[l] ? x[i + l] : m[l];
-  float result = -__builtin_inff();
-  for (int l = 0; l < L; ++l)
-    result = m[l] > result ? m[l] : result;
-  for (; i < n; ++i)
-    result = x[i] > result ? x[i] : result;
-  return result;
+  float m = -__builtin_inff();
+#pragma omp simd reduction(max : m)
+  for (int64_t i = 0; i < n; ++i)
+    m = x[i] > m ? x[i] : m;
+  return m;
 }
 
-/// Sum of x[0..n) in eight double lanes (statistics such as a layernorm
+/// Sum of x[0..n), accumulated in double (statistics such as a layernorm
 /// mean, where f32 partial sums would lose digits to a large offset).
 inline double rowSum(const float *x, int64_t n) {
-  constexpr int L = 8;
-  double acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int l = 0; l < L; ++l)
-      acc[l] += static_cast<double>(x[i + l]);
-  double total = 0;
-  for (; i < n; ++i)
-    total += static_cast<double>(x[i]);
-  for (int l = 0; l < L; ++l)
-    total += acc[l];
-  return total;
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < n; ++i)
+    sum += static_cast<double>(x[i]);
+  return sum;
 }
 
-/// Sum of x[i] * y[i]: f32 products added in eight double lanes.
+/// Sum of x[i] * y[i]: f32 products accumulated in double.
 inline double rowDot(const float *x, const float *y, int64_t n) {
-  constexpr int L = 8;
-  double acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int l = 0; l < L; ++l)
-      acc[l] += static_cast<double>(x[i + l] * y[i + l]);
-  double total = 0;
-  for (; i < n; ++i)
-    total += static_cast<double>(x[i] * y[i]);
-  for (int l = 0; l < L; ++l)
-    total += acc[l];
-  return total;
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < n; ++i)
+    sum += static_cast<double>(x[i] * y[i]);
+  return sum;
 }
 
-/// y[i] = exp(x[i] - shift) for x[i] <= shift; returns their sum: 16 f32
-/// lanes over blocks of 256 (terms in [0, 1]), the block sums added in
-/// double. y may be x.
+/// y[i] = exp(x[i] - shift) for x[i] <= shift; returns their sum, in f32
+/// over blocks of 256 terms (each in [0, 1]) whose sums are added in double.
+/// y may be x.
 inline double expShiftedSum(const float *x, float *y, int64_t n, float shift) {
-  constexpr int L = 16;
   double total = 0;
   for (int64_t b = 0; b < n; b += 256) {
     int64_t e = std::min<int64_t>(n, b + 256);
-    float acc[L] = {};
-    int64_t i = b;
-    for (; i + L <= e; i += L)
-      for (int l = 0; l < L; ++l) {
-        float v = expNonPositive(x[i + l] - shift);
-        y[i + l] = v;
-        acc[l] += v;
-      }
-    float tail = 0;
-    for (; i < e; ++i) {
+    float block = 0;
+#pragma omp simd reduction(+ : block)
+    for (int64_t i = b; i < e; ++i) {
       float v = expNonPositive(x[i] - shift);
       y[i] = v;
-      tail += v;
+      block += v;
     }
-    float block = tail;
-    for (int l = 0; l < L; ++l)
-      block += acc[l];
     total += block;
   }
   return total;
@@ -300,9 +271,13 @@ void f32ToBf16(const float *src, bf16 *dst, int64_t n);
 void parallelBf16ToF32(const bf16 *src, float *dst, int64_t n);
 void parallelF32ToBf16(const float *src, bf16 *dst, int64_t n);
 
-/// For tests: the f32 scratch (A and C rows) one chunk of a bf16 zrt_matmul
-/// may use; <= 0 restores the default of 2^24 floats.
-void setMatmulChunkFloats(int64_t floats);
+/// For tests: y[i] = exp(x[i]) for x[i] <= 0 through expShiftedSum, in the
+/// clone (AVX-512, AVX2 or baseline) that the kernels run on this CPU.
+double expRowForTesting(const float *x, float *y, int64_t n);
+
+/// For tests: the largest output tile (mc x nc) and k chunk (kc) of a bf16
+/// zrt_matmul task; mc <= 0 restores the defaults (256, 512, 1024).
+void setMatmulTilesForTesting(int64_t mc, int64_t nc, int64_t kc);
 
 /// memcpy of `bytes`, split across threads when large.
 void parallelCopy(void *dst, const void *src, size_t bytes);

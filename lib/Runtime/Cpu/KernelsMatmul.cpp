@@ -1,12 +1,18 @@
 //===- KernelsMatmul.cpp - zrt_matmul on OpenBLAS -------------------------===//
 //
-// Every product goes through cblas_sgemm. bf16 operands are widened into f32
-// scratch (B whole, A and C in row chunks that bound the scratch), the
-// product accumulates in f32 inside the BLAS, and C is rounded once.
+// Every product goes through cblas_sgemm, always on one OpenBLAS thread
+// (BlasSingleThreaded): the outputs of the whole batch are cut into tiles
+// (tilesFor), one OpenMP task each, so OpenMP is the only thread pool that
+// runs (OpenBLAS's own pthreads would fight OpenMP's spinning workers for
+// the cores between kernels), batches of small products and single large
+// ones parallelize alike, and, the tiling depending on the shapes only,
+// results do not depend on the thread count.
 //
-// Threading: a single large product calls the BLAS from the calling thread
-// and lets OpenBLAS thread it; a batch of small products runs one product
-// per OpenMP task with OpenBLAS held to one thread (BlasSingleThreaded).
+// f32: a tile is one sgemm on the operands in place.
+// bf16: a tile widens the blocks of A and B it needs into f32 scratch, chunk
+// by chunk of k, accumulates in f32 through sgemm, and is rounded once.
+// Scratch stays under 4 MiB per thread whatever the shapes (an lm_head's
+// [50257, 768] weight is never widened whole).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,65 +35,99 @@ struct Gemm {
   int64_t ldb() const { return transB ? k : n; }
 };
 
-/// c = op(a) @ op(b) for m rows, all f32.
-void sgemm(const Gemm &g, int64_t m, const float *a, int64_t lda,
-           const float *b, float *c) {
+/// Tile sizes: at most mc x nc outputs per task; bf16 sums over k in chunks
+/// of at most kc (f32 takes k whole).
+struct Tiles {
+  int64_t mc, nc, kc;
+};
+const Tiles kDefaultTiles = {256, 512, 1024};
+Tiles baseTiles = kDefaultTiles;
+
+/// Tasks a product aims for, by shrinking tiles (never below 64 x 128 unless
+/// the matrix is smaller), so that 16 threads or so stay balanced: from the
+/// shapes only, so that results do not depend on the thread count.
+constexpr int64_t kTargetTiles = 64;
+
+Tiles tilesFor(int64_t batch, const Gemm &g) {
+  Tiles t = baseTiles;
+  t.mc = std::min(t.mc, g.m);
+  t.nc = std::min(t.nc, g.n);
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  auto count = [&] { return batch * ceilDiv(g.m, t.mc) * ceilDiv(g.n, t.nc); };
+  while (count() < kTargetTiles) {
+    int64_t minM = std::min<int64_t>(64, baseTiles.mc);
+    int64_t minN = std::min<int64_t>(128, baseTiles.nc);
+    if (t.nc >= t.mc && t.nc / 2 >= minN)
+      t.nc = ceilDiv(t.nc, 2);
+    else if (t.mc / 2 >= minM)
+      t.mc = ceilDiv(t.mc, 2);
+    else if (t.nc / 2 >= minN)
+      t.nc = ceilDiv(t.nc, 2);
+    else
+      break;
+  }
+  int64_t chunks = ceilDiv(g.k, t.kc);
+  t.kc = ceilDiv(g.k, chunks);
+  return t;
+}
+
+/// One output tile of an f32 product: one sgemm over the whole of k, on the
+/// operands in place.
+void gemmTile(const Gemm &g, const Tiles &t, const float *a, const float *b,
+              float *c, int64_t i0, int64_t j0, float *) {
+  int64_t mc = std::min(t.mc, g.m - i0), nc = std::min(t.nc, g.n - j0);
   cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
-              g.transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(g.n), static_cast<int>(g.k), 1.0f, a,
-              static_cast<int>(lda), b, static_cast<int>(g.ldb()), 0.0f, c,
-              static_cast<int>(g.n));
+              g.transB ? CblasTrans : CblasNoTrans, static_cast<int>(mc),
+              static_cast<int>(nc), static_cast<int>(g.k), 1.0f,
+              a + (g.transA ? i0 : i0 * g.k), static_cast<int>(g.lda()),
+              b + (g.transB ? j0 * g.k : j0), static_cast<int>(g.ldb()), 0.0f,
+              c + i0 * g.n + j0, static_cast<int>(g.n));
 }
 
-/// Floats of scratch for one chunk of A and C rows in the bf16 path.
-int64_t chunkFloats = int64_t{1} << 24; // 64 MiB
-
-/// Rows of A and C converted at a time in the bf16 path.
-int64_t chunkRows(const Gemm &g) {
-  return std::min(std::max<int64_t>(chunkFloats / (g.k + g.n), 1), g.m);
-}
-
-/// One bf16 product; `bf` is op(b)'s storage already widened to f32.
-/// `parallel`: conversions may use OpenMP (the BLAS threads itself too).
-void bf16Gemm(const Gemm &g, const bf16 *a, const float *bf, bf16 *c,
-              bool parallel) {
-  int64_t rows = chunkRows(g);
-  std::unique_ptr<float[]> af = scratchF32(rows * g.k);
-  std::unique_ptr<float[]> cf = scratchF32(rows * g.n);
-  for (int64_t i0 = 0; i0 < g.m; i0 += rows) {
-    int64_t mc = std::min(rows, g.m - i0);
-    int64_t lda;
-    if (!g.transA) {
-      // Rows i0.. of the stored [m, k] matrix are contiguous.
-      if (parallel)
-        parallelBf16ToF32(a + i0 * g.k, af.get(), mc * g.k);
-      else
-        bf16ToF32(a + i0 * g.k, af.get(), mc * g.k);
-      lda = g.k;
-    } else {
-      // Columns i0.. of the stored [k, m] matrix: k segments of mc.
-      auto convert = [&](int64_t p0, int64_t p1) {
-        for (int64_t p = p0; p < p1; ++p)
-          bf16ToF32(a + p * g.m + i0, af.get() + p * mc, mc);
-      };
-      if (parallel)
-        parallelFor(g.k, mc, convert);
-      else
-        convert(0, g.k);
+/// One output tile of a bf16 product: rows [i0, i0 + mc) and columns
+/// [j0, j0 + nc) of c = op(a) op(b). The operands' blocks are widened into
+/// f32 scratch per chunk of k, the sgemm (single-threaded) accumulates into
+/// an f32 tile, which is rounded once. `scratch` holds mc*kc + kc*nc + mc*nc
+/// floats.
+void gemmTile(const Gemm &g, const Tiles &t, const bf16 *a, const bf16 *b,
+              bf16 *c, int64_t i0, int64_t j0, float *scratch) {
+  int64_t mc = std::min(t.mc, g.m - i0), nc = std::min(t.nc, g.n - j0);
+  float *af = scratch, *bf = af + t.mc * t.kc, *cf = bf + t.kc * t.nc;
+  for (int64_t p0 = 0; p0 < g.k; p0 += t.kc) {
+    int64_t kc = std::min(t.kc, g.k - p0);
+    int64_t lda, ldb;
+    if (!g.transA) { // stored [m, k]: mc rows of kc
+      for (int64_t i = 0; i < mc; ++i)
+        bf16ToF32(a + (i0 + i) * g.k + p0, af + i * kc, kc);
+      lda = kc;
+    } else { // stored [k, m]: kc rows of mc
+      for (int64_t p = 0; p < kc; ++p)
+        bf16ToF32(a + (p0 + p) * g.m + i0, af + p * mc, mc);
       lda = mc;
     }
-    sgemm(g, mc, af.get(), lda, bf, cf.get());
-    if (parallel)
-      parallelF32ToBf16(cf.get(), c + i0 * g.n, mc * g.n);
-    else
-      f32ToBf16(cf.get(), c + i0 * g.n, mc * g.n);
+    if (!g.transB) { // stored [k, n]: kc rows of nc
+      for (int64_t p = 0; p < kc; ++p)
+        bf16ToF32(b + (p0 + p) * g.n + j0, bf + p * nc, nc);
+      ldb = nc;
+    } else { // stored [n, k]: nc rows of kc
+      for (int64_t j = 0; j < nc; ++j)
+        bf16ToF32(b + (j0 + j) * g.k + p0, bf + j * kc, kc);
+      ldb = kc;
+    }
+    cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
+                g.transB ? CblasTrans : CblasNoTrans, static_cast<int>(mc),
+                static_cast<int>(nc), static_cast<int>(kc), 1.0f, af,
+                static_cast<int>(lda), bf, static_cast<int>(ldb),
+                p0 == 0 ? 0.0f : 1.0f, cf, static_cast<int>(nc));
   }
+  for (int64_t i = 0; i < mc; ++i)
+    f32ToBf16(cf + i * nc, c + (i0 + i) * g.n + j0, nc);
 }
 
 } // namespace
 
-void zeroc::rt::setMatmulChunkFloats(int64_t floats) {
-  chunkFloats = floats > 0 ? floats : int64_t{1} << 24;
+void zeroc::rt::setMatmulTilesForTesting(int64_t mc, int64_t nc, int64_t kc) {
+  baseTiles = mc > 0 ? Tiles{mc, nc, kc} : kDefaultTiles;
 }
 
 extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
@@ -135,63 +175,27 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
     return;
   }
 
-  int threads = maxThreads();
-  double flops = 2.0 * static_cast<double>(g.m) * g.n * g.k;
-  // One product per OpenMP task when the batch fills the threads evenly or
-  // the products are too small for the BLAS to thread well.
-  bool overBatch = batch > 1 && threads > 1 &&
-                   (batch % threads == 0 || batch >= 4 * threads ||
-                    flops < 4.0e6);
-
+  // Output tiles of every product in the batch, one OpenMP task each, with
+  // OpenBLAS on the task's thread.
+  Tiles t = tilesFor(batch, g);
+  int64_t tm = (g.m + t.mc - 1) / t.mc, tn = (g.n + t.nc - 1) / t.nc;
+  int64_t perBatch = tm * tn;
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
     const T *at = static_cast<const T *>(a);
     const T *bt = static_cast<const T *>(b);
     T *ct = static_cast<T *>(c);
-    if constexpr (std::is_same_v<T, float>) {
-      auto one = [&](int64_t i) {
-        sgemm(g, g.m, at + i * stride_a, g.lda(), bt + i * stride_b,
-              ct + i * stride_c);
-      };
-      if (overBatch) {
-        BlasSingleThreaded single;
-        parallelTasks(batch, static_cast<int64_t>(flops / 8), one);
-      } else {
-        for (int64_t i = 0; i < batch; ++i)
-          one(i);
+    BlasSingleThreaded single;
+    parallelFor(batch * perBatch, t.mc * t.nc * g.k / 4,
+                [&](int64_t t0, int64_t t1) {
+      std::unique_ptr<float[]> scratch;
+      if constexpr (!std::is_same_v<T, float>)
+        scratch = scratchF32(t.mc * t.kc + t.kc * t.nc + t.mc * t.nc);
+      for (int64_t task = t0; task < t1; ++task) {
+        int64_t i = task / perBatch, tile = task % perBatch;
+        gemmTile(g, t, at + i * stride_a, bt + i * stride_b, ct + i * stride_c,
+                 (tile / tn) * t.mc, (tile % tn) * t.nc, scratch.get());
       }
-    } else {
-      int64_t bSize = g.k * g.n;
-      std::unique_ptr<float[]> shared;
-      if (stride_b == 0) { // one B for the whole batch: widen it once
-        shared = scratchF32(bSize);
-        parallelBf16ToF32(bt, shared.get(), bSize);
-      }
-      if (overBatch) {
-        BlasSingleThreaded single;
-        parallelTasks(batch, static_cast<int64_t>(flops / 8), [&](int64_t i) {
-          std::unique_ptr<float[]> own;
-          const float *bf = shared.get();
-          if (!bf) {
-            own = scratchF32(bSize);
-            bf16ToF32(bt + i * stride_b, own.get(), bSize);
-            bf = own.get();
-          }
-          bf16Gemm(g, at + i * stride_a, bf, ct + i * stride_c, false);
-        });
-      } else {
-        std::unique_ptr<float[]> own;
-        if (!shared)
-          own = scratchF32(bSize);
-        for (int64_t i = 0; i < batch; ++i) {
-          const float *bf = shared.get();
-          if (!bf) {
-            parallelBf16ToF32(bt + i * stride_b, own.get(), bSize);
-            bf = own.get();
-          }
-          bf16Gemm(g, at + i * stride_a, bf, ct + i * stride_c, true);
-        }
-      }
-    }
+    });
   });
 }

@@ -34,20 +34,12 @@ inline Moments rowMoments(const float *x, int64_t cols, double eps) {
   Moments mo;
   mo.hi = static_cast<float>(m);
   mo.lo = static_cast<float>(m - static_cast<double>(mo.hi));
-  constexpr int L = 8;
-  double acc[L] = {}, var = 0;
-  int64_t i = 0;
-  for (; i + L <= cols; i += L)
-    for (int l = 0; l < L; ++l) {
-      float d = mo.centered(x[i + l]);
-      acc[l] += static_cast<double>(d * d);
-    }
-  for (; i < cols; ++i) {
+  double var = 0;
+#pragma omp simd reduction(+ : var)
+  for (int64_t i = 0; i < cols; ++i) {
     float d = mo.centered(x[i]);
     var += static_cast<double>(d * d);
   }
-  for (int l = 0; l < L; ++l)
-    var += acc[l];
   var /= static_cast<double>(cols);
   mo.rstd = static_cast<float>(1.0 / std::sqrt(var + eps));
   return mo;

@@ -223,19 +223,12 @@ struct ReduceDim {
   bool reduced;
 };
 
-/// Sum of x[0..n) in eight double lanes.
+/// Sum of x[0..n) in double.
 template <typename T> ZRT_HOT double sumRun(const T *x, int64_t n) {
-  constexpr int L = 8;
-  double acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int l = 0; l < L; ++l)
-      acc[l] += static_cast<double>(toF32(x[i + l]));
   double sum = 0;
-  for (; i < n; ++i)
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < n; ++i)
     sum += static_cast<double>(toF32(x[i]));
-  for (int l = 0; l < L; ++l)
-    sum += acc[l];
   return sum;
 }
 
