@@ -5,6 +5,7 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -140,6 +141,60 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
       });
 }
 
+/// Where each value's batch dimension is, for values computed from the batch.
+class BatchDims {
+public:
+  void set(Value value, int64_t dim) { dims[value] = dim; }
+  std::optional<int64_t> of(Value value) const {
+    auto it = dims.find(value);
+    if (it == dims.end())
+      return std::nullopt;
+    return it->second;
+  }
+
+  /// Propagates through `op` and rejects what does not split: a sum over
+  /// the batch, a reshape that moves it away from the leading dimension.
+  LogicalResult propagate(Operation *op) {
+    std::optional<int64_t> in;
+    for (Value operand : op->getOperands())
+      if (auto dim = of(operand); dim && !in)
+        in = dim;
+    if (!in)
+      return success();
+    if (auto sum = dyn_cast<SumOp>(op); sum && llvm::is_contained(sum.getDims(), *in))
+      return sum.emitOpError("sums over the batch dimension ")
+             << *in << ", which does not split across ranks: the loss must be "
+             << "a mean over the batch (train.mean, train.cross_entropy)";
+    if (isa<MeanOp, CrossEntropyOp>(op))
+      return success(); // A mean over the batch yields a local mean.
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      if (*in != 0)
+        return reshape.emitOpError("reshapes a value whose batch dimension is ")
+               << *in << "; data parallelism needs it leading";
+      set(reshape.getResult(), 0);
+      return success();
+    }
+    if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      auto perm = transpose.getPermutation();
+      set(transpose.getResult(),
+          std::distance(perm.begin(), llvm::find(perm, *in)));
+      return success();
+    }
+    if (auto sum = dyn_cast<SumOp>(op)) {
+      int64_t removed = llvm::count_if(sum.getDims(),
+                                       [&](int64_t d) { return d < *in; });
+      set(sum.getResult(), *in - removed);
+      return success();
+    }
+    for (Value result : op->getResults())
+      set(result, *in);
+    return success();
+  }
+
+private:
+  llvm::DenseMap<Value, int64_t> dims;
+};
+
 } // namespace
 
 LogicalResult reinferResultTypes(Operation *op) {
@@ -148,6 +203,30 @@ LogicalResult reinferResultTypes(Operation *op) {
     return failure();
   for (auto [result, type] : llvm::zip(op->getResults(), *types))
     result.setType(type);
+  return success();
+}
+
+LogicalResult splitBatch(func::FuncOp func, int64_t ranks) {
+  Block &body = func.getBody().front();
+  BatchDims batch;
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() == 0)
+      continue;
+    int64_t global = type.getDimSize(0);
+    if (global % ranks != 0)
+      return func.emitError("the global batch of ")
+             << global << " (argument #" << arg.getArgNumber()
+             << ") does not divide among " << ranks << " ranks";
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = global / ranks;
+    arg.setType(RankedTensorType::get(shape, type.getElementType()));
+    batch.set(arg, 0);
+  }
+  for (Operation &op : body.without_terminator())
+    if (failed(batch.propagate(&op)) || failed(reinferResultTypes(&op)))
+      return failure();
+  updateFunctionType(func);
   return success();
 }
 

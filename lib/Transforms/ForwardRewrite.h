@@ -19,6 +19,11 @@ mlir::FailureOr<mlir::func::FuncOp> findForwardFunction(mlir::ModuleOp module);
 /// from its operands.
 mlir::LogicalResult reinferResultTypes(mlir::Operation *op);
 
+/// Divides the leading (batch) dimension of every argument of `func` by
+/// `ranks` and retypes everything computed from it; rejects what does not
+/// split (a sum over the batch, a reshape that moves it).
+mlir::LogicalResult splitBatch(mlir::func::FuncOp func, int64_t ranks);
+
 /// Makes the function type match the block arguments and returned values.
 void updateFunctionType(mlir::func::FuncOp func);
 
