@@ -272,12 +272,122 @@ class FunctionWriter:
                    f"({table.type}, {ids.type}) -> {type_}")
         return result
 
+    def binary(self, op: str, name: str, lhs: Value, rhs: Value) -> Value:
+        """Elementwise ``train.<op>`` (add, sub, mul, div) with NumPy
+        broadcasting."""
+        if op not in ("add", "sub", "mul", "div"):
+            raise ValueError(f"unknown binary op {op!r}")
+        if lhs.type.element != rhs.type.element or lhs.type.element not in _FLOAT_ELEMENTS:
+            raise ValueError(f"train.{op} of {lhs.type} and {rhs.type}")
+        type_ = lhs.type.with_shape(_broadcast(lhs.type.shape, rhs.type.shape))
+        return self._emit(name, type_, f"train.{op}", (lhs, rhs), f"{lhs}, {rhs}")
+
     def add(self, name: str, lhs: Value, rhs: Value) -> Value:
         """Elementwise ``lhs + rhs`` with NumPy broadcasting."""
-        if lhs.type.element != rhs.type.element:
-            raise ValueError(f"adding {lhs.type} and {rhs.type}")
-        type_ = lhs.type.with_shape(_broadcast(lhs.type.shape, rhs.type.shape))
-        return self._emit(name, type_, "train.add", (lhs, rhs), f"{lhs}, {rhs}")
+        return self.binary("add", name, lhs, rhs)
+
+    def sub(self, name: str, lhs: Value, rhs: Value) -> Value:
+        """Elementwise ``lhs - rhs`` with NumPy broadcasting."""
+        return self.binary("sub", name, lhs, rhs)
+
+    def mul(self, name: str, lhs: Value, rhs: Value) -> Value:
+        """Elementwise ``lhs * rhs`` with NumPy broadcasting."""
+        return self.binary("mul", name, lhs, rhs)
+
+    def div(self, name: str, lhs: Value, rhs: Value) -> Value:
+        """Elementwise ``lhs / rhs`` with NumPy broadcasting."""
+        return self.binary("div", name, lhs, rhs)
+
+    def _unary(self, op: str, name: str, x: Value, suffix: str = "") -> Value:
+        """``%name = train.<op> %x<suffix> : type`` (same type in and out)."""
+        result = self._define(name, x.type)
+        self._line(f"{result} = train.{op} {x}{suffix} : {x.type}")
+        return result
+
+    def scale(self, name: str, x: Value, factor: float) -> Value:
+        """Every element of `x` times the constant `factor`."""
+        return self._unary("scale", name, x, f" by {format_float(factor)}")
+
+    def fill(self, name: str, type_: TensorType, value: float) -> Value:
+        """A tensor of `type_` with every element `value`."""
+        if type_.element not in _FLOAT_ELEMENTS:
+            raise ValueError(f"train.fill of {type_}")
+        result = self._define(name, type_)
+        self._line(f"{result} = train.fill {format_float(value)} : {type_}")
+        return result
+
+    def relu(self, name: str, x: Value) -> Value:
+        """``max(x, 0)``."""
+        return self._unary("relu", name, x)
+
+    def sqrt(self, name: str, x: Value) -> Value:
+        """Elementwise square root."""
+        return self._unary("sqrt", name, x)
+
+    def softmax(self, name: str, x: Value) -> Value:
+        """Softmax over the last dimension."""
+        return self._unary("softmax", name, x)
+
+    def causal_mask(self, name: str, x: Value) -> Value:
+        """Entries above the diagonal of the last two dimensions set to -inf."""
+        if x.type.rank < 2:
+            raise ValueError(f"causal_mask of {x.type}")
+        return self._unary("causal_mask", name, x)
+
+    def _reduction(self, op: str, name: str, x: Value, dims: Sequence[int]) -> Value:
+        dims = sorted(set(dims))
+        if any(not 0 <= d < x.type.rank for d in dims):
+            raise ValueError(f"train.{op} of {x.type} over dims {dims}")
+        type_ = x.type.with_shape(s for i, s in enumerate(x.type.shape) if i not in dims)
+        result = self._define(name, type_)
+        listed = ", ".join(map(str, dims))
+        self._line(f"{result} = train.{op} {x} dims = [{listed}] : {x.type} -> {type_}")
+        return result
+
+    def sum(self, name: str, x: Value, dims: Sequence[int]) -> Value:
+        """Sum over `dims`, which are removed."""
+        return self._reduction("sum", name, x, dims)
+
+    def mean(self, name: str, x: Value, dims: Sequence[int]) -> Value:
+        """Arithmetic mean over `dims`, which are removed."""
+        return self._reduction("mean", name, x, dims)
+
+    def broadcast(self, name: str, x: Value, shape: Sequence[int]) -> Value:
+        """`x` repeated to `shape` by the dialect's broadcasting rule."""
+        shape = tuple(shape)
+        if _broadcast(x.type.shape, shape) != shape:
+            raise ValueError(f"cannot broadcast {x.type} to {shape}")
+        type_ = x.type.with_shape(shape)
+        result = self._define(name, type_)
+        self._line(f"{result} = train.broadcast {x} : {x.type} -> {type_}")
+        return result
+
+    def concat(self, name: str, inputs: Sequence[Value], dim: int) -> Value:
+        """`inputs` joined along `dim`."""
+        first = inputs[0].type
+        if not 0 <= dim < first.rank or any(
+                v.type.element != first.element or v.type.rank != first.rank
+                or any(a != b for i, (a, b) in enumerate(zip(v.type.shape, first.shape))
+                       if i != dim) for v in inputs):
+            raise ValueError("concat of " + ", ".join(str(v.type) for v in inputs)
+                             + f" along {dim}")
+        shape = list(first.shape)
+        shape[dim] = sum(v.type.shape[dim] for v in inputs)
+        type_ = first.with_shape(shape)
+        result = self._define(name, type_)
+        self._line(f"{result} = train.concat " + ", ".join(map(str, inputs))
+                   + f" dim = {dim} : " + ", ".join(str(v.type) for v in inputs)
+                   + f" -> {type_}")
+        return result
+
+    def cast(self, name: str, x: Value, element: str) -> Value:
+        """`x` converted to the float element type `element` (f32, bf16)."""
+        if x.type.element not in _FLOAT_ELEMENTS or element not in _FLOAT_ELEMENTS:
+            raise ValueError(f"cast of {x.type} to {element}")
+        type_ = TensorType(x.type.shape, element)
+        result = self._define(name, type_)
+        self._line(f"{result} = train.cast {x} : {x.type} to {type_}")
+        return result
 
     def layernorm(self, name: str, x: Value, weight: Value, bias: Value, eps: float) -> Value:
         """LayerNorm of `x` over its last dimension."""
@@ -331,6 +441,9 @@ class FunctionWriter:
     def attention(self, name: str, q: Value, k: Value, v: Value, *, scale: float,
                   causal: bool) -> Value:
         """Scaled dot-product attention of [B, H, T, D] heads."""
+        if q.type.rank != 4 or k.type != v.type or k.type.rank != 4 or \
+                q.type.shape[:2] != k.type.shape[:2] or q.type.shape[3] != k.type.shape[3]:
+            raise ValueError(f"attention of {q.type}, {k.type}, {v.type}")
         flags = " causal" if causal else ""
         return self._emit(name, q.type, "train.attention", (q, k, v),
                           f"{q}, {k}, {v}{flags} scale = {format_float(scale)}")
