@@ -1,0 +1,286 @@
+"""The PyTorch importer: an nn.Module's training forward as `train` IR.
+
+The module's ``forward(tokens, targets)`` must return the loss (alone or
+among other outputs, as nanoGPT's ``(logits, loss)``). It is traced with
+torch.fx at the caller's batch shape (B x T token ids and targets) and
+translated op by op into a ``train.forward`` function; its parameters
+become ``train.param`` declarations under their state-dict names, and their
+current values are exported (safetensors) for the executable's ``--init``.
+A parameter tied under two names (nanoGPT's ``lm_head.weight`` and
+``transformer.wte.weight``) is one parameter under its first name.
+
+    import torch
+    from zeroc import importer, ir
+    model = GPT()
+    imported = importer.import_module(model, batch_size=8, block_size=64,
+                                      optimizer=ir.OptimizerConfig(lr=1e-3))
+    imported.write("gpt.mlir", "gpt.safetensors")
+
+or from the command line (``python3 -m zeroc.importer --help``; the
+supported ops and the rules are in docs/importer.md):
+
+    python3 -m zeroc.importer model.py:GPT --batch-size 8 --block-size 64 \\
+        -o gpt.mlir --weights gpt.safetensors
+
+This package imports PyTorch (``import zeroc`` does not).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import io
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import torch
+import torch.nn as nn
+
+from zeroc import ir, weights as weights_io
+from zeroc.importer import tracer
+from zeroc.importer.convert import Converter, ImporterError, dead_code_elimination
+
+__all__ = ["ImportedModel", "ImporterError", "default_decay", "import_module", "load_module"]
+
+IDS_DTYPES = {"i32": torch.int32, "i64": torch.int64}
+"""Element types of the token-id arguments, by name."""
+
+
+def default_decay(name: str, tensor: torch.Tensor) -> bool:
+    """Weight decay on parameters of rank 2 and more (matrices and
+    embeddings), as nanoGPT's configure_optimizers and zeroc's builder."""
+    return tensor.dim() >= 2
+
+
+@dataclass
+class ImportedModel:
+    """The result of `import_module`.
+
+    `mlir` is the module's text; `weights` the exported tensors by canonical
+    name (the declared parameters, in declaration order); `tied` maps every
+    other state-dict name of a declared parameter to its canonical name;
+    `unused` lists parameters the forward never uses (not declared, not
+    exported).
+    """
+
+    mlir: str
+    weights: dict[str, torch.Tensor]
+    params: list[ir.Param]
+    tied: dict[str, str] = field(default_factory=dict)
+    unused: list[str] = field(default_factory=list)
+    vocab_size: int | None = None
+    batch_size: int = 0
+    block_size: int = 0
+    model_name: str = ""
+
+    @property
+    def num_parameters(self) -> int:
+        """Trainable scalars (each tied parameter once)."""
+        return sum(p.type.numel for p in self.params)
+
+    def save_weights(self, path: str) -> None:
+        """Writes the weights as safetensors (F32 or BF16), the executable's
+        ``--init`` format."""
+        weights_io.save_state_dict(path, self.weights, keep_tied=True,
+                                   metadata={"producer": "zeroc.importer",
+                                             "model": self.model_name})
+
+    def write(self, mlir_path: str, weights_path: str | None = None) -> None:
+        """Writes the IR to `mlir_path` and, if given, the weights."""
+        weights_io._write_atomically(mlir_path, [self.mlir.encode()])
+        if weights_path is not None:
+            self.save_weights(weights_path)
+
+
+def _forward_inputs(module: nn.Module) -> tuple[list[str], dict[str, Any]]:
+    """The names of forward's first two arguments, and the defaults of the
+    others (traced as constants)."""
+    try:
+        signature = inspect.signature(module.forward)
+    except (TypeError, ValueError):
+        raise ImporterError("cannot read the signature of forward") from None
+    names, constants = [], {}
+    for parameter in signature.parameters.values():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise ImporterError("forward must take named arguments (no *args or **kwargs)")
+        if len(names) < 2:
+            names.append(parameter.name)
+        elif parameter.default is parameter.empty:
+            raise ImporterError(
+                f"forward's argument '{parameter.name}' has no default; forward takes the "
+                "token ids and the targets, then only arguments with defaults")
+        else:
+            constants[parameter.name] = parameter.default
+    if len(names) < 2:
+        raise ImporterError("forward must take two tensors, the token ids and the targets "
+                            f"(it takes {len(names)})")
+    return names, constants
+
+
+def import_module(module: nn.Module, *, batch_size: int | None = None,
+                  block_size: int | None = None, example_inputs: tuple | None = None,
+                  optimizer: ir.OptimizerConfig | None = None, ids_dtype: str = "i32",
+                  vocab_size: int | None = None, model_name: str | None = None,
+                  decay: Callable[[str, torch.Tensor], bool] = default_decay,
+                  source: str | None = None) -> ImportedModel:
+    """Translates `module` (put in training mode) into `train` IR.
+
+    The batch shape is `batch_size` x `block_size`, or that of
+    `example_inputs` ``(tokens, targets)`` (whose dtype, int32 or int64, then
+    gives `ids_dtype`). `optimizer` defaults to the builder's AdamW
+    (`ir.OptimizerConfig()`); `decay` picks the parameters with weight decay.
+    `vocab_size`, when given, must equal the model's (the last dimension of
+    the logits). Raises `ImporterError`, with the user's source line where
+    it can.
+    """
+    if example_inputs is not None:
+        if len(example_inputs) != 2:
+            raise ImporterError("example_inputs must be (tokens, targets)")
+        tokens, targets = example_inputs
+        if tokens.dim() != 2 or tuple(tokens.shape) != tuple(targets.shape):
+            raise ImporterError("example tokens and targets must both be [B, T]")
+        batch_size, block_size = tokens.shape
+        ids = {v: k for k, v in IDS_DTYPES.items()}.get(tokens.dtype)
+        if ids is None:
+            raise ImporterError(f"example tokens must be int32 or int64, not {tokens.dtype}")
+        ids_dtype = ids
+    for what, value in (("batch_size", batch_size), ("block_size", block_size)):
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ImporterError(f"{what} must be a positive integer, got {value!r}")
+    if ids_dtype not in IDS_DTYPES:
+        raise ImporterError(f"ids_dtype must be i32 or i64, got {ids_dtype!r}")
+    if not isinstance(module, nn.Module):
+        raise ImporterError(f"expected an nn.Module, got {type(module).__name__}")
+    optimizer = optimizer if optimizer is not None else ir.OptimizerConfig()
+    model_name = model_name or type(module).__name__.lower()
+
+    named = list(module.named_parameters())
+    if not named:
+        raise ImporterError("the module has no parameters")
+    dtypes = {p.dtype for _, p in named}
+    if dtypes == {torch.float32}:
+        element = "f32"
+    elif dtypes == {torch.bfloat16}:
+        element = "bf16"
+    else:
+        raise ImporterError("parameters must all be float32 or all bfloat16, found "
+                            + ", ".join(sorted(str(d) for d in dtypes)))
+    canonical = {id(p): name for name, p in named}
+
+    module.train()
+    names, constants = _forward_inputs(module)
+    meta = {n: torch.zeros(batch_size, block_size, dtype=torch.long, device="meta")
+            for n in names}
+    try:
+        graph_module = tracer.trace(module, meta, constants or None)
+    except ImporterError:
+        raise
+    except Exception as error:  # noqa: BLE001 - torch.fx raises many kinds
+        raise ImporterError(f"torch.fx cannot trace the forward: {type(error).__name__}: "
+                            f"{error}", location=tracer.location_of_exception(error)) from None
+
+    ids_type = ir.TensorType((batch_size, block_size), ids_dtype)
+    converter = Converter(graph_module, module, canonical, element, [ids_type, ids_type],
+                          decay)
+    converter.run()
+    body = dead_code_elimination(converter.out.getvalue())
+
+    read = set(re.findall(r"= train\.read @(\S+) :", body))
+    params = [converter.params[name] for name, _ in named if name in read]
+    unused = [name for name, _ in named if name not in read]
+    tensors = {p.name: converter.param_tensors[p.name].detach().clone().contiguous()
+               for p in params}
+    tied = {}
+    for name, value in module.state_dict(keep_vars=True).items():
+        target = canonical.get(id(value))
+        if target is not None and target != name and target in read:
+            tied[name] = target
+
+    vocab = converter.vocab
+    if vocab_size is not None and vocab is not None and vocab_size != vocab:
+        raise ImporterError(f"the model's vocabulary is {vocab} (the logits' last dimension), "
+                            f"not {vocab_size} (--vocab-size)")
+
+    out = io.StringIO()
+    writer = ir.ModuleWriter(out)
+    count = sum(p.type.numel for p in params)
+    header = [f"Imported from PyTorch by zeroc.importer: {source or type(module).__name__}",
+              f"batch {batch_size} x block {block_size}, {ids_dtype} ids, "
+              f"vocabulary {vocab}, {element}; {count:,} parameters."]
+    if tied:
+        header.append("Tied: " + ", ".join(f"{a} is {c}" for a, c in tied.items()) + ".")
+    writer.comment(header)
+    writer.open({"train.model": _model_attribute(model_name)})
+    writer.optimizer(optimizer)
+    for param in params:
+        writer.param(param)
+    writer.function("forward", [(a.name, a.type) for a in converter.arguments],
+                    ir.TensorType((), "f32"), ["train.forward"])
+    out.write(body)
+    writer.close()
+    return ImportedModel(out.getvalue(), tensors, params, tied, unused, vocab, batch_size,
+                         block_size, model_name)
+
+
+def _model_attribute(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+    return cleaned or "model"
+
+
+def load_module(spec: str, kwargs: Mapping[str, Any] | None = None,
+                seed: int | None = 0) -> nn.Module:
+    """The module named by ``FILE.py:NAME``: NAME is a class or a function,
+    called with `kwargs` after ``torch.manual_seed(seed)``, or an nn.Module
+    instance. FILE's directory is put on sys.path for its own imports."""
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name:
+        raise ImporterError(f"'{spec}' is not FILE.py:NAME")
+    if not os.path.isfile(path):
+        raise ImporterError(f"{path}: no such file")
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+    unique = f"zeroc_import_{stem}_{abs(hash(os.path.abspath(path)))}"
+    loader_spec = importlib.util.spec_from_file_location(unique, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise ImporterError(f"{path}: cannot load it as a Python module")
+    python_module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[unique] = python_module
+    try:
+        loader_spec.loader.exec_module(python_module)
+    except Exception as error:  # noqa: BLE001 - the user's code
+        raise ImporterError(f"running {path} failed: {type(error).__name__}: {error}",
+                            location=tracer.location_of_exception(error)) from None
+    if not hasattr(python_module, name):
+        modules = sorted(n for n, v in vars(python_module).items()
+                         if isinstance(v, type) and issubclass(v, nn.Module)
+                         and v.__module__ == unique)
+        hint = f" (its nn.Modules: {', '.join(modules)})" if modules else ""
+        raise ImporterError(f"{path} has no '{name}'{hint}")
+    obj = getattr(python_module, name)
+    if isinstance(obj, nn.Module):
+        if kwargs:
+            raise ImporterError(f"'{name}' is a module instance; it takes no arguments")
+        return obj
+    if not callable(obj):
+        raise ImporterError(f"'{name}' in {path} is neither an nn.Module class nor a function")
+    if seed is not None:
+        torch.manual_seed(seed)
+    try:
+        result = obj(**dict(kwargs or {}))
+    except Exception as error:  # noqa: BLE001 - the user's code
+        raise ImporterError(f"{name}({_kwargs_text(kwargs)}) failed: "
+                            f"{type(error).__name__}: {error}",
+                            location=tracer.location_of_exception(error)) from None
+    if not isinstance(result, nn.Module):
+        raise ImporterError(f"{name}({_kwargs_text(kwargs)}) returned "
+                            f"{type(result).__name__}, not an nn.Module")
+    return result
+
+
+def _kwargs_text(kwargs: Mapping[str, Any] | None) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in (kwargs or {}).items())
