@@ -1,0 +1,46 @@
+"""``python3 -m zeroc COMMAND``: the launcher and friends.
+
+* ``train MODEL.mlir --stage S --ranks N --data PATH ...``: compile (cached)
+  and run under mpirun (`zeroc.launcher`, docs/launcher.md);
+* ``compile MODEL.mlir --stage S --ranks N [-o EXE]``: compile only, print
+  the executable's path;
+* ``import FILE.py:NAME ...``: the PyTorch importer (`zeroc.importer`,
+  docs/importer.md; needs torch);
+* ``data TEXT -o FILE.bin``: byte-level token file (`zeroc.data`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = """usage: python3 -m zeroc COMMAND [ARGS]
+
+commands:
+  train MODEL.mlir ...   compile (cached) and run under mpirun; see `train --help`
+  compile MODEL.mlir ... compile into the cache (or -o EXE) and print the path
+  import FILE.py:NAME .. import a PyTorch nn.Module as train IR (needs torch)
+  data TEXT -o OUT.bin   encode a text file as byte-level uint16 tokens
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        sys.stdout.write(USAGE)
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command in ("train", "compile"):
+        from zeroc import launcher
+        return launcher.main(rest, command)
+    if command == "import":
+        from zeroc.importer.__main__ import main as import_main
+        return import_main(rest)
+    if command == "data":
+        from zeroc import data
+        return data.main(rest)
+    sys.stderr.write(f"python3 -m zeroc: error: unknown command '{command}'\n\n{USAGE}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
