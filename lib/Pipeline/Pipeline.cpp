@@ -13,6 +13,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const PipelineOptions &options) {
   if (!options.precision.empty())
     pm.addPass(createTrainMixedPrecision({options.precision}));
+  pm.addPass(createTrainLogits({/*required=*/false}));
   pm.addPass(createTrainDataParallel({options.worldSize}));
   pm.addPass(createTrainAutodiff());
   pm.addPass(createTrainOptimizer());

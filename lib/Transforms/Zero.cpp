@@ -322,6 +322,12 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
     gatherParameters(func, lossOp, params, builder, collectives);
   if (func::FuncOp forward = findForward(module))
     partitionForward(forward, params, builder, collectives);
+  // The sampler's @logits runs on every rank alike; in stage 3 it gathers
+  // the parameters it reads, as forward does.
+  for (auto logits : module.getOps<func::FuncOp>())
+    if (logits->hasAttr("train.logits") && S == 3)
+      gatherParameters(logits, logits.getBody().front().getTerminator(),
+                       params, builder, collectives);
 
   // The mean loss over every rank.
   builder.setInsertionPointAfter(lossOp);

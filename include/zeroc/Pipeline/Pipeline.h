@@ -30,7 +30,7 @@ struct PipelineOptions {
 };
 
 /// Adds the training pipeline to `pm` (a pass manager on builtin.module):
-/// [train-mixed-precision] train-data-parallel train-autodiff
+/// [train-mixed-precision] train-logits train-data-parallel train-autodiff
 /// train-optimizer train-zero train-schedule canonicalize cse.
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const PipelineOptions &options);

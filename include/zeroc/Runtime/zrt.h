@@ -262,6 +262,10 @@ typedef void (*zrt_train_step_fn)(zrt_comm *comm, const void *tokens,
                                   float *loss, float *grad_norm, float *lr);
 typedef void (*zrt_forward_fn)(zrt_comm *comm, const void *tokens,
                                const void *targets, float *loss);
+/* The next-token logits of one sequence of seq_len tokens: seq_len * vocab
+ * floats, row-major, written to host memory. */
+typedef void (*zrt_logits_fn)(zrt_comm *comm, const void *tokens,
+                              float *logits);
 
 typedef struct zrt_program {
   const char *model;        /* the module's train.model, or "model" */
@@ -275,6 +279,7 @@ typedef struct zrt_program {
   zrt_state *states;
   zrt_train_step_fn train_step;
   zrt_forward_fn forward;   /* NULL when the model has none */
+  zrt_logits_fn logits;     /* NULL when the model has none (no sampling) */
 } zrt_program;
 
 /* Defined by the generated code. */

@@ -57,6 +57,27 @@ def TrainMixedPrecision : Pass<"train-mixed-precision", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def TrainLogits : Pass<"train-logits", "mlir::ModuleOp"> {
+  let summary = "Adds @logits, the model's next-token distribution for sampling";
+  let description = [{
+    Derives an inference function from the forward function whose loss is a
+    `train.cross_entropy`: `@logits(%tokens: tensor<1xTxi32>)` (marked
+    `train.logits`) returns the logits the loss was computed from, for one
+    sequence. The executable's sampling mode (`--sample`) calls it. Runs
+    before `train-data-parallel`, which leaves it alone; in stage 3,
+    `train-zero` gathers the parameters it reads.
+
+    With `required=false` (as the pipeline runs it) a model whose loss is
+    not a cross-entropy of logits simply gets no @logits.
+  }];
+  let options = [
+    Option<"required", "required", "bool", "true",
+           "Fail when no @logits can be derived">
+  ];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def TrainAutodiff : Pass<"train-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode differentiation of the model's forward function";
   let description = [{

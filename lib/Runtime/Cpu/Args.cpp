@@ -44,7 +44,8 @@ std::string parseArguments(int argc, char **argv, Options &options) {
   // Flags that take a value.
   static const char *const valued[] = {
       "--data",   "--steps",    "--seed",       "--init",     "--save",
-      "--resume", "--log-json", "--eval-every", "--val-data", "--data-format"};
+      "--resume", "--log-json", "--eval-every", "--val-data", "--data-format",
+      "--sample", "--prompt",  "--temperature"};
   bool sawEvalEvery = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -75,7 +76,7 @@ std::string parseArguments(int argc, char **argv, Options &options) {
         return "option '" + flag + "' needs a value";
       value = argv[++i];
     }
-    if (value.empty() && flag != "--data-format")
+    if (value.empty() && flag != "--data-format" && flag != "--prompt")
       return "option '" + flag + "' needs a non-empty value";
 
     if (flag == "--data") {
@@ -100,6 +101,16 @@ std::string parseArguments(int argc, char **argv, Options &options) {
       sawEvalEvery = true;
     } else if (flag == "--val-data") {
       options.valData = value;
+    } else if (flag == "--sample") {
+      if (!parseInt(value, options.sample) || options.sample <= 0)
+        return "--sample: '" + value + "' is not a positive integer";
+    } else if (flag == "--prompt") {
+      options.prompt = value;
+    } else if (flag == "--temperature") {
+      char *end = nullptr;
+      options.temperature = std::strtod(value.c_str(), &end);
+      if (*end != '\0' || !(options.temperature > 0))
+        return "--temperature: '" + value + "' is not a positive number";
     } else if (flag == "--data-format") {
       if (value == "bin")
         options.format = DataFormat::Bin;
@@ -111,6 +122,12 @@ std::string parseArguments(int argc, char **argv, Options &options) {
   }
   if (options.help)
     return "";
+  if (options.sample) {
+    if (!options.data.empty() || !options.save.empty() || sawEvalEvery)
+      return "--sample generates text from weights (--init or --resume); it "
+             "takes no --data, --save or --eval-every";
+    return "";
+  }
   if (options.data.empty())
     return "--data PATH is required (a uint16 token file, or text with "
            "--data-format=text)";
@@ -149,6 +166,11 @@ std::string usage(const char *argv0, const zrt_program &program) {
       "  --eval-every K        validation loss every K steps, on...\n"
       "  --val-data PATH       ...this token file (same format as --data)\n"
       "  --quiet               no progress lines or summary table\n"
+      "\nSampling (instead of training):\n"
+      "  --sample N            generate N tokens from the weights of --init\n"
+      "                        or --resume (or the seed's), then exit\n"
+      "  --prompt TEXT         the text to continue (bytes; default empty)\n"
+      "  --temperature T       softmax temperature (default 0.8)\n"
       "  --help                this text\n";
   return text;
 }

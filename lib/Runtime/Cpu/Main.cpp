@@ -114,6 +114,29 @@ int main(int argc, char **argv) {
     failEverywhere("--eval-every: the program '" + model +
                    "' has no forward entry point to evaluate with");
 
+  if (options.sample) {
+    if (!program.logits)
+      failEverywhere("--sample: the program '" + model +
+                     "' has no logits entry point (its loss is not a "
+                     "cross-entropy of logits)");
+    allocateStates(program);
+    CheckpointInfo info;
+    info.seed = options.seed;
+    if (!options.resume.empty())
+      agree(loadCheckpoint(program, options.resume, info));
+    else if (!options.init.empty())
+      agree(initializeFromFile(program, options.init));
+    else
+      initializeFromSeed(program, options.seed);
+    std::string text = sampleText(program, comm, options);
+    if (rank == 0) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fputc('\n', stdout);
+      std::fflush(stdout);
+    }
+    exitAll(0);
+  }
+
   // Token data: every rank maps the files and checks its share of the ids.
   TokenFile train, validation;
   agree(train.open(options.data, options.format, program.seq_len));

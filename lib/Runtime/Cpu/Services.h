@@ -79,7 +79,16 @@ struct Options {
   std::string valData;
   bool quiet = false;
   bool help = false;
+  /// Sampling mode: generate this many tokens instead of training.
+  int64_t sample = 0;
+  std::string prompt;
+  double temperature = 0.8;
 };
+
+/// Sampling mode: generates options.sample tokens after options.prompt with
+/// the program's logits entry point; returns the text on rank 0.
+std::string sampleText(const zrt_program &program, zrt_comm *comm,
+                       const Options &options);
 
 /// Parses argv. Returns "" or an error naming the flag.
 std::string parseArguments(int argc, char **argv, Options &options);

@@ -96,12 +96,14 @@ int64_t vocabularyOf(func::FuncOp func) {
 } // namespace
 
 LogicalResult translateToCpp(ModuleOp module, raw_ostream &os) {
-  func::FuncOp step, forward;
+  func::FuncOp step, forward, logits;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func->hasAttr("train.step"))
       step = func;
     else if (func->hasAttr("train.forward"))
       forward = func;
+    else if (func->hasAttr("train.logits"))
+      logits = func;
   }
   if (!step)
     return module.emitError("no function is marked train.step: the C++ "
@@ -171,12 +173,18 @@ LogicalResult translateToCpp(ModuleOp module, raw_ostream &os) {
         "storage_numel elements. */\n"
      << shapes << "\nstatic zrt_state S[] = {\n" << rows << "};\n\n";
 
+  using Kind = cpp::FunctionEmitter::Kind;
   cpp::FunctionEmitter stepEmitter(os, table);
-  if (failed(stepEmitter.emit(step, "train_step", /*isStep=*/true)))
+  if (failed(stepEmitter.emit(step, "train_step", Kind::Step)))
     return failure();
   if (forward) {
     cpp::FunctionEmitter forwardEmitter(os, table);
-    if (failed(forwardEmitter.emit(forward, "forward", /*isStep=*/false)))
+    if (failed(forwardEmitter.emit(forward, "forward", Kind::Forward)))
+      return failure();
+  }
+  if (logits) {
+    cpp::FunctionEmitter logitsEmitter(os, table);
+    if (failed(logitsEmitter.emit(logits, "logits", Kind::Logits)))
       return failure();
   }
 
@@ -185,7 +193,7 @@ LogicalResult translateToCpp(ModuleOp module, raw_ostream &os) {
      << "  " << tokens.getShape()[0] << ", " << tokens.getShape()[1] << ", "
      << vocabularyOf(step) << ", " << dtypeName(tokens.getElementType()) << ",\n"
      << "  " << index << ", S, train_step, " << (forward ? "forward" : "NULL")
-     << ",\n};\n\n"
+     << ", " << (logits ? "logits" : "NULL") << ",\n};\n\n"
      << "const zrt_program *zeroc_program(void) { return &program; }\n";
   return success();
 }

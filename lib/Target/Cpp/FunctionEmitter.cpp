@@ -806,29 +806,49 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
-                                    bool isStep) {
+                                    Kind kind) {
   Block &block = func.getBody().front();
   plan(block);
-  unsigned numArgs = block.getNumArguments();
-  if (numArgs < 2 || (isStep && numArgs != 3))
-    return func.emitError("the C++ backend expects (tokens, targets") << (isStep ? ", step)" : ")") << " arguments";
-  os << "static void " << name << "(zrt_comm *comm, const void *tokens, "
-     << "const void *targets, "
-     << (isStep ? "int64_t step, float *loss, float *grad_norm, float *lr"
-                : "float *loss")
-     << ") {\n";
+  bool isStep = kind == Kind::Step;
+  unsigned expected = isStep ? 3 : kind == Kind::Forward ? 2 : 1;
+  if (block.getNumArguments() != expected)
+    return func.emitError("the C++ backend expects (tokens")
+           << (kind == Kind::Logits ? ")"
+               : isStep             ? ", targets, step)"
+                                    : ", targets)")
+           << " arguments";
+  os << "static void " << name << "(zrt_comm *comm, const void *tokens, ";
+  if (kind == Kind::Logits)
+    os << "float *logits) {\n";
+  else
+    os << "const void *targets, "
+       << (isStep ? "int64_t step, float *loss, float *grad_norm, float *lr"
+                  : "float *loss")
+       << ") {\n";
   auto bindArg = [&](BlockArgument arg, StringRef from) {
     std::string ct = cType(typeOf(arg).getElementType());
     exprs[arg] = "((const " + ct + " *)" + from.str() + ")";
   };
   bindArg(block.getArgument(0), "tokens");
-  bindArg(block.getArgument(1), "targets");
+  if (kind != Kind::Logits)
+    bindArg(block.getArgument(1), "targets");
   if (isStep) {
     os << "  const int64_t step_arg[1] = {step};\n";
     exprs[block.getArgument(2)] = "step_arg";
   }
   for (Operation &op : block) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (kind == Kind::Logits) {
+        Value out = ret.getOperand(0);
+        int64_t n = numel(out);
+        std::string load = typeOf(out).getElementType().isBF16()
+                               ? "zrt_bf16_to_f32(" + ptr(out) + "[i])"
+                               : ptr(out) + "[i]";
+        os << "  for (int64_t i = 0; i < " << n << "; ++i)\n"
+           << "    logits[i] = " << load << ";\n";
+        freeDead(&op);
+        continue;
+      }
       os << "  *loss = " << ptr(ret.getOperand(0)) << "[0];\n";
       if (isStep) {
         os << "  *grad_norm = " << ptr(ret.getOperand(1)) << "[0];\n";

@@ -30,10 +30,11 @@ public:
   FunctionEmitter(llvm::raw_ostream &os, const StateTable &states)
       : os(os), states(states) {}
 
-  /// Emits `func` as `static void NAME(...)` with the signature of its kind
-  /// (training step or forward).
+  enum class Kind { Step, Forward, Logits };
+
+  /// Emits `func` as `static void NAME(...)` with the signature of its kind.
   mlir::LogicalResult emit(mlir::func::FuncOp func, llvm::StringRef name,
-                           bool isStep);
+                           Kind kind);
 
 private:
   // Planning.
