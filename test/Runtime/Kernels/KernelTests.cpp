@@ -358,7 +358,7 @@ void testMatmuls() {
       }
   for (zrt_dtype dtype : {ZRT_F32, ZRT_BF16}) {
     testMatmul(dtype, {1, 300, 257, 129, false, true, -1, -1, -1}, rng,
-               " (threaded BLAS)");
+               " (many tiles)");
     testMatmul(dtype, {4, 7, 13, 0, false, false, -1, -1, -1}, rng, " (k=0)");
     testMatmul(dtype, {0, 7, 13, 5, false, false, -1, -1, -1}, rng,
                " (batch=0)");
