@@ -323,8 +323,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
                          dest="exe_" + flag[2:].replace("-", "_"))
     exe.add_argument("--quiet", action="store_true",
                      help="no progress lines or summary table (also quiets the launcher)")
-    parser.add_argument("passthrough", nargs="*", metavar="-- ARGS",
-                        help="after --: more arguments for the executable, as they are")
+    parser.epilog = "Arguments after -- go to the executable as they are."
     return parser
 
 
@@ -364,7 +363,13 @@ def _check_exe_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 def main(argv: Sequence[str] | None = None, command: str = "train") -> int:
     """``python3 -m zeroc train|compile``; returns the exit status."""
     parser = _parser(command)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passthrough: list[str] = []
+    if "--" in argv and command == "train":
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1:]
     args = parser.parse_args(argv)
+    args.passthrough = passthrough
     if args.ranks < 1:
         parser.error(f"--ranks must be positive, got {args.ranks}")
     if args.bucket_bytes is not None and args.bucket_bytes <= 0:
