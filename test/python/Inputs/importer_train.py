@@ -1,0 +1,134 @@
+"""An imported PyTorch model trains to PyTorch's own losses.
+
+    importer_train.py --model gpt-tanh|gpt-erf|mlp --zeroc ZEROC --src SRC --work DIR --mpirun CMD
+
+1. `python3 -m zeroc.importer` imports the model of torch_models.py (seed 0)
+   and exports its weights;
+2. PyTorch trains the same model from the same seed (its weights must equal
+   the exported ones) with AdamW (decay on rank >= 2) and gradient clipping
+   on byte-level tinyshakespeare, batches drawn with the executable's
+   sampling formula (zeroc.data.sample_batch);
+3. zeroc compiles the imported IR for ZeRO stage 0 on 1 rank and stage 2 on
+   2 ranks; each executable trains from the exported weights (--init) under
+   mpirun. Every step's loss must be within 1e-4 (relative) of PyTorch's,
+   and the weights the executable saves (with the module's buffers) load
+   into the PyTorch model with strict load_state_dict and are within 1e-4 of
+   PyTorch's trained weights.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import torch_models  # noqa: E402
+from zeroc import data, weights  # noqa: E402
+
+BATCH, BLOCK, STEPS = 4, 16, 6
+LR, BETAS, EPS, WD, CLIP = 1e-3, (0.9, 0.95), 1e-8, 0.1, 1.0
+MODELS = {
+    "gpt-tanh": ("GPT", {"gelu": "tanh"}),
+    "gpt-erf": ("GPT", {"gelu": "erf"}),
+    # Layers on [B*T, C] rows: reshapes that merge the batch dimension, which
+    # the data-parallel passes must split correctly.
+    "mlp": ("MLPLM", {"flatten": True}),
+}
+
+
+def construct(name, kwargs):
+    torch.manual_seed(0)
+    return getattr(torch_models, name)(**kwargs)
+
+
+def pytorch_losses(model, tokens):
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": WD},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=LR, betas=BETAS, eps=EPS)
+    losses = []
+    for step in range(STEPS):
+        x, y = data.sample_batch(tokens, step, BATCH, BLOCK)
+        loss = torch_models.loss_of(model(torch.tensor(x), torch.tensor(y)))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", choices=MODELS, required=True)
+    parser.add_argument("--zeroc", required=True)
+    parser.add_argument("--src", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--mpirun", required=True)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    name, kwargs = MODELS[args.model]
+
+    mlir = os.path.join(args.work, "model.mlir")
+    init = os.path.join(args.work, "init.safetensors")
+    command = [sys.executable, "-m", "zeroc.importer", f"{HERE}/torch_models.py:{name}",
+               "--batch-size", str(BATCH), "--block-size", str(BLOCK), "--vocab-size", "256",
+               "--lr", str(LR), "--beta1", str(BETAS[0]), "--beta2", str(BETAS[1]),
+               "--eps", str(EPS), "--weight-decay", str(WD), "--grad-clip", str(CLIP),
+               "-o", mlir, "--weights", init]
+    command += [f"--arg={k}={v!r}" for k, v in kwargs.items()]
+    subprocess.run(command, check=True)
+
+    model = construct(name, kwargs)
+    exported = weights.load_state_dict(init)
+    state = model.state_dict()
+    for key, tensor in exported.items():
+        assert torch.equal(tensor, state[key]), f"exported {key} differs from the module's"
+    missing = set(state) - set(exported)
+    print(f"exported {len(exported)} tensors; not exported (tied weights and buffers): {sorted(missing)}")
+    text_path = os.path.join(args.src, "data", "tinyshakespeare.txt")
+    tokens = data.read_tokens(text_path, "text")
+    reference = pytorch_losses(model, tokens)
+
+    failures = []
+    for stage, ranks in ((0, 1), (2, 2)):
+        exe = os.path.join(args.work, f"{args.model}-s{stage}-n{ranks}")
+        subprocess.run([args.zeroc, mlir, f"--zero-stage={stage}", f"--world-size={ranks}",
+                        "-o", exe], check=True)
+        log, save = exe + ".jsonl", exe + ".saved"
+        subprocess.run(args.mpirun.split() + ["-np", str(ranks), exe, "--data", text_path,
+                                              "--data-format=text", "--init", init,
+                                              "--steps", str(STEPS), "--log-json", log,
+                                              "--save", save, "--quiet"],
+                       check=True, stdout=subprocess.DEVNULL)
+        losses = [json.loads(line)["loss"] for line in open(log) if '"loss"' in line]
+        worst = max(abs(a - b) / abs(b) for a, b in zip(losses, reference))
+        print(f"{args.model}, stage {stage}, {ranks} rank(s): worst relative loss "
+              f"difference {worst:.2e}")
+        for s, (a, b) in enumerate(zip(losses, reference)):
+            print(f"  step {s}: zeroc {a:.6f}  pytorch {b:.6f}")
+        if len(losses) != STEPS or worst > 1e-4:
+            failures.append(f"stage {stage}, {ranks} rank(s): losses differ by {worst:.2e}")
+        saved = weights.load_state_dict(os.path.join(save, "model.safetensors"))
+        check = construct(name, kwargs)
+        # The executable saves parameters (and the tied lm_head.weight); the
+        # module's buffers (nanoGPT's causal mask) are constants of the IR.
+        check.load_state_dict({**dict(check.named_buffers()), **saved}, strict=True)
+        drift = max((check.state_dict()[k] - v.detach()).abs().max().item()
+                    for k, v in model.state_dict().items())
+        print(f"  saved weights: {len(saved)} tensors, max |zeroc - pytorch| {drift:.2e}")
+        if drift > 1e-4:
+            failures.append(f"stage {stage}, {ranks} rank(s): weights differ by {drift:.2e}")
+    if failures:
+        print("\n".join(failures))
+        sys.exit(1)
+    print(f"{args.model}: the imported model matches PyTorch")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,594 @@
+# RUN: %python %s %zeroc_build/bin
+"""Unit tests of the PyTorch importer (zeroc.importer) on small modules.
+
+Each module's forward(tokens, targets) returns a loss. The importer's IR is
+checked for the ops it should use, verified by zeroc-opt, and evaluated by
+the reference evaluator (zeroc-run --fp64) from the exported weights on
+fixed inputs: its loss must equal PyTorch's (the module in float64) to
+1e-9 relative. Errors must name the PyTorch op and the user's source line.
+
+Runs under lit or directly: ``python3 test/python/importer_unit.py [BIN_DIR]``.
+"""
+
+import copy
+import inspect
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+from zeroc import importer, ir, weights  # noqa: E402
+from zeroc.importer import ImporterError  # noqa: E402
+
+BIN = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "bin"
+V, B, T, C = 11, 2, 5, 8
+SOURCE = Path(__file__).read_text().splitlines()
+
+
+def line_of(marker):
+    """The line number of the source line that contains `marker`."""
+    return next(i + 1 for i, line in enumerate(SOURCE) if marker in line and "line_of" not in line)
+
+
+def inputs(b=B, t=T, v=V, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(0, v, (b, t), generator=g)
+    y = torch.randint(0, v, (b, t), generator=g)
+    return x, y
+
+
+def loss_of(output):
+    return output[1] if isinstance(output, tuple) else output
+
+
+# The modules. Each is small and exercises a few mappings.
+
+class MLPLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.fc1 = nn.Linear(C, 12)
+        self.fc2 = nn.Linear(12, V, bias=False)
+        self.act = nn.ReLU()
+
+    def forward(self, idx, targets):
+        h = self.act(self.fc1(self.emb(idx)))
+        return F.cross_entropy(self.fc2(h).view(-1, V), targets.view(-1))
+
+
+class Activations(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.erf = nn.GELU()
+        self.tanh = nn.GELU(approximate="tanh")
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.emb(idx)
+        x = self.erf(x) + self.tanh(x) + F.gelu(x) + F.gelu(x, approximate="tanh")
+        x = F.relu(x) + torch.relu(x) + x.relu()
+        logits = self.head(x)
+        return F.cross_entropy(logits.view(B * T, V), targets.view(B * T))
+
+
+class Norms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.ln = nn.LayerNorm(C, eps=1e-6)
+        self.plain = nn.LayerNorm(C, elementwise_affine=False)
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.ln(self.emb(idx))
+        x = self.plain(x * 3.0) + F.layer_norm(x, (C,))
+        # LayerNorm by hand: mean, var, rsqrt.
+        mu = x.mean(dim=-1, keepdim=True)
+        var = ((x - mu) ** 2).mean(-1, keepdim=True)
+        x = (x - mu) * torch.rsqrt(var + 1e-5) + x.sum(-1, keepdim=True) / torch.sqrt(var + 1.0)
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
+class Arithmetic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.emb2 = nn.Embedding(V, C)
+        self.scale = nn.Parameter(torch.rand(C) + 0.5)
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x, y = self.emb(idx), self.emb2(idx)
+        a = (x + 1.5) * 2 - 0.25 / (x * x + 1.0)
+        b = 3 - y / 4 + (-x) - (2.0 + y)
+        c = a * b / (b * b + 1) - x ** 2 + torch.sqrt(y * y + 1) * self.scale
+        d = torch.add(c, x) + torch.mul(y, 0.5) + c.sub(x).div(2.0) + 1 / (x * x + 2)
+        return F.cross_entropy(self.head(d).view(-1, V), targets.view(-1))
+
+
+class Shapes(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, 2 * C)
+        self.w = nn.Parameter(torch.randn(C, C) * 0.3)
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.emb(idx)                              # [B, T, 2C]
+        a, b = x.split(C, dim=-1)                      # 2 x [B, T, C]
+        p, q = torch.chunk(x, 2, dim=2)
+        y = torch.cat([a + q, b - p], dim=-1)          # [B, T, 2C]
+        y4 = y.view(B, T, 2, C).permute(0, 2, 1, 3)    # [B, 2, T, C]
+        y = y4.transpose(1, 2).contiguous().reshape(B, T, 2 * C)  # y again
+        u, v = y.chunk(2, -1)
+        m = u @ self.w.t() + torch.matmul(v, self.w.T)  # x @ W^T, folded
+        s = torch.matmul(m, m.transpose(-2, -1))       # [B, T, T]
+        s = s.softmax(dim=-1) @ v                      # [B, T, C]
+        e = s.unsqueeze(1).expand(B, 3, T, C).sum(1) + self.w.mean(0).expand_as(s)
+        f = e.flatten(0, 1).view(B, T, C).squeeze() + y4.permute(1, 0, 2, 3).sum(0)
+        return F.cross_entropy(self.head(f).reshape(-1, V), targets.reshape(-1))
+
+
+class CausalAttention(nn.Module):
+    """nanoGPT's attention pattern, with a mask buffer; `causal` off gives
+    plain softmax attention."""
+
+    def __init__(self, causal=True, h=2):
+        super().__init__()
+        self.causal, self.h = causal, h
+        self.emb = nn.Embedding(V, C)
+        self.pos = nn.Embedding(T, C)
+        self.qkv = nn.Linear(C, 3 * C)
+        self.head = nn.Linear(C, V)
+        self.register_buffer("bias", torch.tril(torch.ones(8, 8)).view(1, 1, 8, 8))
+
+    def forward(self, idx, targets=None):
+        b, t = idx.size()
+        x = self.emb(idx) + self.pos(torch.arange(t))
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (z.view(b, t, self.h, C // self.h).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        if self.causal:
+            att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, C)
+        logits = self.head(y)
+        return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1),
+                                       ignore_index=-1)
+
+
+class PlainAttention(CausalAttention):
+    def __init__(self):
+        super().__init__(causal=False)
+
+
+class UnfusedCausal(nn.Module):
+    """A causal mask between ops that are not an attention: causal_mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, T)
+        self.head = nn.Linear(T, V)
+
+    def forward(self, idx, targets):
+        s = self.emb(idx) * 2.0                                   # [B, T, T]
+        mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        p = s.masked_fill(~mask, float("-inf")).softmax(-1)
+        return F.cross_entropy(self.head(p + s).view(-1, V), targets.view(-1))
+
+
+class Tied(nn.Module):
+    """An lm_head tied to the embedding, used as a module and through F.linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(V, C)
+        self.lm_head = nn.Linear(C, V, bias=False)
+        self.lm_head.weight = self.wte.weight
+        self.unused = nn.Linear(3, 3)
+
+    def forward(self, idx, targets):
+        x = self.wte(idx)
+        logits = self.lm_head(x) + F.linear(x * 0.5, self.wte.weight)
+        return nn.CrossEntropyLoss()(logits.view(-1, V), targets.view(-1))
+
+
+class ClassDimLoss(nn.Module):
+    """cross_entropy on [B, V, T] logits (PyTorch's class dimension 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.head = nn.Linear(C, V)
+        self.drop = nn.Dropout(0.0)
+
+    def forward(self, idx, targets):
+        logits = self.drop(self.head(self.emb(idx)))
+        return F.cross_entropy(logits.transpose(1, 2), targets)
+
+
+class BF16(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.emb(idx).float().to(torch.bfloat16)
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
+# Modules the importer refuses.
+
+class Sin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.emb(idx)
+        x = torch.sin(x)  # MARK:sin
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
+class Conv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.conv = nn.Conv1d(C, V, 1)
+
+    def forward(self, idx, targets):
+        x = self.conv(self.emb(idx).transpose(1, 2))  # MARK:conv
+        return F.cross_entropy(x, targets)
+
+
+class Slice(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.emb(idx)[:, 1:]  # MARK:slice
+        return F.cross_entropy(self.head(x).reshape(-1, V), targets[:, 1:].reshape(-1))
+
+
+class Dropout(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.drop = nn.Dropout(0.1)
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.drop(self.emb(idx))  # MARK:dropout
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
+class AntiCausal(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, T)
+        self.head = nn.Linear(T, V)
+
+    def forward(self, idx, targets):
+        s = self.emb(idx)
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool))
+        s = s.masked_fill(mask, float("-inf")).softmax(-1)  # MARK:anticausal
+        return F.cross_entropy(self.head(s).view(-1, V), targets.view(-1))
+
+
+class ShortPositions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.pos = nn.Embedding(2 * T, C)
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.emb(idx) + self.pos(torch.arange(idx.shape[1]))  # MARK:positions
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
+class InPlace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.emb(idx)
+        x.mul_(2.0)  # MARK:inplace
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
+class NoLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+
+    def forward(self, idx, targets):
+        return self.emb(idx)
+
+
+class DataDependent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.emb(idx)
+        if x.sum() > 0:  # MARK:control
+            x = x * 2
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
+def run(command, **kwargs):
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, **kwargs)
+
+
+class Importer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = Path(cls.tmp.name)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def imported(self, module, **kwargs):
+        torch.manual_seed(0)
+        return importer.import_module(module, batch_size=B, block_size=T, **kwargs)
+
+    def check(self, cls, *expected, tol=1e-9, **kwargs):
+        """Imports cls(), checks that the IR has `expected` ops, verifies it
+        and compares zeroc-run's loss with PyTorch's in float64."""
+        torch.manual_seed(0)
+        module = cls()
+        result = importer.import_module(module, batch_size=B, block_size=T, **kwargs)
+        for text in expected:
+            self.assertIn(text, result.mlir, f"{text!r} missing from\n{result.mlir}")
+        name = cls.__name__
+        mlir, init, ins = (self.dir / f"{name}.mlir", self.dir / f"{name}.safetensors",
+                           self.dir / f"{name}.inputs.safetensors")
+        result.write(str(mlir), str(init))
+        verified = run([str(BIN / "zeroc-opt"), str(mlir), "-o", os.devnull])
+        self.assertEqual(verified.returncode, 0, verified.stderr + result.mlir)
+        x, y = inputs()
+        weights.save(str(ins), {"arg0": weights.tensor_to_raw(x.to(torch.int32)),
+                                "arg1": weights.tensor_to_raw(y.to(torch.int32))})
+        evaluated = run([str(BIN / "zeroc-run"), str(mlir), "--fp64", "--init", str(init),
+                         "--inputs", str(ins)])
+        self.assertEqual(evaluated.returncode, 0, evaluated.stderr + result.mlir)
+        ours = json.loads(evaluated.stdout)["steps"][0]["results"][0][0]
+        reference = copy.deepcopy(module).double()
+        with torch.no_grad():
+            theirs = loss_of(reference(x, y)).item()
+        self.assertLess(abs(ours - theirs), tol * abs(theirs), f"zeroc {ours}, torch {theirs}")
+        return result
+
+    def error(self, cls, marker=None, *expected):
+        torch.manual_seed(0)
+        with self.assertRaises(ImporterError) as caught:
+            importer.import_module(cls(), batch_size=B, block_size=T)
+        message = str(caught.exception)
+        for text in expected:
+            self.assertIn(text, message)
+        if marker:
+            self.assertIn(f"{__file__}:{line_of(marker)}: error: ", message)
+            self.assertIn(next(l for l in SOURCE if marker in l).strip(), message)
+        return message
+
+    # Mapped ops, checked numerically.
+
+    def test_mlp(self):
+        result = self.check(MLPLM, "train.embedding", "transpose_rhs", "train.relu",
+                            "train.cross_entropy")
+        self.assertEqual([p.name for p in result.params],
+                         ["emb.weight", "fc1.weight", "fc1.bias", "fc2.weight"])
+        self.assertEqual(result.vocab_size, V)
+        # The cross-entropy sees the [B, T] targets, not a reshape of them.
+        self.assertRegex(result.mlir, r"train.cross_entropy %\S+, %targets : "
+                                      rf"\(tensor<{B}x{T}x{V}xf32>, tensor<{B}x{T}xi32>\)")
+        self.assertNotIn(f"tensor<{B * T}xi32>", result.mlir)
+
+    def test_activations(self):
+        result = self.check(Activations)
+        self.assertEqual(result.mlir.count(" erf : "), 2)
+        self.assertEqual(result.mlir.count(" tanh : "), 2)
+        self.assertEqual(result.mlir.count("train.relu"), 3)
+
+    def test_norms_and_reductions(self):
+        result = self.check(Norms, "eps = 1.0e-06", "train.mean", "train.sum", "train.sqrt",
+                            "train.fill 1.0 : tensor<8xf32>", "train.fill 0.0 : tensor<8xf32>")
+        self.assertEqual(result.mlir.count("train.layernorm"), 3)
+
+    def test_arithmetic(self):
+        result = self.check(Arithmetic, "train.scale", "train.sub", "train.div", "train.mul",
+                            "train.fill 1.5 : tensor<f32>")
+        self.assertIn("by -1.0", result.mlir)           # -x
+        self.assertIn("by 0.25", result.mlir)           # y / 4
+        self.assertNotIn("scale.weight", result.mlir)   # a rank-1 param named scale
+        self.assertIn("@scale ", result.mlir)
+
+    def test_shapes(self):
+        result = self.check(Shapes, "train.split", "train.concat", "train.transpose",
+                            "train.broadcast", "train.softmax")
+        # y4.transpose(1, 2).reshape(...) is y again; y4.permute(1, 0, 2, 3) is
+        # one transpose of the view.
+        self.assertEqual(result.mlir.count("train.transpose"), 1)
+        self.assertIn("[2, 0, 1, 3] : tensor<2x5x2x8xf32> -> tensor<2x2x5x8xf32>", result.mlir)
+        # u @ w.t() and v @ w.T are matmuls by the parameter itself, transposed.
+        self.assertEqual(len(re.findall(r"train.matmul %\S+, %w transpose_rhs", result.mlir)), 2)
+
+    def test_causal_attention(self):
+        result = self.check(CausalAttention, "train.attention")
+        self.assertRegex(result.mlir, r"train.attention .* causal scale = 0.5 :")
+        for op in ("train.softmax", "train.causal_mask", "train.matmul %transpose"):
+            self.assertNotIn(op, result.mlir)
+        # wpe(arange(T)) reads the table directly.
+        self.assertNotIn("train.embedding %pos", result.mlir)
+        self.assertIn(f"train.add %emb, %pos.weight : (tensor<{B}x{T}x{C}xf32>, "
+                      f"tensor<{T}x{C}xf32>)", result.mlir)
+
+    def test_plain_attention(self):
+        result = self.check(PlainAttention, "train.attention")
+        self.assertRegex(result.mlir, r"train.attention %\S+, %\S+, %\S+ scale = 0.5 :")
+
+    def test_unfused_causal_mask(self):
+        self.check(UnfusedCausal, "train.causal_mask", "train.softmax")
+
+    def test_tied(self):
+        result = self.check(Tied)
+        self.assertEqual([p.name for p in result.params], ["wte.weight"])
+        self.assertEqual(result.tied, {"lm_head.weight": "wte.weight"})
+        self.assertEqual(result.unused, ["unused.weight", "unused.bias"])
+        self.assertEqual(list(result.weights), ["wte.weight"])
+        self.assertEqual(result.mlir.count("train.read"), 1)
+
+    def test_class_dim_loss(self):
+        self.check(ClassDimLoss, "train.cross_entropy")
+
+    def test_bf16(self):
+        torch.manual_seed(0)
+        result = importer.import_module(BF16().to(torch.bfloat16), batch_size=B,
+                                        block_size=T)
+        self.assertIn("tensor<11x8xbf16>", result.mlir)
+        # .float() casts to f32 and .to(torch.bfloat16) back.
+        self.assertEqual(result.mlir.count("train.cast"), 2)
+        mlir = self.dir / "bf16.mlir"
+        result.write(str(mlir))
+        self.assertEqual(run([str(BIN / "zeroc-opt"), str(mlir)]).returncode, 0)
+
+    def test_options(self):
+        torch.manual_seed(0)
+        opt = ir.OptimizerConfig(kind="sgd", lr=0.1, momentum=0.5, grad_clip=1.0)
+        result = importer.import_module(MLPLM(), example_inputs=inputs(), optimizer=opt,
+                                        model_name="tiny mlp", decay=lambda n, t: False)
+        self.assertIn("train.optimizer sgd lr = 0.1 momentum = 0.5 weight_decay = 0.1 "
+                      "grad_clip = 1.0", result.mlir)
+        self.assertIn('train.model = "tiny_mlp"', result.mlir)
+        self.assertIn(f"%idx: tensor<{B}x{T}xi64>", result.mlir)  # int64 example inputs
+        self.assertNotIn(" decay", result.mlir)
+        default = self.imported(MLPLM())
+        self.assertIn("train.param @emb.weight : tensor<11x8xf32> init = normal std = ",
+                      default.mlir)
+        self.assertRegex(default.mlir, r"@fc1.weight : .* decay\n")
+        self.assertRegex(default.mlir, r"@fc1.bias : tensor<12xf32> init = normal std = \S+\n")
+        with self.assertRaises(ImporterError) as caught:
+            self.imported(MLPLM(), vocab_size=256)
+        self.assertIn("vocabulary is 11", str(caught.exception))
+
+    def test_weights_roundtrip(self):
+        torch.manual_seed(0)
+        module = Tied()
+        result = importer.import_module(module, batch_size=B, block_size=T)
+        path = self.dir / "tied.safetensors"
+        result.save_weights(str(path))
+        loaded = weights.load_state_dict(str(path))
+        self.assertEqual(list(loaded), ["wte.weight"])
+        self.assertTrue(torch.equal(loaded["wte.weight"], module.wte.weight))
+        header, metadata, _ = weights.read_header(str(path))
+        self.assertEqual(metadata["producer"], "zeroc.importer")
+        self.assertEqual(header["wte.weight"]["dtype"], "F32")
+        # save_state_dict writes a tied tensor once, under its first name.
+        skipped = weights.save_state_dict(str(path), module.state_dict())
+        self.assertEqual(skipped, ["lm_head.weight"])
+        bf = {"x": torch.randn(3, 2).to(torch.bfloat16), "i": torch.arange(4)}
+        weights.save_state_dict(str(path), bf)
+        back = weights.load_state_dict(str(path))
+        self.assertTrue(torch.equal(back["x"], bf["x"]) and torch.equal(back["i"], bf["i"]))
+
+    # Errors: the op and the user's line.
+
+    def test_unsupported_function(self):
+        message = self.error(Sin, "MARK:sin", "unsupported function torch.sin")
+        self.assertIn("train dialect has no equivalent", message)
+
+    def test_unsupported_module(self):
+        self.error(Conv, "MARK:conv", "unsupported module nn.Conv1d (conv)")
+
+    def test_slicing(self):
+        self.error(Slice, "MARK:slice", "unsupported function operator.getitem",
+                   "the train dialect has no slice")
+
+    def test_dropout(self):
+        self.error(Dropout, "MARK:dropout", "nn.Dropout (drop)", "p=0.1")
+
+    def test_non_causal_mask(self):
+        self.error(AntiCausal, "MARK:anticausal", "Tensor.masked_fill", "not causal")
+
+    def test_short_positions(self):
+        self.error(ShortPositions, "MARK:positions", "torch.arange(5)", "10 rows",
+                   "--block-size 10")
+
+    def test_in_place(self):
+        self.error(InPlace, "MARK:inplace", "Tensor.mul_", "in-place")
+
+    def test_no_loss(self):
+        self.error(NoLoss, None, "no scalar f32 loss")
+
+    def test_data_dependent_control_flow(self):
+        self.error(DataDependent, "MARK:control", "torch.fx cannot trace")
+
+
+class LoadModule(unittest.TestCase):
+    def test_load(self):
+        module = importer.load_module(f"{__file__}:MLPLM")
+        self.assertEqual(type(module).__name__, "MLPLM")
+        with self.assertRaises(ImporterError) as caught:
+            importer.load_module(f"{__file__}:Nope")
+        self.assertIn("has no 'Nope' (its nn.Modules: ", str(caught.exception))
+        with self.assertRaises(ImporterError) as caught:
+            importer.load_module(f"{__file__}:MLPLM", {"width": 3})
+        self.assertIn("MLPLM(width=3) failed: TypeError", str(caught.exception))
+        with self.assertRaises(ImporterError) as caught:
+            importer.load_module("missing.py:M")
+        self.assertIn("missing.py: no such file", str(caught.exception))
+        with self.assertRaises(ImporterError):
+            importer.load_module(__file__)
+
+
+class ImportCLI(unittest.TestCase):
+    def test_cli_error_exit_status(self):
+        env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "m.mlir")
+            bad = run([sys.executable, "-m", "zeroc.importer", f"{__file__}:Sin",
+                       "--batch-size", "2", "--block-size", "5", "-o", out], env=env)
+            self.assertEqual(bad.returncode, 1)
+            self.assertIn(f"{__file__}:{line_of('MARK:sin')}: error: unsupported function "
+                          "torch.sin", bad.stderr)
+            self.assertFalse(os.path.exists(out))
+            usage = run([sys.executable, "-m", "zeroc.importer", f"{__file__}:MLPLM",
+                         "-o", out], env=env)
+            self.assertEqual(usage.returncode, 2)
+            self.assertIn("--batch-size", usage.stderr)
+            ok = run([sys.executable, "-m", "zeroc.importer", f"{__file__}:MLPLM",
+                      "--batch-size", "2", "--block-size", "5", "--vocab-size", "11",
+                      "--optimizer", "sgd", "--lr", "0.05", "-o", out, "--weights",
+                      os.path.join(tmp, "w.safetensors")], env=env)
+            self.assertEqual(ok.returncode, 0, ok.stderr)
+            self.assertIn("train.optimizer sgd lr = 0.05", Path(out).read_text())
+            self.assertEqual(list(weights.load_state_dict(os.path.join(tmp, "w.safetensors"))),
+                             ["emb.weight", "fc1.weight", "fc1.bias", "fc2.weight"])
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=1)
