@@ -1,0 +1,202 @@
+# REQUIRES: mpi
+# RUN: %python %s %zeroc_build/bin
+"""Tests of the launcher (python3 -m zeroc train) and zeroc.data (stdlib only).
+
+The mpirun command is planned for given cores, user and MPI (no process
+started); the cache key follows the model and options; errors are clear.
+End to end, examples/mlp.mlir compiles into a cache directory and trains on
+2 ranks, a second run uses the cached executable, and a missing model file
+is an error naming it.
+
+Runs under lit or directly: ``python3 test/python/launcher_unit.py [BIN_DIR]``.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+from zeroc import data, launcher  # noqa: E402
+
+BIN = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "bin"
+MLP = str(ROOT / "examples" / "mlp.mlir")
+
+
+def zeroc_cli(*args, env=None):
+    environ = dict(os.environ, PYTHONPATH=str(ROOT / "python"), ZEROC=str(BIN / "zeroc"))
+    environ.pop("OMP_NUM_THREADS", None)
+    environ.update(env or {})
+    return subprocess.run([sys.executable, "-m", "zeroc", *args], capture_output=True,
+                          text=True, env=environ, timeout=300)
+
+
+class Plan(unittest.TestCase):
+    def plan(self, ranks, cores, root, **kwargs):
+        return launcher.plan_run("/x/exe", ranks, ["--data=d"], mpirun="/usr/bin/mpirun",
+                                 cores=cores, is_root=root, open_mpi=True, **kwargs)
+
+    def test_fits(self):
+        plan = self.plan(2, 8, False, environ={})
+        self.assertEqual(plan.command, ["/usr/bin/mpirun", "-np", "2", "--bind-to", "none",
+                                        "-x", "OMP_NUM_THREADS", "/x/exe", "--data=d"])
+        self.assertEqual(plan.env, {"OMP_NUM_THREADS": "4"})
+
+    def test_user_threads_kept(self):
+        plan = self.plan(2, 8, False, environ={"OMP_NUM_THREADS": "3"})
+        self.assertEqual(plan.env, {})
+
+    def test_root_and_oversubscribed(self):
+        plan = self.plan(4, 2, True, environ={"OMP_NUM_THREADS": "3"},
+                         extra_mpirun_args=["--hostfile", "h"])
+        self.assertEqual(plan.command[:7], ["/usr/bin/mpirun", "-np", "4", "--allow-run-as-root",
+                                            "--oversubscribe", "--bind-to", "none"])
+        self.assertEqual(plan.command[-4:], ["--hostfile", "h", "/x/exe", "--data=d"])
+        self.assertEqual(plan.env, {"OMP_NUM_THREADS": "1"})
+        self.assertIn("oversubscribed", plan.notes[0])
+
+    def test_other_mpi(self):
+        plan = launcher.plan_run("/x/exe", 2, [], mpirun="/opt/mpiexec", cores=1,
+                                 is_root=True, open_mpi=False, environ={})
+        self.assertEqual(plan.command, ["/opt/mpiexec", "-np", "2", "/x/exe"])
+
+    def test_no_mpirun(self):
+        plan = launcher.plan_run("/x/exe", 1, ["--steps=1"], mpirun=None, cores=4,
+                                 is_root=False, environ={})
+        self.assertEqual(plan.command, ["/x/exe", "--steps=1"])
+        with self.assertRaises(launcher.LaunchError) as caught:
+            launcher.plan_run("/x/exe", 2, [], mpirun=None, cores=4, is_root=False)
+        self.assertIn("2 ranks need mpirun", str(caught.exception))
+
+
+class Cache(unittest.TestCase):
+    def test_key(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            model, fake = os.path.join(tmp, "m.mlir"), os.path.join(tmp, "zeroc")
+            Path(model).write_text("module {}\n")
+            Path(fake).write_text("#!/bin/sh\n")
+            options = launcher.CompileOptions(stage=2, ranks=2)
+            key = launcher.cache_key(model, options, fake)
+            self.assertEqual(key, launcher.cache_key(model, launcher.CompileOptions(2, 2), fake))
+            for other in (launcher.CompileOptions(3, 2), launcher.CompileOptions(2, 4),
+                          launcher.CompileOptions(2, 2, precision="bf16"),
+                          launcher.CompileOptions(2, 2, bucket_bytes=4096)):
+                self.assertNotEqual(key, launcher.cache_key(model, other, fake))
+            path = launcher.cached_executable(model, options, fake, "/c")
+            self.assertTrue(path.startswith("/c/m-s2-n2-cpu-"), path)
+            Path(model).write_text("module { }\n")
+            self.assertNotEqual(key, launcher.cache_key(model, options, fake))
+            self.assertEqual(launcher.cache_directory("rel"), os.path.abspath("rel"))
+
+    def test_find_zeroc(self):
+        with self.assertRaises(launcher.LaunchError) as caught:
+            launcher.find_zeroc("/nonexistent/zeroc")
+        self.assertIn("--zeroc /nonexistent/zeroc: not an executable file", str(caught.exception))
+
+
+class Data(unittest.TestCase):
+    def test_text_to_bin_and_sampling(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            text, train, val = (os.path.join(tmp, n) for n in ("t.txt", "t.bin", "v.bin"))
+            Path(text).write_bytes(bytes(range(256)) * 4)
+            self.assertEqual(data.text_to_bin(text, train, val_output=val, val_fraction=0.25),
+                             (768, 256))
+            tokens = data.read_tokens(train)
+            self.assertEqual(list(tokens[:3]), [0, 1, 2])
+            self.assertEqual(Path(train).stat().st_size, 2 * 768)
+            self.assertEqual(list(data.read_tokens(val)[:2]), [0, 1])
+            self.assertEqual(list(data.read_tokens(text, "text")), list(range(256)) * 4)
+            # ((s*G + i)*T) mod (L - T - 1) with L = 768, T = 7, G = 3, step 40.
+            starts = data.batch_starts(768, 40, 3, 7)
+            self.assertEqual(starts, [(120 * 7) % 760, (121 * 7) % 760, (122 * 7) % 760])
+            x, y = data.sample_batch(tokens, 40, 3, 7)
+            self.assertEqual(x[0], list(tokens[starts[0]:starts[0] + 7]))
+            self.assertEqual(y[0], list(tokens[starts[0] + 1:starts[0] + 8]))
+            with self.assertRaises(ValueError):
+                data.write_tokens(train, [70000])
+
+
+@unittest.skipUnless(shutil.which("mpirun"), "needs mpirun")
+class EndToEnd(unittest.TestCase):
+    def test_train_cached_and_errors(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tokens = os.path.join(tmp, "tokens.bin")
+            data.write_tokens(tokens, [(i * 7) % 37 for i in range(2000)])  # mlp: vocab 37
+            cache, log = os.path.join(tmp, "cache"), os.path.join(tmp, "log.jsonl")
+            args = ["train", MLP, "--stage", "2", "--ranks", "2", "--data", tokens,
+                    "--steps", "3", "--cache-dir", cache, "--log-json", log]
+            first = zeroc_cli(*args)
+            self.assertEqual(first.returncode, 0, first.stderr)
+            self.assertIn("zeroc: compiling", first.stderr)
+            self.assertIn("--zero-stage=2 --world-size=2", first.stderr)
+            self.assertIn("step 2/3", first.stdout)
+            losses = [json.loads(l)["loss"] for l in Path(log).read_text().splitlines()
+                      if '"loss"' in l]
+            self.assertEqual(len(losses), 3)
+            executables = [n for n in os.listdir(cache) if n.startswith("mlp-s2-n2-cpu-")
+                           and "." not in n]
+            self.assertEqual(len(executables), 1)
+
+            second = zeroc_cli(*args, "--quiet")
+            self.assertEqual(second.returncode, 0, second.stderr)
+            self.assertNotIn("compiling", second.stderr)
+            self.assertNotIn("step", second.stdout)
+            again = [json.loads(l)["loss"] for l in Path(log).read_text().splitlines()
+                     if '"loss"' in l]
+            self.assertEqual(again, losses)
+
+            printed = zeroc_cli("compile", MLP, "--stage", "2", "--ranks", "2",
+                                "--cache-dir", cache)
+            self.assertEqual(printed.stdout.strip(), os.path.join(cache, executables[0]))
+
+            dry = zeroc_cli("train", MLP, "--ranks", "64", "--data", tokens,
+                            "--cache-dir", cache, "--dry-run", "--", "--seed=3")
+            self.assertEqual(dry.returncode, 0, dry.stderr)
+            self.assertIn("# would compile: ", dry.stdout)
+            self.assertIn("OMP_NUM_THREADS=1 ", dry.stdout)
+            self.assertIn(" -np 64 ", dry.stdout)
+            self.assertIn("--oversubscribe", dry.stdout)
+            self.assertIn(f"--data={tokens} --seed=3", dry.stdout)
+            self.assertEqual(os.geteuid() == 0, "--allow-run-as-root" in dry.stdout)
+
+            missing = zeroc_cli("train", os.path.join(tmp, "nope.mlir"), "--data", tokens)
+            self.assertEqual(missing.returncode, 1)
+            self.assertIn(f"python3 -m zeroc train: error: model file "
+                          f"{os.path.join(tmp, 'nope.mlir')}: no such file", missing.stderr)
+            no_data = zeroc_cli("train", MLP)
+            self.assertEqual(no_data.returncode, 2)
+            self.assertIn("--data PATH is required", no_data.stderr)
+            bad_data = zeroc_cli("train", MLP, "--data", os.path.join(tmp, "none.bin"))
+            self.assertEqual(bad_data.returncode, 1)
+            self.assertIn("--data " + os.path.join(tmp, "none.bin") + ": no such file",
+                          bad_data.stderr)
+            no_compiler = zeroc_cli("train", MLP, "--data", tokens, "--cache-dir", cache,
+                                    env={"ZEROC": os.path.join(tmp, "zeroc")})
+            self.assertEqual(no_compiler.returncode, 1)
+            self.assertIn("$ZEROC", no_compiler.stderr)
+            # The executable's own failure is the launcher's exit status.
+            wrong = zeroc_cli("train", MLP, "--data", tokens, "--cache-dir", cache,
+                              "--steps", "1", "--", "--bogus")
+            self.assertEqual(wrong.returncode, 1)
+            self.assertIn("unknown option '--bogus'", wrong.stderr)
+
+    def test_import_does_not_load_torch(self):
+        code = ("import sys; import zeroc, zeroc.ir, zeroc.data, zeroc.weights, "
+                "zeroc.launcher, zeroc.__main__, zeroc.models.gpt2\n"
+                "assert 'torch' not in sys.modules, 'zeroc imported torch'\n")
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        usage = zeroc_cli("--help")
+        self.assertEqual(usage.returncode, 0)
+        self.assertIn("train MODEL.mlir", usage.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=1)
