@@ -11,7 +11,6 @@ Runs under lit or directly: ``python3 test/python/importer_unit.py [BIN_DIR]``.
 """
 
 import copy
-import inspect
 import json
 import math
 import os
@@ -204,6 +203,20 @@ class Tied(nn.Module):
         x = self.wte(idx)
         logits = self.lm_head(x) + F.linear(x * 0.5, self.wte.weight)
         return nn.CrossEntropyLoss()(logits.view(-1, V), targets.view(-1))
+
+
+class TiedHeadFirst(nn.Module):
+    """The lm_head registered before the embedding: still declared as the
+    embedding's weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.lm_head = nn.Linear(C, V, bias=False)
+        self.wte = nn.Embedding(V, C)
+        self.wte.weight = self.lm_head.weight
+
+    def forward(self, idx, targets):
+        return F.cross_entropy(self.lm_head(self.wte(idx)).view(-1, V), targets.view(-1))
 
 
 class ClassDimLoss(nn.Module):
@@ -461,6 +474,11 @@ class Importer(unittest.TestCase):
         self.assertEqual(result.unused, ["unused.weight", "unused.bias"])
         self.assertEqual(list(result.weights), ["wte.weight"])
         self.assertEqual(result.mlir.count("train.read"), 1)
+
+    def test_tied_head_first(self):
+        result = self.check(TiedHeadFirst)
+        self.assertEqual([p.name for p in result.params], ["wte.weight"])
+        self.assertEqual(result.tied, {"lm_head.weight": "wte.weight"})
 
     def test_class_dim_loss(self):
         self.check(ClassDimLoss, "train.cross_entropy")

@@ -168,7 +168,8 @@ def import_module(module: nn.Module, *, batch_size: int | None = None,
     else:
         raise ImporterError("parameters must all be float32 or all bfloat16, found "
                             + ", ".join(sorted(str(d) for d in dtypes)))
-    canonical = {id(p): name for name, p in named}
+    canonical = _canonical_names(module)
+    named = [(canonical[id(p)], p) for _, p in named]
 
     module.train()
     names, constants = _forward_inputs(module)
@@ -223,6 +224,26 @@ def import_module(module: nn.Module, *, batch_size: int | None = None,
     writer.close()
     return ImportedModel(out.getvalue(), tensors, params, tied, unused, vocab, batch_size,
                          block_size, model_name)
+
+
+def _canonical_names(module: nn.Module) -> dict[int, str]:
+    """The name each parameter is declared and exported under, by id: its
+    first state-dict name, unless another of its names is an nn.Embedding's
+    weight (a tied lm_head is declared as the embedding table, whichever way
+    round the tying assignment was written)."""
+    names: dict[int, list[str]] = {}
+    embedding: dict[int, str] = {}
+    for prefix, sub in module.named_modules(remove_duplicate=False):
+        for local, param in sub._parameters.items():
+            if param is None:
+                continue
+            name = f"{prefix}.{local}" if prefix else local
+            names.setdefault(id(param), [])
+            if name not in names[id(param)]:
+                names[id(param)].append(name)
+            if isinstance(sub, nn.Embedding) and local == "weight":
+                embedding.setdefault(id(param), name)
+    return {key: embedding.get(key, aliases[0]) for key, aliases in names.items()}
 
 
 def _model_attribute(name: str) -> str:
