@@ -385,8 +385,7 @@ LogicalResult FunctionEmitter::emitElementwiseRoot(Operation *op) {
                           ? "zrt_f32_to_bf16(" + expr + ")"
                           : expr;
   int64_t n = type.getNumElements();
-  if (n >= 32768)
-    os << "  #pragma omp parallel for simd\n";
+  os << (n >= 32768 ? "  #pragma omp parallel for simd\n" : "  #pragma omp simd\n");
   os << "  for (int64_t i = 0; i < " << n << "; ++i)\n"
      << "    " << var(result) << "[i] = " << store << ";\n";
   return success();
