@@ -824,6 +824,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
        << (isStep ? "int64_t step, float *loss, float *grad_norm, float *lr"
                   : "float *loss")
        << ") {\n";
+  os << "  (void)comm; /* for programs without collectives */\n";
   auto bindArg = [&](BlockArgument arg, StringRef from) {
     std::string ct = cType(typeOf(arg).getElementType());
     exprs[arg] = "((const " + ct + " *)" + from.str() + ")";
