@@ -607,6 +607,22 @@ class ImportCLI(unittest.TestCase):
             self.assertEqual(list(weights.load_state_dict(os.path.join(tmp, "w.safetensors"))),
                              ["emb.weight", "fc1.weight", "fc1.bias", "fc2.weight"])
 
+    def test_load_weights(self):
+        torch.manual_seed(1)
+        source = Tied()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "w.safetensors")
+            importer.import_module(source, batch_size=B, block_size=T).save_weights(path)
+            state = weights.load_state_dict(path)
+            state.update({k: v for k, v in source.state_dict().items() if "unused" in k})
+            target = Tied()
+            importer.load_weights(target, state)  # lm_head.weight is wte.weight's
+            self.assertTrue(torch.equal(target.lm_head.weight, source.wte.weight))
+            with self.assertRaises(ImporterError) as caught:
+                importer.load_weights(target, {"wte.weight": state["wte.weight"]}, "w")
+            self.assertIn("w: Error(s) in loading state_dict", str(caught.exception))
+            self.assertIn("unused.weight", str(caught.exception))
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=1)

@@ -43,7 +43,8 @@ from zeroc import ir, weights as weights_io
 from zeroc.importer import tracer
 from zeroc.importer.convert import Converter, ImporterError, dead_code_elimination
 
-__all__ = ["ImportedModel", "ImporterError", "default_decay", "import_module", "load_module"]
+__all__ = ["ImportedModel", "ImporterError", "default_decay", "import_module", "load_module",
+           "load_weights"]
 
 IDS_DTYPES = {"i32": torch.int32, "i64": torch.int64}
 """Element types of the token-id arguments, by name."""
@@ -244,6 +245,27 @@ def _canonical_names(module: nn.Module) -> dict[int, str]:
             if isinstance(sub, nn.Embedding) and local == "weight":
                 embedding.setdefault(id(param), name)
     return {key: embedding.get(key, aliases[0]) for key, aliases in names.items()}
+
+
+def load_weights(module: nn.Module, state: Mapping[str, torch.Tensor],
+                 what: str = "weights") -> None:
+    """``module.load_state_dict(state, strict=True)``, except that a tied
+    name may be missing when another name of the same tensor is present (a
+    file the importer exported has each tied parameter once)."""
+    own = module.state_dict(keep_vars=True)
+    by_id: dict[int, list[str]] = {}
+    for name, value in own.items():
+        by_id.setdefault(id(value), []).append(name)
+    complete = dict(state)
+    for name, value in own.items():
+        if name not in complete:
+            present = [n for n in by_id[id(value)] if n in state]
+            if present:
+                complete[name] = state[present[0]]
+    try:
+        module.load_state_dict(complete, strict=True)
+    except RuntimeError as error:
+        raise ImporterError(f"{what}: {error}") from None
 
 
 def _model_attribute(name: str) -> str:

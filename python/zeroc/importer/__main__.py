@@ -132,11 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                 state = weights.load_state_dict(args.state_dict)
             else:
                 state = torch.load(args.state_dict, map_location="cpu")
-            try:
-                module.load_state_dict(state, strict=True)
-            except RuntimeError as error:
-                raise importer.ImporterError(f"--state-dict {args.state_dict}: {error}") \
-                    from None
+            importer.load_weights(module, state, what=f"--state-dict {args.state_dict}")
         imported = importer.import_module(
             module, batch_size=args.batch_size, block_size=args.block_size,
             optimizer=optimizer, ids_dtype=args.ids_dtype, vocab_size=args.vocab_size,
