@@ -170,16 +170,11 @@ class _Args:
     errors."""
 
     def __init__(self, converter: Converter, what: str, args: Sequence, kwargs: dict,
-                 names: Sequence[str], defaults: dict | None = None,
-                 varargs: str | None = None):
+                 names: Sequence[str], defaults: dict | None = None):
         defaults = defaults or {}
         self.values: dict[str, Any] = {}
         positional = list(args)
         order = list(names) + [n for n in defaults if n not in names]
-        if varargs is not None and len(positional) > len(names):
-            extra = positional[len(names):]
-            positional = positional[:len(names)]
-            self.values[varargs] = extra
         if len(positional) > len(order):
             converter.fail(f"{what} takes at most {len(order)} positional arguments")
         for name, value in zip(order, positional):
@@ -502,8 +497,13 @@ class Converter:
             kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
             try:
                 env[node] = self.convert(node, args, kwargs)
+            except ImporterError:
+                raise
             except ValueError as error:  # zeroc.ir's checks: types that do not fit
                 self.fail(f"{describe(node, self.root)}: {error}")
+            except Exception as error:  # noqa: BLE001 - reported with the node
+                self.fail(f"internal error translating {describe(node, self.root)}: "
+                          f"{type(error).__name__}: {error}")
             self.check_shape(node, env[node])
         if placeholders < 2:
             self.node = None
@@ -559,13 +559,10 @@ class Converter:
                 return value.detach()
             return value
         if node.op == "call_module":
-            module = self.gm.get_submodule(node.target)
-            original = self.root.get_submodule(node.target) \
-                if _has_submodule(self.root, node.target) else module
+            module = self.gm.get_submodule(node.target)  # the user's module object
             if not _has_tensor((args, kwargs)) and not any(True for _ in module.parameters()):
-                with torch.no_grad():
-                    return module(*args, **kwargs)
-            return self.convert_module(original, args, kwargs)
+                return self.evaluate(lambda: module(*args, **kwargs))
+            return self.convert_module(module, args, kwargs)
         if node.op == "call_function":
             op = _FUNCTIONS.get(node.target)
             if not _has_tensor((args, kwargs)):
@@ -1198,14 +1195,6 @@ class Converter:
         dtype = torch.int64 if isinstance(other, IndexView) else \
             _TORCH_DTYPES[self.tensor(other).type.element]
         return self._convert(args[0], dtype)
-
-
-def _has_submodule(root: nn.Module, target: str) -> bool:
-    try:
-        root.get_submodule(target)
-        return True
-    except AttributeError:
-        return False
 
 
 def _is_causal(mask: torch.Tensor, shape: Sequence[int]) -> bool:
