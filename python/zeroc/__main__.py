@@ -33,7 +33,11 @@ def main(argv: list[str] | None = None) -> int:
         from zeroc import launcher
         return launcher.main(rest, command)
     if command == "import":
-        from zeroc.importer.__main__ import main as import_main
+        try:
+            from zeroc.importer.__main__ import main as import_main
+        except ImportError as error:
+            sys.stderr.write(f"python3 -m zeroc import: error: {error}\n")
+            return 1
         return import_main(rest)
     if command == "data":
         from zeroc import data

@@ -36,8 +36,13 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-import torch
-import torch.nn as nn
+try:
+    import torch
+    import torch.nn as nn
+except ImportError as _error:
+    raise ImportError(
+        f"zeroc.importer needs PyTorch, which {sys.executable} cannot import ({_error}); "
+        "Debian's python3-torch is for /usr/bin/python3") from None
 
 from zeroc import ir, weights as weights_io
 from zeroc.importer import tracer
