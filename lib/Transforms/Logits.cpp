@@ -29,6 +29,11 @@ struct TrainLogitsPass : zeroc::impl::TrainLogitsBase<TrainLogitsPass> {
       }
       return;
     }
+    if (!required && llvm::none_of(module.getOps<func::FuncOp>(),
+                                   [](func::FuncOp f) {
+                                     return f->hasAttr("train.forward");
+                                   }))
+      return; // the passes that need a forward function report its absence
     FailureOr<func::FuncOp> forward = zeroc::findForwardFunction(module);
     if (failed(forward))
       return signalPassFailure();

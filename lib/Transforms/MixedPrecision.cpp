@@ -5,6 +5,8 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 namespace zeroc {
 #define GEN_PASS_DEF_TRAINMIXEDPRECISION
 #include "zeroc/Transforms/Passes.h.inc"
@@ -22,6 +24,23 @@ Type toBF16(Type type) {
     return type;
   return RankedTensorType::get(tensor.getShape(),
                                BFloat16Type::get(type.getContext()));
+}
+
+/// An f32 tensor constant becomes the same values rounded to bf16.
+void convertConstant(arith::ConstantOp constant) {
+  auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+  auto type = dyn_cast<RankedTensorType>(constant.getType());
+  if (!dense || !type || !type.getElementType().isF32())
+    return;
+  auto bf16 = cast<RankedTensorType>(toBF16(type));
+  SmallVector<APFloat> values;
+  for (APFloat value : dense.getValues<APFloat>()) {
+    bool lost = false;
+    value.convert(APFloat::BFloat(), APFloat::rmNearestTiesToEven, &lost);
+    values.push_back(value);
+  }
+  constant.setValueAttr(DenseElementsAttr::get(bf16, values));
+  constant.getResult().setType(bf16);
 }
 
 struct TrainMixedPrecisionPass
@@ -58,6 +77,10 @@ struct TrainMixedPrecisionPass
       // so the f32 loss of train.cross_entropy and its users stay f32.
       if (isa<ReadOp, FillOp>(op)) {
         op.getResult(0).setType(toBF16(op.getResult(0).getType()));
+        continue;
+      }
+      if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+        convertConstant(constant);
         continue;
       }
       if (failed(zeroc::reinferResultTypes(&op)))
