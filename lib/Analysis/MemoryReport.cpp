@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Analysis/MemoryReport.h"
+#include "zeroc/Support/Format.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
@@ -504,17 +505,7 @@ void MemoryReport::toJSON(llvm::raw_ostream &os) const {
 // The table
 //===----------------------------------------------------------------------===//
 
-/// 175181291520 -> "175,181,291,520".
-static std::string withCommas(int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return value < 0 ? "-" + out : out;
-}
+using zeroc::withCommas;
 
 /// Bytes in MiB below one GiB, else in GiB.
 static std::string humanBytes(int64_t bytes) {

@@ -2,6 +2,8 @@
 
 #include "Services.h"
 
+#include "zeroc/Support/Format.h"
+
 #include <cinttypes>
 #include <cmath>
 #include <cstdlib>
@@ -36,17 +38,6 @@ std::string duration(double seconds) {
   return text;
 }
 
-/// 1234567 -> "1,234,567".
-std::string withCommas(int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return value < 0 ? "-" + out : out;
-}
 
 } // namespace
 
