@@ -7,6 +7,23 @@
 #include <cmath>
 
 namespace zeroc::eval {
+int safetensorsDType(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return static_cast<int>(safetensors::DType::F32);
+  case ElementType::BF16:
+    return static_cast<int>(safetensors::DType::BF16);
+  case ElementType::F64:
+    return static_cast<int>(safetensors::DType::F64);
+  case ElementType::I32:
+    return static_cast<int>(safetensors::DType::I32);
+  default:
+    return static_cast<int>(safetensors::DType::I64);
+  }
+}
+} // namespace zeroc::eval
+
+namespace zeroc::eval {
 
 bool isFloat(ElementType type) {
   return type == ElementType::F32 || type == ElementType::BF16 ||

@@ -145,22 +145,29 @@ public:
       tb.write(updated, state.getSymName());
       shard = tb.cast(updated, param.getTensorType().getElementType());
     }
-    if (stage == 3)
+    if (stage == 3) {
       tb.write(shard, param.getSymName());
-    else
-      pending.push_back({param, shard});
+      return;
+    }
+    // Stages 1-2: a bucket's all-gather starts as soon as its last
+    // parameter is updated, so it overlaps the updates that follow.
+    pending.push_back({param, shard});
+    pendingBytes += byteSize(param.getTensorType());
+    if (pendingBytes >= bucketBytes)
+      gatherPending(tb);
   }
 
-  /// Stages 1-2: rebuild the full parameters from every rank's updated
-  /// shards, one all-gather per bucket.
-  void finish(TrainBuilder &tb) override {
-    auto groups = groupByBytes<std::pair<ParamOp, Value>>(
-        pending,
-        [](const std::pair<ParamOp, Value> &p) {
-          ParamOp param = p.first;
-          return byteSize(param.getTensorType());
-        },
-        bucketBytes);
+  void finish(TrainBuilder &tb) override { gatherPending(tb); }
+
+private:
+  /// Rebuilds the full parameters of the pending bucket from every rank's
+  /// updated shards, with one all-gather.
+  void gatherPending(TrainBuilder &tb) {
+    if (pending.empty())
+      return;
+    SmallVector<SmallVector<std::pair<ParamOp, Value>>> groups{pending};
+    pending.clear();
+    pendingBytes = 0;
     for (auto &group : groups) {
       SmallVector<Value> shards;
       SmallVector<Type> fullTypes;
@@ -182,10 +189,10 @@ public:
     }
   }
 
-private:
   Collectives &collectives;
   int64_t stage, ranks, bucketBytes;
   SmallVector<std::pair<ParamOp, Value>> pending;
+  int64_t pendingBytes = 0;
 };
 
 struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {

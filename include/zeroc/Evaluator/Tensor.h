@@ -25,6 +25,10 @@ bool isFloat(ElementType type);
 /// The MLIR spelling: "f32", "bf16", "i64", "index", ...
 const char *elementTypeName(ElementType type);
 
+/// The safetensors dtype a value of `type` is saved as (i1 and index as
+/// I64).
+int safetensorsDType(ElementType type);
+
 /// Rounds `value` to bf16: first to f32 (a cast), then the f32 bits to
 /// nearest even. NaN stays NaN; overflow gives infinity.
 double roundToBF16(double value);
