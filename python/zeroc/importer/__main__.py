@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import argparse
 import ast
-import dataclasses
 import sys
 
-from zeroc.ir import OptimizerConfig
+from zeroc import cli
 
 PROG = "python3 -m zeroc.importer"
 
@@ -63,30 +62,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="parameters with weight decay: rank2 (two or more dimensions, "
                             "the default), all or none")
 
-    opt = parser.add_argument_group("optimizer (defaults: the GPT-2 builder's)")
-    defaults = OptimizerConfig()
-
-    def number(flag: str, help_text: str, type_: type = float) -> None:
-        name = flag[2:].replace("-", "_")
-        opt.add_argument(flag, dest=name, type=type_, default=getattr(defaults, name),
-                         metavar="X" if type_ is float else "STEPS",
-                         help=f"{help_text} (default: %(default)r)")
-
-    opt.add_argument("--optimizer", dest="kind", choices=("adamw", "sgd"), default=defaults.kind,
-                     help="default: %(default)s")
-    number("--lr", "peak learning rate")
-    number("--beta1", "AdamW beta1")
-    number("--beta2", "AdamW beta2")
-    number("--eps", "AdamW epsilon")
-    number("--momentum", "SGD momentum")
-    number("--weight-decay", "weight decay (of the parameters --decay selects)")
-    number("--grad-clip", "global gradient-norm clipping, 0 = off")
-    opt.add_argument("--lr-schedule", dest="schedule", choices=("constant", "cosine"),
-                     default=defaults.schedule, help="default: %(default)s")
-    number("--warmup", "cosine: linear warmup steps", int)
-    number("--min-lr", "cosine: learning rate reached at --max-steps")
-    opt.add_argument("--max-steps", type=int, metavar="STEPS",
-                     help="cosine: length of the schedule in steps (required with cosine)")
+    cli.add_optimizer_arguments(parser, title="optimizer (defaults: the GPT-2 builder's)",
+                                weight_decay_help="weight decay (of the parameters --decay "
+                                                  "selects)")
     return parser
 
 
@@ -100,10 +78,7 @@ def _literal(text: str):
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.schedule == "cosine" and args.max_steps is None:
-        parser.error("--lr-schedule cosine requires --max-steps")
-    if args.schedule == "constant" and (args.warmup or args.min_lr or args.max_steps is not None):
-        parser.error("--warmup, --min-lr and --max-steps need --lr-schedule cosine")
+    cli.check_schedule_arguments(parser, args)
     for flag, value in (("--batch-size", args.batch_size), ("--block-size", args.block_size),
                         ("--vocab-size", args.vocab_size)):
         if value is not None and value <= 0:
@@ -114,9 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         if not sep or not key.isidentifier():
             parser.error(f"--arg {item!r} is not KEY=VALUE")
         kwargs[key] = _literal(value)
-    hyper = {f.name: getattr(args, f.name) for f in dataclasses.fields(OptimizerConfig)}
     try:
-        optimizer = OptimizerConfig(**hyper)
+        optimizer = cli.optimizer_from_args(args)
     except ValueError as error:
         parser.error(str(error))
 

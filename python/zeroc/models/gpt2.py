@@ -19,7 +19,6 @@ and more. From Python:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import io
 import math
 import os
@@ -28,6 +27,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import TextIO
 
+from zeroc import cli
 from zeroc.ir import ELEMENT_TYPES, ModuleWriter, OptimizerConfig, Param, TensorType, Value
 
 SIZE_FIELDS = ("n_layer", "n_head", "n_embd", "vocab_size", "block_size", "batch_size")
@@ -239,30 +239,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="element type of float tensors (default: fp32); "
                             "the loss is always f32")
 
-    opt = parser.add_argument_group("optimizer")
-    defaults = OptimizerConfig()
-
-    def number(flag: str, help_text: str, type_: type = float) -> None:
-        field = flag[2:].replace("-", "_")
-        opt.add_argument(flag, dest=field, type=type_, default=getattr(defaults, field),
-                         metavar="X" if type_ is float else "STEPS",
-                         help=f"{help_text} (default: %(default)r)")
-
-    opt.add_argument("--optimizer", dest="kind", choices=("adamw", "sgd"), default=defaults.kind,
-                     help="default: %(default)s")
-    number("--lr", "peak learning rate")
-    number("--beta1", "AdamW beta1")
-    number("--beta2", "AdamW beta2")
-    number("--eps", "AdamW epsilon")
-    number("--momentum", "SGD momentum")
-    number("--weight-decay", "weight decay of parameters of rank >= 2")
-    number("--grad-clip", "global gradient-norm clipping, 0 = off")
-    opt.add_argument("--lr-schedule", dest="schedule", choices=("constant", "cosine"),
-                     default=defaults.schedule, help="default: %(default)s")
-    number("--warmup", "cosine: linear warmup steps", int)
-    number("--min-lr", "cosine: learning rate reached at --max-steps")
-    opt.add_argument("--max-steps", type=int, metavar="STEPS",
-                     help="cosine: length of the schedule in steps (required with cosine)")
+    cli.add_optimizer_arguments(parser)
     return parser
 
 
@@ -286,15 +263,11 @@ def main(argv: list[str] | None = None) -> int:
     """The command line; returns the exit status (argparse exits with 2)."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.schedule == "cosine" and args.max_steps is None:
-        parser.error("--lr-schedule cosine requires --max-steps")
-    if args.schedule == "constant" and (args.warmup or args.min_lr or args.max_steps is not None):
-        parser.error("--warmup, --min-lr and --max-steps need --lr-schedule cosine")
+    cli.check_schedule_arguments(parser, args)
     sizes = {k: getattr(args, k) for k in SIZE_FIELDS if getattr(args, k) is not None}
-    hyper = {field.name: getattr(args, field.name) for field in dataclasses.fields(OptimizerConfig)}
     try:
         config = GPT2Config.preset(args.preset, gelu=args.gelu, dtype=args.dtype, **sizes)
-        optimizer = OptimizerConfig(**hyper)
+        optimizer = cli.optimizer_from_args(args)
     except ValueError as error:
         parser.error(str(error))
     if args.output == "-":
