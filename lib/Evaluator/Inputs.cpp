@@ -215,24 +215,7 @@ llvm::Error saveInputs(const std::string &path, const Inputs &inputs) {
   safetensors::File file;
   file.metadata["producer"] = "zeroc-run";
   for (auto [index, value] : llvm::enumerate(inputs.global)) {
-    safetensors::DType dtype;
-    switch (value.type) {
-    case ElementType::F32:
-      dtype = safetensors::DType::F32;
-      break;
-    case ElementType::BF16:
-      dtype = safetensors::DType::BF16;
-      break;
-    case ElementType::F64:
-      dtype = safetensors::DType::F64;
-      break;
-    case ElementType::I32:
-      dtype = safetensors::DType::I32;
-      break;
-    default:
-      dtype = safetensors::DType::I64;
-      break;
-    }
+    auto dtype = static_cast<safetensors::DType>(safetensorsDType(value.type));
     file.tensors.push_back(safetensors::fromDoubles(
         "arg" + std::to_string(index), dtype, value.shape, value.data));
   }

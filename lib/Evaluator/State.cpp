@@ -231,18 +231,7 @@ llvm::Error Interpreter::saveState(const std::string &path) const {
   file.metadata["seed"] = std::to_string(opts.seed);
   for (const std::string &name : names) {
     Tensor value = logicalState(name);
-    safetensors::DType dtype;
-    switch (value.type) {
-    case ElementType::BF16:
-      dtype = safetensors::DType::BF16;
-      break;
-    case ElementType::F64:
-      dtype = safetensors::DType::F64;
-      break;
-    default:
-      dtype = safetensors::DType::F32;
-      break;
-    }
+    auto dtype = static_cast<safetensors::DType>(safetensorsDType(value.type));
     file.tensors.push_back(
         safetensors::fromDoubles(name, dtype, value.shape, value.data));
   }
