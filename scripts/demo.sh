@@ -5,17 +5,17 @@
 # (byte level) with a progress line per step, prints the per-rank memory of
 # stages 0-3 side by side, and samples text from the saved weights.
 #
-#   scripts/demo.sh [--steps N]       (default 500; ZEROC_DEMO_STEPS too)
+#   scripts/demo.sh [--steps N]       (default 1000; ZEROC_DEMO_STEPS too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-steps=${ZEROC_DEMO_STEPS:-500}
+steps=${ZEROC_DEMO_STEPS:-1000}
 if [ "${1:-}" = "--steps" ] && [ -n "${2:-}" ]; then steps=$2; fi
 ranks=4
 stage=3
 
 echo "== zeroc demo: building (the first run installs packages and compiles zeroc: a few minutes)"
-scripts/build.sh >/dev/null
+scripts/build.sh --no-torch >/dev/null
 
 out=build/demo
 mkdir -p "$out"

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Installs every system package zeroc needs to build, test and run, with
 # apt-get. Idempotent: when everything is there it returns in a second.
+#
+#   scripts/setup.sh            everything (the test suite compares with PyTorch)
+#   scripts/setup.sh --no-torch everything but PyTorch (enough for the demo)
 set -euo pipefail
+with_torch=1
+if [ "${1:-}" = "--no-torch" ]; then with_torch=0; fi
 
 packages=(
   # build
@@ -12,10 +17,12 @@ packages=(
   python3
   # CPU backend: MPI collectives and OpenBLAS GEMMs
   openmpi-bin libopenmpi-dev libopenblas-dev
-  # the tests compare against PyTorch (a reference, never a dependency of
-  # the compiler) and the docs plot with matplotlib
-  python3-torch python3-matplotlib
+  # the demo and the docs plot with matplotlib
+  python3-matplotlib
 )
+# the tests compare against PyTorch (a reference, never a dependency of the
+# compiler) and the importer imports from it
+if [ "$with_torch" -eq 1 ]; then packages+=(python3-torch); fi
 
 missing=()
 for pkg in "${packages[@]}"; do
