@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import argparse
 import array
-import os
 import sys
-import tempfile
 from typing import Sequence
+
+from zeroc.files import atomic_open
 
 BYTE_VOCAB = 256
 """The vocabulary of byte-level tokens."""
@@ -48,19 +48,8 @@ def write_tokens(path: str, tokens: Sequence[int]) -> None:
     """Writes `tokens` to `path` as raw little-endian uint16, through a
     temporary file and a rename."""
     data = tokens_to_bytes(tokens)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    with atomic_open(path) as out:
+        out.write(data)
 
 
 def read_tokens(path: str, data_format: str = "bin") -> array.array:

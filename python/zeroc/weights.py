@@ -28,9 +28,10 @@ import math
 import os
 import struct
 import sys
-import tempfile
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Mapping
+
+from zeroc.files import atomic_open
 
 DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2,
                "I8": 1, "U8": 1, "U16": 2, "BOOL": 1}
@@ -69,24 +70,6 @@ class RawTensor:
         return math.prod(self.shape)
 
 
-def _write_atomically(path: str, chunks: Iterable[bytes]) -> None:
-    """Writes `chunks` to a temporary file next to `path`, then renames it."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for chunk in chunks:
-                out.write(chunk)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
-
-
 def _header_bytes(tensors: Mapping[str, RawTensor], metadata: Mapping[str, str] | None) -> bytes:
     header: dict[str, object] = {}
     if metadata:
@@ -111,7 +94,10 @@ def save(path: str, tensors: Mapping[str, RawTensor],
     """Writes `tensors` (in their order) and string `metadata` to `path`,
     through a temporary file and a rename."""
     header = _header_bytes(tensors, metadata)
-    _write_atomically(path, [header, *(t.data for t in tensors.values())])
+    with atomic_open(path) as out:
+        out.write(header)
+        for tensor in tensors.values():
+            out.write(tensor.data)
 
 
 def read_header(path: str) -> tuple[dict, dict[str, str], int]:

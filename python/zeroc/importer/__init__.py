@@ -45,6 +45,7 @@ except ImportError as _error:
         "Debian's python3-torch is for /usr/bin/python3") from None
 
 from zeroc import ir, weights as weights_io
+from zeroc.files import atomic_open
 from zeroc.importer import tracer
 from zeroc.importer.convert import Converter, ImporterError, dead_code_elimination
 
@@ -96,7 +97,8 @@ class ImportedModel:
 
     def write(self, mlir_path: str, weights_path: str | None = None) -> None:
         """Writes the IR to `mlir_path` and, if given, the weights."""
-        weights_io._write_atomically(mlir_path, [self.mlir.encode()])
+        with atomic_open(mlir_path, "w", encoding="utf-8") as out:
+            out.write(self.mlir)
         if weights_path is not None:
             self.save_weights(weights_path)
 

@@ -23,11 +23,11 @@ import io
 import math
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from typing import TextIO
 
 from zeroc import cli
+from zeroc.files import atomic_open
 from zeroc.ir import ELEMENT_TYPES, ModuleWriter, OptimizerConfig, Param, TensorType, Value
 
 SIZE_FIELDS = ("n_layer", "n_head", "n_embd", "vocab_size", "block_size", "batch_size")
@@ -245,18 +245,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _write_file(path: str, config: GPT2Config, optimizer: OptimizerConfig) -> None:
     """Writes to a temporary file next to `path`, then renames it to `path`."""
-    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            write(config, out, optimizer)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    with atomic_open(path, "w", encoding="utf-8") as out:
+        write(config, out, optimizer)
 
 
 def main(argv: list[str] | None = None) -> int:
