@@ -6,8 +6,8 @@ examples/mlp.mlir (an MLP language model with ReLU and cross-entropy) is
 compiled for ZeRO stage 2 on 2 ranks and trained for 3 steps on a token file
 under mpirun. The reference evaluator (zeroc-run) runs the single-rank,
 unpartitioned training step of the same model on the same batches (the
-executable's sampling formula, recomputed here), from the same seed-derived
-initial weights, chaining its state from step to step. Losses and the final
+executable's sampling formula, zeroc.data.sample_batch), from the same
+seed-derived initial weights, chaining its state from step to step. Losses and the final
 weights must agree within 1e-5.
 """
 import argparse
@@ -16,33 +16,16 @@ import os
 import struct
 import subprocess
 
+from zeroc import data, weights
+
 STEPS, BATCH, BLOCK, VOCAB, SEED = 3, 6, 5, 37, 3
 
 
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, (dtype, shape, data) in tensors.items():
-        header[name] = {"dtype": dtype, "shape": shape,
-                        "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
 def read_f32_safetensors(path):
-    with open(path, "rb") as f:
-        size = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(size))
-        data = f.read()
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__" or info["dtype"] != "F32":
-            continue
-        begin, end = info["data_offsets"]
-        out[name] = list(struct.unpack(f"<{(end - begin) // 4}f", data[begin:end]))
-    return out
+    """The F32 tensors of `path` as lists of floats."""
+    tensors, _ = weights.load(path)
+    return {name: list(struct.unpack(f"<{raw.numel}f", raw.data))
+            for name, raw in tensors.items() if raw.dtype == "F32"}
 
 
 def main():
@@ -57,9 +40,8 @@ def main():
     # Token data below the vocabulary: tinyshakespeare's bytes modulo 37.
     text = open(os.path.join(args.src, "data", "tinyshakespeare.txt"), "rb").read()[:20000]
     tokens = [b % VOCAB for b in text]
-    data = os.path.join(args.work, "tokens.bin")
-    with open(data, "wb") as f:
-        f.write(struct.pack(f"<{len(tokens)}H", *tokens))
+    token_file = os.path.join(args.work, "tokens.bin")
+    data.write_tokens(token_file, tokens)
 
     # The executable: stage 2 on 2 ranks.
     exe = os.path.join(args.work, "mlp")
@@ -67,9 +49,10 @@ def main():
                     "--world-size=2", "-o", exe], check=True)
     log = os.path.join(args.work, "mlp.jsonl")
     saved = os.path.join(args.work, "saved")
-    subprocess.run(args.mpirun.split() + ["-np", "2", exe, "--data", data, "--steps", str(STEPS),
-                                          "--seed", str(SEED), "--log-json", log, "--save", saved,
-                                          "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(args.mpirun.split() + ["-np", "2", exe, "--data", token_file,
+                                          "--steps", str(STEPS), "--seed", str(SEED),
+                                          "--log-json", log, "--save", saved, "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)
     exe_losses = [json.loads(l)["loss"] for l in open(log) if '"loss"' in l]
 
     # The evaluator: the unpartitioned step, one batch at a time.
@@ -79,16 +62,13 @@ def main():
     state = None
     eval_losses = []
     for step in range(STEPS):
-        xs, ys = [], []
-        for i in range(BATCH):
-            start = ((step * BATCH + i) * BLOCK) % (len(tokens) - BLOCK - 1)
-            xs += tokens[start:start + BLOCK]
-            ys += tokens[start + 1:start + BLOCK + 1]
+        x, y = data.sample_batch(tokens, step, BATCH, BLOCK)
+        xs, ys = sum(x, []), sum(y, [])
         inputs = os.path.join(args.work, f"inputs{step}.safetensors")
-        write_safetensors(inputs, {
-            "arg0": ("I32", [BATCH, BLOCK], struct.pack(f"<{len(xs)}i", *xs)),
-            "arg1": ("I32", [BATCH, BLOCK], struct.pack(f"<{len(ys)}i", *ys)),
-            "arg2": ("I64", [], struct.pack("<q", step)),
+        weights.save(inputs, {
+            "arg0": weights.RawTensor("I32", (BATCH, BLOCK), struct.pack(f"<{len(xs)}i", *xs)),
+            "arg1": weights.RawTensor("I32", (BATCH, BLOCK), struct.pack(f"<{len(ys)}i", *ys)),
+            "arg2": weights.RawTensor("I64", (), struct.pack("<q", step)),
         })
         out_state = os.path.join(args.work, f"state{step}.safetensors")
         command = [os.path.join(args.bin, "zeroc-run"), step_mlir, "--inputs", inputs,
