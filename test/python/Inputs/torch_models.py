@@ -2,9 +2,10 @@
 
 * `GPT`: nanoGPT's GPT-2 (learned positions, pre-LayerNorm blocks, causal
   self-attention, GELU MLP, final LayerNorm, lm_head tied to the token
-  embedding, no dropout) with nanoGPT's initialization. `gelu="tanh"`
-  writes the attention as the Integration test's model does (torch.tril in
-  forward, F.gelu(approximate="tanh"), nn.LayerNorm, a loss-only forward);
+  embedding, no dropout) with nanoGPT's initialization; the model of
+  test/Integration/pytorch-gpt2.py too. `gelu="tanh"` writes it plainly
+  (torch.tril in forward, F.gelu(approximate="tanh"), nn.LayerNorm, a
+  loss-only forward);
   `gelu="erf"` as nanoGPT's model.py itself does (a registered tril buffer
   sliced to T, ``1.0 / math.sqrt(k.size(-1))``, its own LayerNorm on
   F.layer_norm, nn.GELU(), nn.Dropout(0.0), forward(idx, targets=None)
