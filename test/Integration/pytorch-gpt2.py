@@ -36,24 +36,6 @@ def gpt():
                             n_head=N_HEAD, n_embd=N_EMBD, gelu="tanh")
 
 
-def pytorch_losses(model, tokens):
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": WD},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=LR, betas=BETAS, eps=EPS)
-    losses = []
-    for step in range(STEPS):
-        x, y = data.sample_batch(tokens, step, BATCH, BLOCK)
-        loss = model(torch.tensor(x), torch.tensor(y))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
-        opt.step()
-        losses.append(loss.item())
-    return losses
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--zeroc", required=True)
@@ -70,7 +52,8 @@ def main():
                                    if n != "lm_head.weight"}, dtype=torch.float32)
     text = os.path.join(args.src, "data", "tinyshakespeare.txt")
     tokens = data.read_tokens(text, "text")
-    reference = pytorch_losses(model, tokens)
+    reference = torch_models.adamw_losses(model, tokens, STEPS, BATCH, BLOCK, lr=LR,
+                                          betas=BETAS, eps=EPS, weight_decay=WD, clip=CLIP)
 
     mlir = os.path.join(args.work, "gpt2.mlir")
     subprocess.run([sys.executable, "-m", "zeroc.models.gpt2", "--n-layer", str(N_LAYER),

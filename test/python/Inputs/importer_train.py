@@ -45,24 +45,6 @@ def construct(name, kwargs):
     return getattr(torch_models, name)(**kwargs)
 
 
-def pytorch_losses(model, tokens):
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": WD},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=LR, betas=BETAS, eps=EPS)
-    losses = []
-    for step in range(STEPS):
-        x, y = data.sample_batch(tokens, step, BATCH, BLOCK)
-        loss = torch_models.loss_of(model(torch.tensor(x), torch.tensor(y)))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
-        opt.step()
-        losses.append(loss.item())
-    return losses
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", choices=MODELS, required=True)
@@ -93,7 +75,8 @@ def main():
     print(f"exported {len(exported)} tensors; not exported (tied weights and buffers): {sorted(missing)}")
     text_path = os.path.join(args.src, "data", "tinyshakespeare.txt")
     tokens = data.read_tokens(text_path, "text")
-    reference = pytorch_losses(model, tokens)
+    reference = torch_models.adamw_losses(model, tokens, STEPS, BATCH, BLOCK, lr=LR,
+                                          betas=BETAS, eps=EPS, weight_decay=WD, clip=CLIP)
 
     failures = []
     for stage, ranks in ((0, 1), (2, 2)):

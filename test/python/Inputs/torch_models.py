@@ -12,12 +12,17 @@
   returning (logits, loss)).
 * `MLPLM`: embedding -> Linear -> ReLU -> Linear -> cross-entropy (with
   `flatten`, on the [B*T, C] rows).
+
+`adamw_losses` is PyTorch's side of the tests that train a model both with
+zeroc's executables and with PyTorch and compare the losses.
 """
 import math
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from zeroc import data
 
 
 class LayerNorm(nn.Module):
@@ -159,3 +164,26 @@ class MLPLM(nn.Module):
 def loss_of(output):
     """The loss of a forward's output (a loss, or nanoGPT's (logits, loss))."""
     return output[1] if isinstance(output, tuple) else output
+
+
+def adamw_losses(model, tokens, steps, batch_size, block_size, *, lr, betas, eps,
+                 weight_decay, clip):
+    """Trains `model` for `steps` steps on the executable's batches of
+    `tokens` (zeroc.data.sample_batch) with AdamW, weight decay on the
+    parameters of rank >= 2, and global gradient-norm clipping at `clip`;
+    returns each step's loss."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=lr, betas=betas, eps=eps)
+    losses = []
+    for step in range(steps):
+        x, y = data.sample_batch(tokens, step, batch_size, block_size)
+        loss = loss_of(model(torch.tensor(x), torch.tensor(y)))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        losses.append(loss.item())
+    return losses
