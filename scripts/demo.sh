@@ -15,7 +15,8 @@ ranks=4
 stage=3
 
 echo "== zeroc demo: building (the first run installs packages and compiles zeroc: a few minutes)"
-scripts/build.sh --no-torch >/dev/null
+# Only what the demo runs: the zeroc driver and the CPU runtime.
+scripts/build.sh --no-torch --target zeroc >/dev/null
 
 out=build/demo
 mkdir -p "$out"
