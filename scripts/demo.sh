@@ -5,11 +5,11 @@
 # (byte level) with a progress line per step, prints the per-rank memory of
 # stages 0-3 side by side, and samples text from the saved weights.
 #
-#   scripts/demo.sh [--steps N]       (default 1000; ZEROC_DEMO_STEPS too)
+#   scripts/demo.sh [--steps N]       (default 600; ZEROC_DEMO_STEPS too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-steps=${ZEROC_DEMO_STEPS:-1000}
+steps=${ZEROC_DEMO_STEPS:-600}
 if [ "${1:-}" = "--steps" ] && [ -n "${2:-}" ]; then steps=$2; fi
 ranks=4
 stage=3
