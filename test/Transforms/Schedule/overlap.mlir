@@ -22,12 +22,17 @@
 // CHECK-NEXT: %[[F2:.*]] = train.reduce_scatter_start %[[B2]]
 // CHECK: %[[W1:.*]] = train.wait %[[F1]] : tensor<10xf32>
 // CHECK: train.reduce_scatter_start
-// The updated parameters are all gathered before the first one is unpacked
-// and written, at the end of the step; the loss is waited for there too.
+// Each bucket's updated parameters start their all-gather right after the
+// bucket's last update, so the gather overlaps the updates that follow; all
+// are unpacked and written at the end of the step, where the loss is
+// waited for too.
 // CHECK: train.adamw_update
 // CHECK: train.all_gather_start
+// CHECK: train.adamw_update
 // CHECK: train.all_gather_start
+// CHECK: train.adamw_update
 // CHECK: train.all_gather_start
+// CHECK: train.adamw_update
 // CHECK: %[[G3:.*]] = train.all_gather_start
 // CHECK: train.wait %[[LOSS]]
 // CHECK: train.wait
