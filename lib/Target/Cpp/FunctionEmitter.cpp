@@ -273,8 +273,7 @@ void FunctionEmitter::define(Value value, Category category) {
      << "); /* " << shapeText(type) << " */\n";
 }
 
-void FunctionEmitter::alias(Value view, Value source, StringRef expr) {
-  (void)source;
+void FunctionEmitter::alias(Value view, StringRef expr) {
   exprs[view] = expr.str();
 }
 
@@ -407,7 +406,7 @@ LogicalResult FunctionEmitter::emitUpdate(Operation *op) {
     unsigned r = i == 0 ? 0 : i - 1;
     Value operand = op->getOperand(i), result = op->getResult(r);
     if (inPlaceSource.count(result)) {
-      alias(result, operand, ptr(operand));
+      alias(result, ptr(operand));
     } else {
       define(result, Category::Activations);
       os << "  memcpy(" << var(result) << ", " << ptr(operand) << ", "
@@ -475,7 +474,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         std::string ct = cType(read.getType().getElementType());
         std::string state = "((" + ct + " *)" + stateRef(read.getName()) + ")";
         if (!copyingReads.contains(read)) {
-          alias(read.getResult(), nullptr, state);
+          alias(read.getResult(), state);
           return success();
         }
         define(read.getResult(), Category::Activations);
@@ -495,7 +494,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](ReshapeOp reshape) {
-        alias(reshape.getResult(), reshape.getInput(), ptr(reshape.getInput()));
+        alias(reshape.getResult(), ptr(reshape.getInput()));
         return success();
       })
       .Case([&](MatmulOp mm) {
@@ -701,8 +700,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         if (u.getShards() == 1) {
           int64_t offset = 0;
           for (Value r : u.getResults()) {
-            alias(r, u.getInput(),
-                  "(" + ptr(u.getInput()) + " + " + std::to_string(offset) + ")");
+            alias(r, "(" + ptr(u.getInput()) + " + " + std::to_string(offset) + ")");
             offset += numel(r);
           }
           return success();
@@ -765,7 +763,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case([&](WaitOp w) {
         Value started = w.getFuture();
         os << "  zrt_wait(" << var(started) << "_request);\n";
-        alias(w.getResult(), started, ptr(started));
+        alias(w.getResult(), ptr(started));
         return success();
       })
       .Case<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp>(
@@ -783,8 +781,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
           })
       .Case([&](shard::AllSliceOp s) {
         int64_t k = numel(s.getResult());
-        alias(s.getResult(), s.getInput(),
-              "(" + ptr(s.getInput()) + " + (int64_t)zrt_rank(comm) * " +
+        alias(s.getResult(), "(" + ptr(s.getInput()) + " + (int64_t)zrt_rank(comm) * " +
                   std::to_string(k) + ")");
         return success();
       })

@@ -48,7 +48,8 @@ private:
   std::string cType(mlir::Type elementType) const;
   std::string dtype(mlir::Type elementType) const;
   void define(mlir::Value value, Category category);
-  void alias(mlir::Value view, mlir::Value source, llvm::StringRef expr);
+  /// `view` reads the storage that the C expression `expr` points to.
+  void alias(mlir::Value view, llvm::StringRef expr);
   void freeDead(mlir::Operation *op);
 
   // Ops.
