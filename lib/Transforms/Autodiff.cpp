@@ -29,7 +29,6 @@ using namespace zeroc::train;
 
 namespace {
 
-constexpr StringLiteral kGradientsFunc = "loss_and_grads";
 
 /// The adjoint of one function: accumulated cotangents and the per-op rules
 /// that propagate them.
@@ -378,9 +377,9 @@ struct TrainAutodiffPass
       return forward.emitError("the forward function must return one scalar "
                                "loss of type tensor<f32>, but returns ")
              << type.getResults();
-    if (SymbolTable::lookupSymbolIn(module, kGradientsFunc))
+    if (SymbolTable::lookupSymbolIn(module, zeroc::kLossAndGradsFunction))
       return forward.emitError("the module already has a symbol @")
-             << kGradientsFunc << "; was train-autodiff run twice?";
+             << zeroc::kLossAndGradsFunction << "; was train-autodiff run twice?";
     for (auto write : forward.getOps<WriteOp>())
       return write.emitOpError("writes state inside the forward function, "
                                "which train-autodiff cannot differentiate");
@@ -394,7 +393,7 @@ struct TrainAutodiffPass
     OpBuilder builder(module.getContext());
     builder.setInsertionPointAfter(forward);
     auto grads = cast<func::FuncOp>(builder.clone(*forward));
-    grads.setSymName(kGradientsFunc);
+    grads.setSymName(zeroc::kLossAndGradsFunction);
     grads->removeAttr("train.forward");
     Block &body = grads.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());

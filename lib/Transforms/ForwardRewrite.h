@@ -8,6 +8,9 @@
 
 namespace zeroc {
 
+/// The function train-autodiff adds and train-optimizer turns into the step.
+inline constexpr llvm::StringLiteral kLossAndGradsFunction = "loss_and_grads";
+
 /// The one func.func marked `train.forward`, or failure after reporting why
 /// there is none (or more than one).
 mlir::FailureOr<mlir::func::FuncOp> findForwardFunction(mlir::ModuleOp module);

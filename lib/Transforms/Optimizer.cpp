@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ForwardRewrite.h"
 #include "OptimizerEmitter.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
@@ -21,7 +22,6 @@ using namespace zeroc::train;
 
 namespace {
 
-constexpr StringLiteral kGradientsFunc = "loss_and_grads";
 constexpr StringLiteral kStepFunc = "train_step";
 
 struct TrainOptimizerPass
@@ -36,10 +36,10 @@ struct TrainOptimizerPass
     if (optimizers.empty())
       return module.emitError("the model declares no train.optimizer");
     OptimizerOp optimizer = *optimizers.begin();
-    auto func = module.lookupSymbol<func::FuncOp>(kGradientsFunc);
+    auto func = module.lookupSymbol<func::FuncOp>(zeroc::kLossAndGradsFunction);
     if (!func)
       return module.emitError("no @")
-             << kGradientsFunc << " function: run --train-autodiff first";
+             << zeroc::kLossAndGradsFunction << " function: run --train-autodiff first";
     if (module.lookupSymbol(kStepFunc))
       return module.emitError("the module already has a symbol @")
              << kStepFunc << "; was train-optimizer run twice?";

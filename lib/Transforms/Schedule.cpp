@@ -99,7 +99,7 @@ void moveBefore(ArrayRef<Operation *> chain, Operation *limit) {
     op->moveBefore(limit);
 }
 
-/// The ops that compute `value` within `block` from state reads alone (the
+/// The ops that compute `value` from state reads alone (the
 /// shard reads and the pack of a stage-3 gather), in order.
 SmallVector<Operation *> localProducers(Value value) {
   SmallVector<Operation *> ops;
