@@ -433,13 +433,22 @@ void allocateStates(const zrt_program &program) {
   }
 }
 
+/// The parameter whose initial values `state` starts from: itself for a
+/// parameter, its parameter for a master copy; null for state that starts
+/// at zero.
+static const zrt_state *initialSource(const zrt_program &program,
+                                      const zrt_state &state) {
+  if (state.kind == ZRT_STATE_PARAM)
+    return &state;
+  if (state.kind == ZRT_STATE_MASTER)
+    return findParam(program, state.of);
+  return nullptr;
+}
+
 void initializeFromSeed(const zrt_program &program, uint64_t seed) {
   for (int s = 0; s < program.num_states; ++s) {
     zrt_state &state = program.states[s];
-    const zrt_state *param = state.kind == ZRT_STATE_PARAM ? &state
-                             : state.kind == ZRT_STATE_MASTER
-                                 ? findParam(program, state.of)
-                                 : nullptr;
+    const zrt_state *param = initialSource(program, state);
     if (!param) {
       std::memset(state.data, 0, storageBytes(state));
       continue;
@@ -504,10 +513,7 @@ std::string initializeFromFile(const zrt_program &program,
 
   for (int s = 0; s < program.num_states; ++s) {
     zrt_state &state = program.states[s];
-    const zrt_state *param = state.kind == ZRT_STATE_PARAM ? &state
-                             : state.kind == ZRT_STATE_MASTER
-                                 ? findParam(program, state.of)
-                                 : nullptr;
+    const zrt_state *param = initialSource(program, state);
     if (!param) {
       std::memset(state.data, 0, storageBytes(state));
       continue;
