@@ -138,15 +138,18 @@ void zrt_attention_grad(zrt_dtype dtype, const void *dout, const void *q,
                         void *dv, int64_t bh, int64_t t, int64_t s, int64_t d,
                         double scale, int causal);
 
-/* Mean over rows of logsumexp(logits[r]) - logits[r][targets[r]]; a target
- * outside [0, cols) fails naming it. */
-float zrt_cross_entropy(zrt_dtype dtype, const void *logits,
-                        const void *targets, zrt_dtype target_dtype,
-                        int64_t rows, int64_t cols);
-/* dlogits = dloss * (softmax(logits) - onehot(targets)) / rows. */
-void zrt_cross_entropy_grad(zrt_dtype dtype, float dloss, const void *logits,
-                            const void *targets, zrt_dtype target_dtype,
-                            void *dlogits, int64_t rows, int64_t cols);
+/* *loss = mean over rows of logsumexp(logits[r]) - logits[r][targets[r]];
+ * a target outside [0, cols) fails naming it. `loss` is one f32 of
+ * zrt_alloc memory (on the device for a GPU: no host synchronisation). */
+void zrt_cross_entropy(zrt_dtype dtype, const void *logits,
+                       const void *targets, zrt_dtype target_dtype,
+                       int64_t rows, int64_t cols, float *loss);
+/* dlogits = *dloss * (softmax(logits) - onehot(targets)) / rows; `dloss`
+ * is one f32 of zrt_alloc memory. */
+void zrt_cross_entropy_grad(zrt_dtype dtype, const float *dloss,
+                            const void *logits, const void *targets,
+                            zrt_dtype target_dtype, void *dlogits,
+                            int64_t rows, int64_t cols);
 
 /* out[i, :] = table[ids[i], :] for i < n; ids outside [0, vocab) fail. */
 void zrt_embedding(zrt_dtype dtype, const void *table, const void *ids,
@@ -184,11 +187,13 @@ void zrt_pack(zrt_dtype dtype, int count, const void *const *inputs,
 void zrt_unpack(zrt_dtype dtype, const void *input, int count,
                 void *const *outputs, const int64_t *numels, int64_t shards);
 
-/* Sum of squares of x in f32. */
-float zrt_squared_norm(zrt_dtype dtype, const void *x, int64_t n);
-/* min(1, max_norm / (sqrt(squared_norm) + 1e-6)). */
-float zrt_clip_coef(float squared_norm, double max_norm);
-/* The learning rate at `step` (schedule 0: constant, 1: cosine). */
+/* *out = the sum of squares of x, accumulated in f32 (out: one f32 of
+ * zrt_alloc memory). */
+void zrt_squared_norm(zrt_dtype dtype, const void *x, int64_t n, float *out);
+/* *out = min(1, max_norm / (sqrt(*squared_norm) + 1e-6)). */
+void zrt_clip_coef(const float *squared_norm, double max_norm, float *out);
+/* The learning rate at `step` (schedule 0: constant, 1: cosine), on the
+ * host: it depends on the step alone. */
 float zrt_lr_schedule(int64_t step, double lr, int schedule, int64_t warmup,
                       double min_lr, int64_t max_steps);
 /* torch.optim.AdamW on f32 tensors, in place, t = step + 1. */
@@ -198,6 +203,26 @@ void zrt_adamw(float *param, const float *grad, float *exp_avg,
 /* torch.optim.SGD with momentum, in place. */
 void zrt_sgd(float *param, const float *grad, float *momentum_buffer,
              int64_t n, float lr, double momentum, double weight_decay);
+
+/* dst = src, `bytes` bytes, both zrt_alloc or state memory (ordered with
+ * the kernels on a GPU). */
+void zrt_copy(void *dst, const void *src, size_t bytes);
+/* host[i] = src[i] as f32, i < n: the values a step hands back (loss,
+ * gradient norm, logits). On a GPU this waits for them: the one host
+ * synchronisation of a step. */
+void zrt_read_f32(float *host, const void *src, zrt_dtype dtype, int64_t n);
+
+/*===----------------------------------------------------------------------===*
+ * CUDA only: what generated kernels launch with (lib/Target/Cpp emits
+ * these for --target=cuda).
+ *===----------------------------------------------------------------------===*/
+
+/* The stream every kernel of a step runs on (a cudaStream_t); collectives
+ * run on the runtime's own stream, ordered with events. */
+void *zrt_compute_stream(void);
+/* After a launch of a generated kernel: fails naming `kernel` when the
+ * launch did not go through (and, with ZEROC_CUDA_SYNC=1, when it faulted). */
+void zrt_check_launch(const char *kernel);
 
 /* f32 <-> bf16 (round to nearest even). */
 static inline uint16_t zrt_f32_to_bf16(float value) {

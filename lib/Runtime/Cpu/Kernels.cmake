@@ -21,6 +21,7 @@ add_library(zeroc_rt_cpu_kernels STATIC
   KernelsNorm.cpp
   KernelsOptimizer.cpp
   KernelsShape.cpp
+  ../Common/LRSchedule.cpp
 )
 set_target_properties(zeroc_rt_cpu_kernels PROPERTIES
   POSITION_INDEPENDENT_CODE ON)

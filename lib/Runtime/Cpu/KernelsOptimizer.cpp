@@ -85,30 +85,6 @@ extern "C" float zrt_clip_coef(float squared_norm, double max_norm) {
   return static_cast<float>(std::min(1.0, max_norm / (norm + 1e-6)));
 }
 
-extern "C" float zrt_lr_schedule(int64_t step, double lr, int schedule,
-                                 int64_t warmup, double min_lr,
-                                 int64_t max_steps) {
-  if (schedule == 0)
-    return static_cast<float>(lr);
-  if (schedule != 1)
-    zrt_fail("zrt_lr_schedule: unknown schedule %d (0: constant, 1: cosine)",
-             schedule);
-  double s = static_cast<double>(step);
-  if (step < warmup)
-    return static_cast<float>(lr * (s + 1) / static_cast<double>(warmup + 1));
-  if (step > max_steps)
-    return static_cast<float>(min_lr);
-  if (max_steps <= warmup)
-    zrt_fail("zrt_lr_schedule: the cosine schedule needs max_steps (%lld) > "
-             "warmup (%lld)",
-             static_cast<long long>(max_steps), static_cast<long long>(warmup));
-  const double pi = 3.14159265358979323846;
-  double progress = (s - static_cast<double>(warmup)) /
-                    static_cast<double>(max_steps - warmup);
-  return static_cast<float>(min_lr +
-                            0.5 * (1.0 + std::cos(pi * progress)) * (lr - min_lr));
-}
-
 extern "C" void zrt_adamw(float *param, const float *grad, float *exp_avg,
                           float *exp_avg_sq, int64_t n, float lr, int64_t step,
                           double beta1, double beta2, double eps,
