@@ -1,13 +1,14 @@
 //===- zeroc.cpp - the zeroc compiler driver ------------------------------===//
 //
 //   zeroc INPUT.mlir [--zero-stage=S] [--world-size=N] [--precision=fp32|bf16]
-//         [--bucket-bytes=B] [--target=cpu]
+//         [--bucket-bytes=B] [--target=cpu|cuda] [--cuda-arch=sm_90,sm_80]
 //         [--emit=exe|source|mlir|memory-report|memory-table]
 //         [-o FILE] [--keep-source] [--timings] [--no-pipeline]
 //
 // Parses a model in the `train` dialect, runs the training pipeline
 // (zeroc::buildTrainingPipeline) for the ZeRO stage and world size, and
-// emits a sharded executable (C++ compiled against the CPU runtime), or
+// emits a sharded executable (C++ compiled with mpicxx against the CPU
+// runtime, or CUDA C++ compiled with nvcc against the CUDA runtime), or
 // stops early at the generated source, the per-rank program or its static
 // memory and communication report (docs/memory-report.md). Errors go to
 // stderr as "zeroc: error: ..." naming the stage, with a non-zero exit
@@ -72,14 +73,28 @@ static cl::opt<int64_t>
 static cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to write: exe (a sharded executable, the "
-                      "default; needs -o), source (the generated C++), mlir "
+                      "default; needs -o), source (the generated C++ or CUDA "
+                      "C++), mlir "
                       "(the per-rank training step), memory-report (JSON), "
                       "memory-table (text)"),
              cl::value_desc("exe|source|mlir|memory-report|memory-table"),
              cl::init("exe"), cl::cat(category));
 static cl::opt<std::string>
-    target("target", cl::desc("Backend: cpu (C++ with MPI and OpenBLAS)"),
-           cl::value_desc("cpu"), cl::init("cpu"), cl::cat(category));
+    target("target",
+           cl::desc("Backend: cpu (C++ with MPI, OpenMP and OpenBLAS; the "
+                    "default) or cuda (CUDA kernels, cuBLASLt and NCCL; one "
+                    "GPU per rank)"),
+           cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> cudaArch(
+    "cuda-arch",
+    cl::desc("With --target=cuda: the GPU architectures to compile for, "
+             "comma-separated (default: sm_90,sm_80)"),
+    cl::value_desc("sm_XY,..."), cl::init("sm_90,sm_80"), cl::cat(category));
+static cl::opt<std::string> nvcc(
+    "nvcc",
+    cl::desc("With --target=cuda: the CUDA compiler (default: "
+             "/usr/local/cuda/bin/nvcc, else nvcc on PATH)"),
+    cl::value_desc("path"), cl::cat(category));
 static cl::opt<std::string> outputFile("o",
                                        cl::desc("Output file (default: stdout; "
                                                 "required for an executable)"),
@@ -87,11 +102,12 @@ static cl::opt<std::string> outputFile("o",
                                        cl::cat(category));
 static cl::opt<bool> keepSource(
     "keep-source",
-    cl::desc("With --emit=exe, keep the generated C++ as FILE.cpp"),
+    cl::desc("With --emit=exe, keep the generated source as FILE.cpp "
+             "(FILE.cu for --target=cuda)"),
     cl::cat(category));
 static cl::opt<std::string> cxx(
     "cxx",
-    cl::desc("C++ compiler driver for the executable (default: mpicxx)"),
+    cl::desc("With --target=cpu: the C++ compiler driver (default: mpicxx)"),
     cl::value_desc("path"), cl::init("mpicxx"), cl::cat(category));
 static cl::opt<bool>
     timings("timings",
@@ -128,8 +144,24 @@ static std::optional<std::string> validateOptions() {
     return "--emit must be exe, source, mlir, memory-report or memory-table, "
            "got '" +
            emitKind + "'";
-  if (target != "cpu")
-    return "--target must be cpu, got '" + target + "'";
+  if (target != "cpu" && target != "cuda")
+    return "--target must be cpu or cuda, got '" + target + "'";
+  if (target == "cuda") {
+    llvm::SmallVector<llvm::StringRef> archs;
+    llvm::StringRef(cudaArch).split(archs, ',');
+    for (llvm::StringRef arch : archs) {
+      unsigned version = 0;
+      if (!arch.consume_front("sm_") || arch.getAsInteger(10, version) ||
+          version < 70)
+        return "--cuda-arch must list architectures such as sm_90,sm_80 "
+               "(sm_70 or newer), got '" +
+               cudaArch + "'";
+    }
+  } else if (cudaArch.getNumOccurrences() || nvcc.getNumOccurrences()) {
+    return std::string("--") +
+           (cudaArch.getNumOccurrences() ? "cuda-arch" : "nvcc") +
+           " needs --target=cuda";
+  }
   if (emitKind == "exe" && outputFile == "-")
     return "an executable needs a file name: pass -o FILE (or --emit=mlir, "
            "source or memory-report to print to stdout)";
@@ -200,20 +232,71 @@ writeOutput(llvm::StringRef path,
   return success();
 }
 
-/// Compiles `source` with the runtime into the executable `path`: the
-/// source goes to PATH.cpp (kept with --keep-source), the compiler writes
-/// a temporary that replaces PATH only on success.
-static LogicalResult compileExecutable(llvm::StringRef source,
-                                       llvm::StringRef path, bool keep) {
-  std::string sourcePath = (path + ".cpp").str();
-  std::string tempExe = (path + ".tmp-exe").str();
-  llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName(cxx);
-  if (!compiler) {
-    fail("the C++ compiler '" + cxx +
-         "' is not on PATH (install openmpi-bin and libopenmpi-dev, or pass "
-         "--cxx)");
+/// The command line that compiles the generated source `sourcePath` with
+/// the runtime of --target into `exe`; fails naming what is missing.
+static FailureOr<llvm::SmallVector<std::string>>
+compilerCommand(llvm::StringRef sourcePath, llvm::StringRef exe) {
+  std::string includeFlag = std::string("-I") + ZEROC_INCLUDE_DIR;
+  if (target == "cpu") {
+    llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName(cxx);
+    if (!compiler) {
+      fail("the C++ compiler '" + cxx +
+           "' is not on PATH (install openmpi-bin and libopenmpi-dev, or pass "
+           "--cxx)");
+      return failure();
+    }
+    return llvm::SmallVector<std::string>{
+        *compiler, "-std=c++17", "-O3", "-march=native", "-fopenmp",
+        includeFlag, sourcePath.str(), ZEROC_RUNTIME_LIBRARY, "-lopenblas",
+        "-lm", "-o", exe.str()};
+  }
+  if (llvm::StringRef(ZEROC_CUDA_RUNTIME_LIBRARY).empty()) {
+    fail("--target=cuda: this zeroc was built without the CUDA runtime (no "
+         "nvcc when it was configured; see docs/cuda.md)");
     return failure();
   }
+  std::string compilerName = nvcc;
+  if (compilerName.empty())
+    compilerName = llvm::sys::fs::exists("/usr/local/cuda/bin/nvcc")
+                       ? "/usr/local/cuda/bin/nvcc"
+                       : "nvcc";
+  llvm::ErrorOr<std::string> compiler =
+      llvm::sys::findProgramByName(compilerName);
+  if (!compiler || !llvm::sys::fs::can_execute(*compiler)) {
+    fail("--target=cuda: the CUDA compiler '" + compilerName +
+         "' is not there (install the CUDA toolkit, or pass --nvcc)");
+    return failure();
+  }
+  llvm::SmallVector<std::string> args = {*compiler, "-std=c++17", "-O3",
+                                         "-no-compress"};
+  llvm::SmallVector<llvm::StringRef> archs;
+  llvm::StringRef(cudaArch).split(archs, ',');
+  for (llvm::StringRef arch : archs) {
+    llvm::StringRef version = arch.drop_front(3);
+    args.push_back("-gencode=arch=compute_" + version.str() + ",code=sm_" +
+                   version.str());
+  }
+  // The runtime finds libzeroc_mpi.so (loaded only for world sizes above
+  // 1) next to the executable or in this build tree.
+  std::string runtimeDir =
+      llvm::sys::path::parent_path(ZEROC_CUDA_RUNTIME_LIBRARY).str();
+  args.append({includeFlag, sourcePath.str(), ZEROC_CUDA_RUNTIME_LIBRARY,
+               "-lcublasLt", "-lnccl", "-ldl",
+               "-Xlinker=-rpath,$ORIGIN:" + runtimeDir, "-o", exe.str()});
+  return args;
+}
+
+/// Compiles `source` with the runtime into the executable `path`: the
+/// source goes to PATH.cpp (PATH.cu for CUDA; kept with --keep-source), the
+/// compiler writes a temporary that replaces PATH only on success.
+static LogicalResult compileExecutable(llvm::StringRef source,
+                                       llvm::StringRef path, bool keep) {
+  std::string sourcePath = (path + (target == "cuda" ? ".cu" : ".cpp")).str();
+  std::string tempExe = (path + ".tmp-exe").str();
+  FailureOr<llvm::SmallVector<std::string>> command =
+      compilerCommand(sourcePath, tempExe);
+  if (failed(command))
+    return failure();
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(sourcePath, ec);
@@ -223,17 +306,13 @@ static LogicalResult compileExecutable(llvm::StringRef source,
     }
     os << source;
   }
-  std::string includeFlag = std::string("-I") + ZEROC_INCLUDE_DIR;
-  llvm::SmallVector<llvm::StringRef> args = {
-      *compiler, "-std=c++17", "-O3", "-march=native", "-fopenmp",
-      includeFlag, sourcePath, ZEROC_RUNTIME_LIBRARY, "-lopenblas", "-lm",
-      "-o", tempExe};
+  llvm::SmallVector<llvm::StringRef> args(command->begin(), command->end());
   llvm::SmallString<128> log;
   llvm::sys::fs::createTemporaryFile("zeroc-cxx", "log", log);
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
                                                 log.str()};
   std::string errorMessage;
-  int status = llvm::sys::ExecuteAndWait(*compiler, args, std::nullopt,
+  int status = llvm::sys::ExecuteAndWait(args.front(), args, std::nullopt,
                                          redirects, 0, 0, &errorMessage);
   auto output = llvm::MemoryBuffer::getFile(log);
   llvm::sys::fs::remove(log);
@@ -241,7 +320,9 @@ static LogicalResult compileExecutable(llvm::StringRef source,
     llvm::sys::fs::remove(sourcePath);
   if (status != 0) {
     llvm::sys::fs::remove(tempExe);
-    llvm::errs() << "zeroc: error: the C++ compiler failed (status " << status
+    llvm::errs() << "zeroc: error: the "
+                 << (target == "cuda" ? "CUDA" : "C++")
+                 << " compiler failed (status " << status
                  << (errorMessage.empty() ? "" : ", " + errorMessage) << ")\n";
     llvm::errs() << "  command:";
     for (llvm::StringRef arg : args)
@@ -271,8 +352,9 @@ int main(int argc, char **argv) {
       "  Parses INPUT.mlir (a model: train.param, train.optimizer and a\n"
       "  train.forward function), runs the training pipeline for the ZeRO\n"
       "  stage and world size and writes a sharded executable (-o EXE; run\n"
-      "  it with mpirun -np N EXE --data FILE, see docs/executable.md), or\n"
-      "  stops early: the generated C++ (--emit=source), the per-rank\n"
+      "  it with mpirun -np N EXE --data FILE, see docs/executable.md; for\n"
+      "  GPUs, --target=cuda, one rank per GPU, see docs/cuda.md), or\n"
+      "  stops early: the generated source (--emit=source), the per-rank\n"
       "  training step (--emit=mlir) or its static per-rank memory and\n"
       "  communication report (--emit=memory-report: JSON,\n"
       "  --emit=memory-table: text; see docs/memory-report.md).\n");
@@ -328,18 +410,24 @@ int main(int argc, char **argv) {
   Clock::time_point emitStart = Clock::now();
   double compileSeconds = 0;
   LogicalResult written = success();
+  zeroc::SourceTarget sourceTarget = target == "cuda"
+                                         ? zeroc::SourceTarget::Cuda
+                                         : zeroc::SourceTarget::Cpu;
+  std::string backendName = target == "cuda" ? "CUDA" : "C++";
   if (emitKind == "source") {
     std::string source;
     llvm::raw_string_ostream sourceOs(source);
-    if (failed(zeroc::translateToCpp(*module, sourceOs)))
-      return fail("the C++ backend cannot translate '" + inputFile + "'");
+    if (failed(zeroc::translateToSource(*module, sourceOs, sourceTarget)))
+      return fail("the " + backendName + " backend cannot translate '" +
+                  inputFile + "'");
     written = writeOutput(outputFile,
                           [&](llvm::raw_ostream &os) { os << source; });
   } else if (emitKind == "exe") {
     std::string source;
     llvm::raw_string_ostream sourceOs(source);
-    if (failed(zeroc::translateToCpp(*module, sourceOs)))
-      return fail("the C++ backend cannot translate '" + inputFile + "'");
+    if (failed(zeroc::translateToSource(*module, sourceOs, sourceTarget)))
+      return fail("the " + backendName + " backend cannot translate '" +
+                  inputFile + "'");
     Clock::time_point compileStart = Clock::now();
     if (failed(compileExecutable(source, outputFile, keepSource)))
       return 1;
@@ -375,7 +463,7 @@ int main(int argc, char **argv) {
     line("pipeline", pipelineSeconds);
     line("emit", emitSeconds - compileSeconds);
     if (emitKind == "exe")
-      line("c++", compileSeconds);
+      line(target == "cuda" ? "nvcc" : "c++", compileSeconds);
     line("total", secondsSince(start));
   }
   return 0;

@@ -109,3 +109,18 @@ void parallelZero(void *dst, size_t bytes) {
 }
 
 } // namespace zeroc::rt
+
+using namespace zeroc::rt;
+
+extern "C" void zrt_copy(void *dst, const void *src, size_t bytes) {
+  parallelCopy(dst, src, bytes);
+}
+
+extern "C" void zrt_read_f32(float *host, const void *src, zrt_dtype dtype,
+                             int64_t n) {
+  checkNonNegative("zrt_read_f32", "n", n);
+  dispatchFloat("zrt_read_f32", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    loadRow(static_cast<const T *>(src), host, n);
+  });
+}

@@ -59,9 +59,9 @@ ZRT_HOT void crossEntropyGradRows(float dloss, const T *logits,
 
 } // namespace
 
-extern "C" float zrt_cross_entropy(zrt_dtype dtype, const void *logits,
-                                   const void *targets, zrt_dtype target_dtype,
-                                   int64_t rows, int64_t cols) {
+extern "C" void zrt_cross_entropy(zrt_dtype dtype, const void *logits,
+                                  const void *targets, zrt_dtype target_dtype,
+                                  int64_t rows, int64_t cols, float *loss) {
   const char *kernel = "zrt_cross_entropy";
   checkNonNegative(kernel, "rows", rows);
   checkNonNegative(kernel, "cols", cols);
@@ -82,10 +82,10 @@ extern "C" float zrt_cross_entropy(zrt_dtype dtype, const void *logits,
       total += loss;
     result = static_cast<float>(total / static_cast<double>(rows));
   });
-  return result;
+  *loss = result;
 }
 
-extern "C" void zrt_cross_entropy_grad(zrt_dtype dtype, float dloss,
+extern "C" void zrt_cross_entropy_grad(zrt_dtype dtype, const float *dloss,
                                        const void *logits, const void *targets,
                                        zrt_dtype target_dtype, void *dlogits,
                                        int64_t rows, int64_t cols) {
@@ -97,7 +97,7 @@ extern "C" void zrt_cross_entropy_grad(zrt_dtype dtype, float dloss,
     using T = decltype(tag);
     parallelFor(rows, cols * 4, [&](int64_t r0, int64_t r1) {
       std::unique_ptr<float[]> scratch = scratchF32(2 * cols);
-      crossEntropyGradRows(dloss, static_cast<const T *>(logits), targets,
+      crossEntropyGradRows(*dloss, static_cast<const T *>(logits), targets,
                            target_dtype, static_cast<T *>(dlogits), r0, r1,
                            rows, cols, scratch.get());
     });

@@ -59,7 +59,8 @@ constexpr int64_t kBlock = 1 << 14; // elements per task of the updates
 
 } // namespace
 
-extern "C" float zrt_squared_norm(zrt_dtype dtype, const void *x, int64_t n) {
+extern "C" void zrt_squared_norm(zrt_dtype dtype, const void *x, int64_t n,
+                                 float *out) {
   checkNonNegative("zrt_squared_norm", "n", n);
   double total = 0;
   dispatchFloat("zrt_squared_norm", dtype, [&](auto tag) {
@@ -77,12 +78,13 @@ extern "C" float zrt_squared_norm(zrt_dtype dtype, const void *x, int64_t n) {
     for (double p : partial)
       total += p;
   });
-  return static_cast<float>(total);
+  *out = static_cast<float>(total);
 }
 
-extern "C" float zrt_clip_coef(float squared_norm, double max_norm) {
-  double norm = std::sqrt(static_cast<double>(squared_norm));
-  return static_cast<float>(std::min(1.0, max_norm / (norm + 1e-6)));
+extern "C" void zrt_clip_coef(const float *squared_norm, double max_norm,
+                              float *out) {
+  double norm = std::sqrt(static_cast<double>(*squared_norm));
+  *out = static_cast<float>(std::min(1.0, max_norm / (norm + 1e-6)));
 }
 
 extern "C" void zrt_adamw(float *param, const float *grad, float *exp_avg,

@@ -1,12 +1,14 @@
-//===- FunctionEmitter.cpp - one func.func as a C++ function --------------===//
+//===- FunctionEmitter.cpp - one func.func as a C++ or CUDA C++ function --===//
 //
-// Every tensor value is a flat row-major buffer. Owned buffers come from
+// Every tensor value is a flat row-major buffer (device memory for CUDA). Owned buffers come from
 // zrt_alloc (counted in the memory category the static report uses) at
 // their definition and go back to zrt_free right after their last use;
 // train.read, train.reshape, shards=1 train.unpack, shard.all_slice and
 // train.wait results are views of another buffer. Elementwise ops whose
 // single user is an elementwise op of the same shape are computed inside
-// that user's loop, so a chain becomes one loop.
+// that user's loop, so a chain becomes one loop: an OpenMP loop for the
+// CPU, a grid-stride __global__ kernel for CUDA whose parameters are the
+// chain's inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -213,7 +215,7 @@ void FunctionEmitter::plan(Block &block) {
   for (Value value : values) {
     Operation *def = value.getDefiningOp();
     bool owns = !sourceOf(value) && !inlined.contains(def) &&
-                isa<RankedTensorType>(value.getType()) &&
+                isa<RankedTensorType>(value.getType()) && !isHostScalar(value) &&
                 !(isa<ReadOp>(def) && !copyingReads.contains(def));
     if (!owns)
       continue;
@@ -331,9 +333,17 @@ std::string FunctionEmitter::loadExpr(Value value, ArrayRef<int64_t> shape,
     }
     at = terms.empty() ? "0" : llvm::join(terms, " + ");
   }
-  std::string load = ptr(value) + "[" + at + "]";
+  std::string base = ptr(value);
+  if (inKernel) {
+    auto [it, added] = kernelParams.try_emplace(
+        value, "p" + std::to_string(kernelParams.size()));
+    if (added)
+      kernelArgs.push_back({value, base});
+    base = it->second;
+  }
+  std::string load = base + "[" + at + "]";
   if (type.getElementType().isBF16())
-    return "zrt_bf16_to_f32(" + load + ")";
+    return (cuda ? "zc_bf16_to_f32(" : "zrt_bf16_to_f32(") + load + ")";
   return load;
 }
 
@@ -376,6 +386,8 @@ std::string FunctionEmitter::scalarExpr(Value value, ArrayRef<int64_t> shape,
 }
 
 LogicalResult FunctionEmitter::emitElementwiseRoot(Operation *op) {
+  if (cuda)
+    return emitElementwiseKernel(op);
   Value result = op->getResult(0);
   RankedTensorType type = typeOf(result);
   define(result, Category::Activations);
@@ -387,6 +399,67 @@ LogicalResult FunctionEmitter::emitElementwiseRoot(Operation *op) {
   os << (n >= 32768 ? "  #pragma omp parallel for simd\n" : "  #pragma omp simd\n");
   os << "  for (int64_t i = 0; i < " << n << "; ++i)\n"
      << "    " << var(result) << "[i] = " << store << ";\n";
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitElementwiseKernel(Operation *op) {
+  Value result = op->getResult(0);
+  RankedTensorType type = typeOf(result);
+  define(result, Category::Activations);
+  std::string name = "zc_" + functionName + "_k" + std::to_string(nextKernel++) +
+                     "_" + op->getName().stripDialect().str();
+
+  kernelParams.clear();
+  kernelArgs.clear();
+  inKernel = true;
+  std::string expr = scalarExpr(result, type.getShape(), "i");
+  inKernel = false;
+  std::string store = type.getElementType().isBF16()
+                          ? "zc_f32_to_bf16(" + expr + ")"
+                          : expr;
+
+  // The kernel: one thread per element of a grid-stride loop.
+  std::string ct = cType(type.getElementType());
+  kernelOs << "/* " << shapeText(type) << " */\n"
+           << "__global__ void " << name << "(int64_t n, " << ct
+           << " *__restrict__ out";
+  for (auto &[value, host] : kernelArgs)
+    kernelOs << ", const " << cType(typeOf(value).getElementType())
+             << " *__restrict__ " << kernelParams.lookup(value);
+  kernelOs << ") {\n  ZC_FOR(i, n) out[i] = " << store << ";\n}\n\n";
+
+  // The launch: enough blocks of 256 threads for one element each, capped
+  // (the loop strides over the rest).
+  int64_t n = type.getNumElements();
+  int64_t blocks = std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, 8192));
+  os << "  " << name << "<<<" << blocks << ", 256, 0, stream>>>(" << n << ", "
+     << var(result);
+  for (auto &[value, host] : kernelArgs)
+    os << ", " << host;
+  os << ");\n  zrt_check_launch(\"" << name << "\");\n";
+  return success();
+}
+
+bool FunctionEmitter::isHostScalar(Value value) const {
+  if (isa_and_nonnull<LRScheduleOp>(value.getDefiningOp()))
+    return true;
+  auto arg = dyn_cast<BlockArgument>(value);
+  return arg && arg.getArgNumber() == 2; // the step of a train.step function
+}
+
+LogicalResult FunctionEmitter::checkHostScalarUses(Block &block) {
+  // The GPU reads the step and the learning rate only through the
+  // optimizer updates' scalar arguments; anything else would read host
+  // memory from a kernel.
+  for (Operation &op : block)
+    for (Value operand : op.getOperands())
+      if (isHostScalar(operand) &&
+          !isa<LRScheduleOp, AdamWUpdateOp, SGDUpdateOp, func::ReturnOp>(op))
+        return op.emitOpError("uses the ")
+               << (isa<BlockArgument>(operand) ? "step number"
+                                               : "learning rate")
+               << " as a tensor, which the CUDA backend keeps on the host; "
+                  "only the optimizer updates may read it";
   return success();
 }
 
@@ -409,7 +482,7 @@ LogicalResult FunctionEmitter::emitUpdate(Operation *op) {
       alias(result, ptr(operand));
     } else {
       define(result, Category::Activations);
-      os << "  memcpy(" << var(result) << ", " << ptr(operand) << ", "
+      os << "  zrt_copy(" << var(result) << ", " << ptr(operand) << ", "
          << numel(operand) * 4 << ");\n";
     }
     targets.push_back(ptr(result));
@@ -478,7 +551,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
           return success();
         }
         define(read.getResult(), Category::Activations);
-        os << "  memcpy(" << var(read.getResult()) << ", " << state << ", "
+        os << "  zrt_copy(" << var(read.getResult()) << ", " << state << ", "
            << numel(read.getResult()) * (read.getType().getElementTypeBitWidth() / 8)
            << "); /* @" << read.getName() << " changes while this copy is live */\n";
         return success();
@@ -486,7 +559,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case([&](WriteOp write) {
         if (elided.contains(write))
           return success();
-        os << "  memcpy(" << stateRef(write.getName()) << ", "
+        os << "  zrt_copy(" << stateRef(write.getName()) << ", "
            << ptr(write.getValue()) << ", "
            << numel(write.getValue()) *
                   (typeOf(write.getValue()).getElementTypeBitWidth() / 8)
@@ -589,16 +662,16 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       })
       .Case([&](CrossEntropyOp ce) {
         define(ce.getLoss(), Category::Activations);
-        os << "  " << var(ce.getLoss()) << "[0] = zrt_cross_entropy("
-           << dt(ce.getLogits()) << ", " << ptr(ce.getLogits()) << ", "
-           << ptr(ce.getTargets()) << ", " << dt(ce.getTargets()) << ", "
-           << rowsOf(ce.getLogits()) << ", " << lastDim(ce.getLogits()) << ");\n";
+        os << "  zrt_cross_entropy(" << dt(ce.getLogits()) << ", "
+           << ptr(ce.getLogits()) << ", " << ptr(ce.getTargets()) << ", "
+           << dt(ce.getTargets()) << ", " << rowsOf(ce.getLogits()) << ", "
+           << lastDim(ce.getLogits()) << ", " << var(ce.getLoss()) << ");\n";
         return success();
       })
       .Case([&](CrossEntropyGradOp ce) {
         define(ce.getResult(), Category::Activations);
         os << "  zrt_cross_entropy_grad(" << dt(ce.getLogits()) << ", "
-           << ptr(ce.getGrad()) << "[0], " << ptr(ce.getLogits()) << ", "
+           << ptr(ce.getGrad()) << ", " << ptr(ce.getLogits()) << ", "
            << ptr(ce.getTargets()) << ", " << dt(ce.getTargets()) << ", "
            << var(ce.getResult()) << ", " << rowsOf(ce.getLogits()) << ", "
            << lastDim(ce.getLogits()) << ");\n";
@@ -723,25 +796,25 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       })
       .Case([&](SquaredNormOp s) {
         define(s.getResult(), Category::Activations);
-        os << "  " << var(s.getResult()) << "[0] = zrt_squared_norm("
-           << dt(s.getInput()) << ", " << ptr(s.getInput()) << ", "
-           << numel(s.getInput()) << ");\n";
+        os << "  zrt_squared_norm(" << dt(s.getInput()) << ", "
+           << ptr(s.getInput()) << ", " << numel(s.getInput()) << ", "
+           << var(s.getResult()) << ");\n";
         return success();
       })
       .Case([&](ClipCoefOp c) {
         define(c.getResult(), Category::Activations);
-        os << "  " << var(c.getResult()) << "[0] = zrt_clip_coef("
-           << ptr(c.getSquaredNorm()) << "[0], "
-           << literal(c.getMaxNormAttr().getValueAsDouble()) << ");\n";
+        os << "  zrt_clip_coef(" << ptr(c.getSquaredNorm()) << ", "
+           << literal(c.getMaxNormAttr().getValueAsDouble()) << ", "
+           << var(c.getResult()) << ");\n";
         return success();
       })
       .Case([&](LRScheduleOp l) {
-        define(l.getResult(), Category::Activations);
-        os << "  " << var(l.getResult()) << "[0] = zrt_lr_schedule("
+        // On the host: it depends on the step alone.
+        os << "  const float " << var(l.getResult()) << "[1] = {zrt_lr_schedule("
            << ptr(l.getStep()) << "[0], " << literal(l.getLrAttr().getValueAsDouble())
            << ", " << (l.getSchedule() == LRSchedule::cosine ? 1 : 0) << ", "
            << l.getWarmup() << ", " << literal(l.getMinLrAttr().getValueAsDouble())
-           << ", " << l.getMaxSteps() << ");\n";
+           << ", " << l.getMaxSteps() << ")};\n";
         return success();
       })
       .Case<AdamWUpdateOp, SGDUpdateOp>([&](Operation *u) { return emitUpdate(u); })
@@ -793,7 +866,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Default([&](Operation *other) -> LogicalResult {
         if (isElementwise(other))
           return emitElementwiseRoot(other);
-        return other->emitOpError("has no C++ lowering in zeroc's CPU backend");
+        return other->emitOpError("has no lowering in zeroc's ")
+               << (cuda ? "CUDA" : "C++ (CPU)") << " backend";
       });
 }
 
@@ -804,7 +878,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
 LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
                                     Kind kind) {
   Block &block = func.getBody().front();
-  plan(block);
+  functionName = name.str();
   bool isStep = kind == Kind::Step;
   unsigned expected = isStep ? 3 : kind == Kind::Forward ? 2 : 1;
   if (block.getNumArguments() != expected)
@@ -813,6 +887,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
                : isStep             ? ", targets, step)"
                                     : ", targets)")
            << " arguments";
+  if (cuda && isStep && failed(checkHostScalarUses(block)))
+    return failure();
+  plan(block);
   os << "static void " << name << "(zrt_comm *comm, const void *tokens, ";
   if (kind == Kind::Logits)
     os << "float *logits) {\n";
@@ -822,6 +899,8 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
                   : "float *loss")
        << ") {\n";
   os << "  (void)comm; /* for programs without collectives */\n";
+  if (cuda)
+    os << "  cudaStream_t stream = (cudaStream_t)zrt_compute_stream();\n";
   auto bindArg = [&](BlockArgument arg, StringRef from) {
     std::string ct = cType(typeOf(arg).getElementType());
     exprs[arg] = "((const " + ct + " *)" + from.str() + ")";
@@ -835,20 +914,21 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
   }
   for (Operation &op : block) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      // The values the host needs: read back (on a GPU, the step's one
+      // synchronisation).
+      auto readBack = [&](StringRef to, Value value) {
+        os << "  zrt_read_f32(" << to << ", " << ptr(value) << ", "
+           << dtype(typeOf(value).getElementType()) << ", " << numel(value)
+           << ");\n";
+      };
       if (kind == Kind::Logits) {
-        Value out = ret.getOperand(0);
-        int64_t n = numel(out);
-        std::string load = typeOf(out).getElementType().isBF16()
-                               ? "zrt_bf16_to_f32(" + ptr(out) + "[i])"
-                               : ptr(out) + "[i]";
-        os << "  for (int64_t i = 0; i < " << n << "; ++i)\n"
-           << "    logits[i] = " << load << ";\n";
+        readBack("logits", ret.getOperand(0));
         freeDead(&op);
         continue;
       }
-      os << "  *loss = " << ptr(ret.getOperand(0)) << "[0];\n";
+      readBack("loss", ret.getOperand(0));
       if (isStep) {
-        os << "  *grad_norm = " << ptr(ret.getOperand(1)) << "[0];\n";
+        readBack("grad_norm", ret.getOperand(1));
         LRScheduleOp schedule;
         block.walk([&](LRScheduleOp op) { schedule = op; });
         os << "  *lr = " << (schedule ? ptr(schedule.getResult()) + "[0]" : "0.0f")
@@ -864,6 +944,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
     freeDead(&op);
   }
   os << "}\n\n";
+  out << kernelText << bodyText;
   return success();
 }
 

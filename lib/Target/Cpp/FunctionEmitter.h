@@ -4,6 +4,7 @@
 #define ZEROC_LIB_TARGET_CPP_FUNCTIONEMITTER_H
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Target/Cpp.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -24,11 +25,16 @@ struct StateTable {
 enum class Category { Gathered = 3, Buckets = 4, Activations = 5 };
 
 /// Emits one function: buffers allocated at their definition and freed
-/// after their last use, fused elementwise loops, runtime calls.
+/// after their last use, fused elementwise loops, runtime calls. For CUDA,
+/// every buffer is device memory and each fused loop becomes a __global__
+/// kernel (written before the function) launched on the runtime's compute
+/// stream; the step's scalars that the host needs (the learning rate, the
+/// step) stay host values.
 class FunctionEmitter {
 public:
-  FunctionEmitter(llvm::raw_ostream &os, const StateTable &states)
-      : os(os), states(states) {}
+  FunctionEmitter(llvm::raw_ostream &out, const StateTable &states,
+                  SourceTarget target)
+      : out(out), states(states), cuda(target == SourceTarget::Cuda) {}
 
   enum class Kind { Step, Forward, Logits };
 
@@ -55,14 +61,30 @@ private:
   // Ops.
   mlir::LogicalResult emitOp(mlir::Operation *op);
   mlir::LogicalResult emitElementwiseRoot(mlir::Operation *op);
+  mlir::LogicalResult emitElementwiseKernel(mlir::Operation *op);
+  /// Values computed on the host: the step argument and the learning rate.
+  bool isHostScalar(mlir::Value value) const;
+  mlir::LogicalResult checkHostScalarUses(mlir::Block &block);
   std::string scalarExpr(mlir::Value value, llvm::ArrayRef<int64_t> shape,
                          llvm::StringRef index);
   std::string loadExpr(mlir::Value value, llvm::ArrayRef<int64_t> shape,
                        llvm::StringRef index);
   mlir::LogicalResult emitUpdate(mlir::Operation *op);
 
-  llvm::raw_ostream &os;
+  llvm::raw_ostream &out;
   const StateTable &states;
+  bool cuda;
+  /// The function's body, and (CUDA) the kernels it launches: written to
+  /// `out` kernels first once the function is done.
+  std::string bodyText, kernelText;
+  llvm::raw_string_ostream os{bodyText}, kernelOs{kernelText};
+  /// While a kernel is written: its pointer parameter for each value it
+  /// loads, and the host expressions passed for them, in order.
+  llvm::DenseMap<mlir::Value, std::string> kernelParams;
+  llvm::SmallVector<std::pair<mlir::Value, std::string>> kernelArgs;
+  bool inKernel = false;
+  unsigned nextKernel = 0;
+  std::string functionName;
   llvm::DenseMap<mlir::Value, std::string> names;
   llvm::DenseMap<mlir::Value, std::string> exprs;
   /// The buffer each value's storage belongs to (itself when it owns one).

@@ -793,11 +793,12 @@ void testCrossEntropy(zrt_dtype dtype, zrt_dtype idDtype, int64_t rows,
   std::vector<int64_t> targets = randomIds(rows, cols, rng);
   Ids ids(targets, idDtype);
   float dloss = 0.7f;
-  float loss = zrt_cross_entropy(dtype, logits.data(), ids.data(), idDtype,
-                                 rows, cols);
+  float loss = 0;
+  zrt_cross_entropy(dtype, logits.data(), ids.data(), idDtype, rows, cols,
+                    &loss);
   Buf dlogits(dtype, rows * cols);
   dlogits.poison();
-  zrt_cross_entropy_grad(dtype, dloss, logits.data(), ids.data(), idDtype,
+  zrt_cross_entropy_grad(dtype, &dloss, logits.data(), ids.data(), idDtype,
                          dlogits.data(), rows, cols);
   checker.absorb(&loss, sizeof(loss));
   checker.absorb(dlogits);
@@ -832,14 +833,15 @@ void testCrossEntropyFd(Rng &rng) {
   Ids ids(randomIds(rows, cols, rng), ZRT_I64);
   float dloss = 1.3f;
   std::vector<float> grad(rows * cols);
-  zrt_cross_entropy_grad(ZRT_F32, dloss, x.data(), ids.data(), ZRT_I64,
+  zrt_cross_entropy_grad(ZRT_F32, &dloss, x.data(), ids.data(), ZRT_I64,
                          grad.data(), rows, cols);
   checkFd("cross_entropy_grad f32 3x11", toVec(grad),
           finiteDiff(x,
                      [&](const std::vector<float> &v) {
-                       return dloss * static_cast<double>(zrt_cross_entropy(
-                                          ZRT_F32, v.data(), ids.data(),
-                                          ZRT_I64, rows, cols));
+                       float loss = 0;
+                       zrt_cross_entropy(ZRT_F32, v.data(), ids.data(),
+                                         ZRT_I64, rows, cols, &loss);
+                       return dloss * static_cast<double>(loss);
                      },
                      1e-2));
 }
@@ -1140,7 +1142,27 @@ void testPack(zrt_dtype dtype, const std::vector<int64_t> &numels,
                 same ? "every tensor bitwise equal" : "DIFFER");
 }
 
+/// zrt_copy and zrt_read_f32: what generated code uses to copy state and
+/// to hand the step's values back to the host.
+void testCopies(Rng &rng) {
+  for (zrt_dtype dtype : {ZRT_F32, ZRT_BF16}) {
+    for (int64_t n : {1, 1000, 3000001}) {
+      Buf x = randomBuf(dtype, n, rng), y(dtype, n);
+      y.poison();
+      zrt_copy(y.data(), x.data(), n * zrt_dtype_size(dtype));
+      std::vector<float> host(n, -1.0f);
+      zrt_read_f32(host.data(), y.data(), dtype, n);
+      checker.absorb(host.data(), n * sizeof(float));
+      checker.close("copy + read_f32 " + std::string(name(dtype)) + " n=" +
+                        std::to_string(n),
+                    toVec(host), x.values(), 0.0, 0.0);
+    }
+  }
+}
+
 void testDataMovement() {
+  Rng rng(43);
+  testCopies(rng);
   testTransposes();
   testBroadcasts();
   testConcatSplit<uint32_t>(ZRT_F32, 3, 4, {2, 5, 1});
@@ -1166,7 +1188,8 @@ void testOptimizer() {
   for (zrt_dtype dtype : {ZRT_F32, ZRT_BF16}) {
     for (int64_t n : {0, 7, 100003}) {
       Buf x = randomBuf(dtype, n, rng);
-      float got = zrt_squared_norm(dtype, x.data(), n);
+      float got = -1;
+      zrt_squared_norm(dtype, x.data(), n, &got);
       checker.absorb(&got, sizeof(got));
       double ref = 0;
       for (double v : x.values())
@@ -1177,7 +1200,8 @@ void testOptimizer() {
     }
   }
   for (double sq : {0.0, 0.25, 1.0, 4.0, 1e6}) {
-    float got = zrt_clip_coef(static_cast<float>(sq), 1.0);
+    float squared = static_cast<float>(sq), got = -1;
+    zrt_clip_coef(&squared, 1.0, &got);
     double ref = std::min(1.0, 1.0 / (std::sqrt(static_cast<float>(sq)) + 1e-6));
     checker.close("clip_coef squared_norm=" + std::to_string(sq) +
                       " max_norm=1",
@@ -1279,9 +1303,11 @@ int runFailure(const std::string &which) {
     zrt_embedding(ZRT_F32, buf, ids, ZRT_F32, buf + 32, 3, 5, 2);
   } else if (which == "cross-entropy-target") {
     int32_t targets[2] = {1, 7};
-    zrt_cross_entropy(ZRT_F32, buf, targets, ZRT_I32, 2, 7);
+    float loss = 0;
+    zrt_cross_entropy(ZRT_F32, buf, targets, ZRT_I32, 2, 7, &loss);
   } else if (which == "cross-entropy-grad-target") {
-    zrt_cross_entropy_grad(ZRT_BF16, 1.0f, buf, ids64, ZRT_I64, buf + 32, 2,
+    const float dloss = 1.0f;
+    zrt_cross_entropy_grad(ZRT_BF16, &dloss, buf, ids64, ZRT_I64, buf + 32, 2,
                            4);
   } else if (which == "matmul-dtype") {
     zrt_matmul(ZRT_I32, buf, buf, buf, 1, 2, 2, 2, 0, 0, 4, 4, 4);
