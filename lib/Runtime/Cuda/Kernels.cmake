@@ -1,0 +1,26 @@
+# The CUDA kernels of zrt.h (the kernel section, zrt_copy, zrt_read_f32 and
+# zrt_dtype_size): CUDA C++17 and cuBLASLt. Included from this folder's
+# CMakeLists.txt; the device context they run on (computeStream(), blasLt(),
+# zrt_alloc, ...) is Device.cu's, declared in Cuda.h.
+
+add_library(zeroc_rt_cuda_kernels STATIC
+  KernelsAttention.cu
+  KernelsCommon.cu
+  KernelsLoss.cu
+  KernelsMatmul.cu
+  KernelsNorm.cu
+  KernelsOptimizer.cu
+  KernelsShape.cu
+  ../Common/LRSchedule.cpp
+)
+set_target_properties(zeroc_rt_cuda_kernels PROPERTIES
+  POSITION_INDEPENDENT_CODE ON
+  CUDA_SEPARABLE_COMPILATION OFF)
+# No --use_fast_math: -inf masks and NaNs keep their IEEE meaning, and
+# expf / sqrtf / division stay IEEE-accurate (the CPU runtime is the
+# reference at 1e-4 and below).
+target_compile_options(zeroc_rt_cuda_kernels PRIVATE
+  $<$<COMPILE_LANGUAGE:CXX>:${ZEROC_WARNING_FLAGS} -O3>
+  $<$<COMPILE_LANGUAGE:CUDA>:-O3 --expt-relaxed-constexpr
+    -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter>)
+target_link_libraries(zeroc_rt_cuda_kernels PUBLIC CUDA::cudart CUDA::cublasLt)

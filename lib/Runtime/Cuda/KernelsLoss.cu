@@ -1,0 +1,173 @@
+//===- KernelsLoss.cu - cross-entropy over the last dimension -------------===//
+//
+// One warp per row (a vocabulary-wide row: 16-byte vectors when aligned):
+// an online (max, sum of exps) in f32 per lane, combined across the warp,
+// logsumexp = max + log(sum). The forward kernel writes each row's loss in
+// double to scratch, and a one-block kernel adds them in a fixed order and
+// writes the mean to *loss (device memory: nothing waits on the host). The
+// gradient reads *dloss on the device and writes
+// dloss / rows * (softmax - onehot) in the same pass that recomputes the
+// exps (in place over the logits works).
+//
+// A target outside [0, cols) is not read: its row's loss is NaN (its
+// gradient row has no onehot term) and the device error record names it,
+// which zrt_read_f32 reports (the CPU fails at once; a GPU kernel cannot
+// without a host synchronisation).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelsCommon.cuh"
+
+using namespace zeroc::rt::cuda;
+
+namespace {
+
+template <typename T, int N>
+__device__ MaxSum rowMaxSum(const T *row, int64_t cols, int lane) {
+  MaxSum ms;
+  for (int64_t c = lane * N; c < cols; c += kWarp * N) {
+    float v[N];
+    loadChunk<N>(row + c, v);
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      ms.add(v[i]);
+  }
+  ms.warpReduce();
+  return ms;
+}
+
+template <typename T, int N>
+__global__ void crossEntropyRowsKernel(const T *__restrict__ logits,
+                                       const void *__restrict__ targets,
+                                       bool targetsI64,
+                                       double *__restrict__ losses,
+                                       int64_t rows, int64_t cols,
+                                       DeviceError *errors) {
+  int lane = threadIdx.x % kWarp;
+  for (int64_t r = firstRow(); r < rows; r += rowStride()) {
+    const T *xr = logits + r * cols;
+    MaxSum ms = rowMaxSum<T, N>(xr, cols, lane);
+    if (lane == 0) {
+      int64_t target = loadId(targets, targetsI64, r);
+      double loss;
+      if (target < 0 || target >= cols) {
+        recordIdError(errors, kIdCrossEntropy, target, r, cols);
+        loss = __longlong_as_double(0x7ff8000000000000ll); // NaN
+      } else {
+        loss = static_cast<double>(ms.m) + log(static_cast<double>(ms.s)) -
+               static_cast<double>(toF32(xr[target]));
+      }
+      losses[r] = loss;
+    }
+  }
+}
+
+/// *out = mean of values[0..n), summed in double in a fixed order (one
+/// block).
+__global__ void meanKernel(const double *__restrict__ values, int64_t n,
+                           float *__restrict__ out) {
+  __shared__ double shared[kWarp];
+  double sum = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    sum += values[i];
+  sum = blockSum(sum, shared);
+  if (threadIdx.x == 0)
+    *out = static_cast<float>(sum / static_cast<double>(n));
+}
+
+template <typename T, int N>
+__global__ void crossEntropyGradKernel(const float *__restrict__ dloss,
+                                       const T *logits,
+                                       const void *__restrict__ targets,
+                                       bool targetsI64, T *dlogits,
+                                       int64_t rows, int64_t cols,
+                                       DeviceError *errors) {
+  int lane = threadIdx.x % kWarp;
+  double coef = static_cast<double>(*dloss) / static_cast<double>(rows);
+  float coefF = static_cast<float>(coef);
+  for (int64_t r = firstRow(); r < rows; r += rowStride()) {
+    const T *xr = logits + r * cols;
+    T *out = dlogits + r * cols;
+    MaxSum ms = rowMaxSum<T, N>(xr, cols, lane);
+    int64_t target = loadId(targets, targetsI64, r);
+    if (target < 0 || target >= cols) {
+      if (lane == 0)
+        recordIdError(errors, kIdCrossEntropyGrad, target, r, cols);
+      target = -1; // no onehot term
+    }
+    float inv = static_cast<float>(1.0 / static_cast<double>(ms.s));
+    float scale = static_cast<float>(coef / static_cast<double>(ms.s));
+    for (int64_t c = lane * N; c < cols; c += kWarp * N) {
+      float v[N];
+      loadChunk<N>(xr + c, v);
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        float e = expf(v[i] - ms.m);
+        // (p - 1) * coef at the target, from p itself rather than p * coef.
+        v[i] = c + i == target ? (e * inv - 1.0f) * coefF : e * scale;
+      }
+      storeChunk<N>(out + c, v);
+    }
+  }
+}
+
+void checkLossArgs(const char *kernel, const void *targets,
+                   zrt_dtype targetDtype, int64_t rows, int64_t cols) {
+  checkNonNegative(kernel, "rows", rows);
+  checkNonNegative(kernel, "cols", cols);
+  checkIdDtype(kernel, "target", targets, targetDtype, rows);
+}
+
+} // namespace
+
+extern "C" void zrt_cross_entropy(zrt_dtype dtype, const void *logits,
+                                  const void *targets, zrt_dtype target_dtype,
+                                  int64_t rows, int64_t cols, float *loss) {
+  const char *kernel = "zrt_cross_entropy";
+  checkLossArgs(kernel, targets, target_dtype, rows, cols);
+  if (!loss)
+    zrt_fail("%s: NULL loss pointer", kernel);
+  dispatchFloat(kernel, dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (rows == 0) { // the mean of nothing
+      fillScalar(loss, __builtin_nanf(""));
+      return;
+    }
+    cudaStream_t stream = computeStream();
+    Scratch losses(static_cast<size_t>(rows) * sizeof(double));
+    withChunk<T>(rowsVectorizable<T>(cols, {logits}), [&](auto chunk) {
+      constexpr int N = decltype(chunk)::value;
+      crossEntropyRowsKernel<T, N><<<rowBlocks(rows), kRowThreads, 0,
+                                     stream>>>(
+          static_cast<const T *>(logits), targets, target_dtype == ZRT_I64,
+          losses.as<double>(), rows, cols, deviceErrors());
+      checkLaunch("crossEntropyRowsKernel");
+    });
+    meanKernel<<<1, 1024, 0, stream>>>(losses.as<double>(), rows, loss);
+    checkLaunch("meanKernel");
+  });
+}
+
+extern "C" void zrt_cross_entropy_grad(zrt_dtype dtype, const float *dloss,
+                                       const void *logits, const void *targets,
+                                       zrt_dtype target_dtype, void *dlogits,
+                                       int64_t rows, int64_t cols) {
+  const char *kernel = "zrt_cross_entropy_grad";
+  checkLossArgs(kernel, targets, target_dtype, rows, cols);
+  dispatchFloat(kernel, dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (rows == 0)
+      return;
+    if (!dloss)
+      zrt_fail("%s: NULL dloss pointer", kernel);
+    withChunk<T>(rowsVectorizable<T>(cols, {logits, dlogits}), [&](auto chunk) {
+      constexpr int N = decltype(chunk)::value;
+      crossEntropyGradKernel<T, N><<<rowBlocks(rows), kRowThreads, 0,
+                                     computeStream()>>>(
+          dloss, static_cast<const T *>(logits), targets,
+          target_dtype == ZRT_I64, static_cast<T *>(dlogits), rows, cols,
+          deviceErrors());
+      checkLaunch("crossEntropyGradKernel");
+    });
+  });
+}
