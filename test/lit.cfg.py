@@ -51,3 +51,15 @@ config.substitutions.append(
 config.substitutions.append(("%mpicxx", mpicxx or "mpicxx"))
 config.substitutions.append(
     ("%zeroc_rt_cpu", os.path.join(config.zeroc_obj_root, "lib", "libzeroc_rt_cpu.a")))
+
+# The CUDA backend: executables compile and link on any machine with the
+# CUDA toolkit (no GPU needed). Tests that build them say `REQUIRES: cuda`;
+# `%nvcc` compiles generated CUDA source, `%fatbin_kernels` lists the
+# kernels in a binary's device code (cuobjdump is not installed here).
+if config.zeroc_enable_cuda:
+    config.available_features.add("cuda")
+config.substitutions.append(("%nvcc", config.cuda_compiler or "nvcc"))
+config.substitutions.append(
+    ("%fatbin_kernels", python + " " + os.path.join(
+        config.zeroc_src_root, "test", "Target", "Cuda", "Inputs",
+        "fatbin_kernels.py")))

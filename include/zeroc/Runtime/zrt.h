@@ -224,6 +224,18 @@ void *zrt_compute_stream(void);
  * launch did not go through (and, with ZEROC_CUDA_SYNC=1, when it faulted). */
 void zrt_check_launch(const char *kernel);
 
+/* Generated CUDA code calls NCCL itself, so that each collective's stream
+ * and events are in the program: the world's communicator (an ncclComm_t)
+ * and the stream collectives run on (a cudaStream_t). */
+void *zrt_nccl_comm(zrt_comm *comm);
+void *zrt_comm_stream(void);
+/* Fails naming `call` and NCCL's message unless `result` (an ncclResult_t)
+ * is ncclSuccess. */
+void zrt_check_nccl(int result, const char *call);
+/* Counts one collective in zrt_comm_bytes_sent (kind: 0 all-reduce, 1
+ * reduce-scatter, 2 all-gather; n: elements of the full buffer). */
+void zrt_count_collective(int kind, int64_t n, zrt_dtype dtype);
+
 /* f32 <-> bf16 (round to nearest even). */
 static inline uint16_t zrt_f32_to_bf16(float value) {
   union { float f; uint32_t u; } bits = {value};

@@ -426,11 +426,14 @@ LogicalResult FunctionEmitter::emitElementwiseKernel(Operation *op) {
   for (auto &[value, host] : kernelArgs)
     kernelOs << ", const " << cType(typeOf(value).getElementType())
              << " *__restrict__ " << kernelParams.lookup(value);
-  kernelOs << ") {\n  ZC_FOR(i, n) out[i] = " << store << ";\n}\n\n";
+  int64_t n = type.getNumElements();
+  const char *index = n < (int64_t{1} << 31) - (int64_t{1} << 24) ? "int32_t"
+                                                                : "int64_t";
+  kernelOs << ") {\n  ZC_FOR(" << index << ", i, n) out[i] = " << store
+           << ";\n}\n\n";
 
   // The launch: enough blocks of 256 threads for one element each, capped
   // (the loop strides over the rest).
-  int64_t n = type.getNumElements();
   int64_t blocks = std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, 8192));
   os << "  " << name << "<<<" << blocks << ", 256, 0, stream>>>(" << n << ", "
      << var(result);
@@ -438,6 +441,44 @@ LogicalResult FunctionEmitter::emitElementwiseKernel(Operation *op) {
     os << ", " << host;
   os << ");\n  zrt_check_launch(\"" << name << "\");\n";
   return success();
+}
+
+void FunctionEmitter::emitNcclStart(StringRef fn, Value input, Value result,
+                                    int64_t count) {
+  // The collective runs on the communication stream once the compute
+  // stream has produced its input; its `done` event orders the wait.
+  StringRef call = fn == "zrt_all_reduce_start"       ? "ncclAllReduce"
+                   : fn == "zrt_reduce_scatter_start" ? "ncclReduceScatter"
+                                                      : "ncclAllGather";
+  int kind = call == "ncclAllReduce" ? 0 : call == "ncclReduceScatter" ? 1 : 2;
+  Type element = typeOf(input).getElementType();
+  unsigned ready = nextEvent++, done = nextEvent++;
+  doneEvent[result] = done;
+  os << "  /* " << call.drop_front(4) << " " << ptr(input) << " -> " << var(result)
+     << " on the communication stream */\n"
+     << "  zc_check(cudaEventRecord(events[" << ready
+     << "], stream), \"cudaEventRecord\");\n"
+     << "  zc_check(cudaStreamWaitEvent(comm_stream, events[" << ready
+     << "], 0), \"cudaStreamWaitEvent\");\n"
+     << "  zrt_check_nccl(" << call << "(" << ptr(input) << ", " << var(result)
+     << ", " << count << ", " << (element.isBF16() ? "ncclBfloat16" : "ncclFloat32")
+     << (kind == 2 ? "" : ", ncclSum") << ", nccl, comm_stream), \"" << call
+     << "\");\n"
+     << "  zc_check(cudaEventRecord(events[" << done
+     << "], comm_stream), \"cudaEventRecord\");\n"
+     << "  zrt_count_collective(" << kind << ", " << numel(kind == 2 ? result : input)
+     << ", " << dtype(element) << ");\n";
+}
+
+void FunctionEmitter::emitWait(Value started) {
+  if (!cuda) {
+    os << "  zrt_wait(" << var(started) << "_request);\n";
+    return;
+  }
+  // The compute stream waits; the host does not.
+  os << "  zc_check(cudaStreamWaitEvent(stream, events["
+     << doneEvent.lookup(started) << "], 0), \"cudaStreamWaitEvent\"); /* "
+     << var(started) << " is ready */\n";
 }
 
 bool FunctionEmitter::isHostScalar(Value value) const {
@@ -533,6 +574,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
   auto startCollective = [&](StringRef fn, Value input, Value result,
                              int64_t count, Category category) {
     define(result, category);
+    if (cuda)
+      return emitNcclStart(fn, input, result, count);
     os << "  zrt_request *" << var(result) << "_request = " << fn << "(comm, "
        << ptr(input) << ", " << var(result) << ", " << count << ", "
        << dt(input) << ", NULL);\n";
@@ -835,7 +878,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       })
       .Case([&](WaitOp w) {
         Value started = w.getFuture();
-        os << "  zrt_wait(" << var(started) << "_request);\n";
+        emitWait(started);
         alias(w.getResult(), ptr(started));
         return success();
       })
@@ -849,7 +892,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
             Value in = c->getOperand(0), out = c->getResult(0);
             int64_t count = isa<shard::ReduceScatterOp>(c) ? numel(out) : numel(in);
             startCollective(fn, in, out, count, collectiveCategory(c));
-            os << "  zrt_wait(" << var(out) << "_request);\n";
+            emitWait(out);
             return success();
           })
       .Case([&](shard::AllSliceOp s) {
@@ -901,6 +944,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
   os << "  (void)comm; /* for programs without collectives */\n";
   if (cuda)
     os << "  cudaStream_t stream = (cudaStream_t)zrt_compute_stream();\n";
+  size_t headerEnd = bodyText.size();
   auto bindArg = [&](BlockArgument arg, StringRef from) {
     std::string ct = cType(typeOf(arg).getElementType());
     exprs[arg] = "((const " + ct + " *)" + from.str() + ")";
@@ -944,6 +988,22 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
     freeDead(&op);
   }
   os << "}\n\n";
+  if (nextEvent > 0) {
+    // Two events per collective (its input is ready, it is done), created
+    // on the first call and reused by every step.
+    std::string setup;
+    llvm::raw_string_ostream setupOs(setup);
+    setupOs << "  static cudaEvent_t events[" << nextEvent
+            << "]; /* ready and done of each collective */\n"
+            << "  static bool events_created = false;\n"
+            << "  if (!events_created) {\n"
+            << "    zc_create_events(events, " << nextEvent << ");\n"
+            << "    events_created = true;\n"
+            << "  }\n"
+            << "  cudaStream_t comm_stream = (cudaStream_t)zrt_comm_stream();\n"
+            << "  ncclComm_t nccl = (ncclComm_t)zrt_nccl_comm(comm);\n";
+    bodyText.insert(headerEnd, setup);
+  }
   out << kernelText << bodyText;
   return success();
 }

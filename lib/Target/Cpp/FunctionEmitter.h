@@ -62,6 +62,11 @@ private:
   mlir::LogicalResult emitOp(mlir::Operation *op);
   mlir::LogicalResult emitElementwiseRoot(mlir::Operation *op);
   mlir::LogicalResult emitElementwiseKernel(mlir::Operation *op);
+  /// CUDA collectives: NCCL on the communication stream, ordered with the
+  /// compute stream by events.
+  void emitNcclStart(llvm::StringRef fn, mlir::Value input, mlir::Value result,
+                     int64_t count);
+  void emitWait(mlir::Value started);
   /// Values computed on the host: the step argument and the learning rate.
   bool isHostScalar(mlir::Value value) const;
   mlir::LogicalResult checkHostScalarUses(mlir::Block &block);
@@ -84,6 +89,9 @@ private:
   llvm::SmallVector<std::pair<mlir::Value, std::string>> kernelArgs;
   bool inKernel = false;
   unsigned nextKernel = 0;
+  /// CUDA: the event each collective's result records when it is done.
+  llvm::DenseMap<mlir::Value, unsigned> doneEvent;
+  unsigned nextEvent = 0;
   std::string functionName;
   llvm::DenseMap<mlir::Value, std::string> names;
   llvm::DenseMap<mlir::Value, std::string> exprs;

@@ -72,6 +72,7 @@ const char *cudaPreamble() {
 #include "zeroc/Runtime/zrt.h"
 
 #include <cuda_runtime.h>
+#include <nccl.h>
 #include <initializer_list>
 #include <math.h>
 #include <stdint.h>
@@ -112,10 +113,25 @@ __device__ __forceinline__ float zc_gelu_erf_grad(float dy, float x) {
                x * expf(-0.5f * x * x) * 0.3989422804014327f);
 }
 
-/* The index of a grid-stride loop. */
-#define ZC_FOR(i, n)                                                           \
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);    \
-       i += (int64_t)gridDim.x * blockDim.x)
+/* Fails naming the CUDA call. */
+static inline void zc_check(cudaError_t status, const char *call) {
+  if (status != cudaSuccess)
+    zrt_fail("%s: %s", call, cudaGetErrorString(status));
+}
+
+/* The events that order a function's collectives with its kernels, created
+ * on its first call and reused by every later one. */
+static inline void zc_create_events(cudaEvent_t *events, int count) {
+  for (int e = 0; e < count; ++e)
+    zc_check(cudaEventCreateWithFlags(&events[e], cudaEventDisableTiming),
+             "cudaEventCreateWithFlags");
+}
+
+/* A grid-stride loop with an index of type T: int32_t below 2^31 elements,
+ * so that the broadcast index arithmetic needs no 64-bit division. */
+#define ZC_FOR(T, i, n)                                                        \
+  for (T i = (T)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                \
+       i += (T)gridDim.x * blockDim.x)
 )cpp";
 }
 
