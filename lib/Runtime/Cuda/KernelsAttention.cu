@@ -12,8 +12,9 @@
 // dS = P * (dP - rowsum(P * dP)) in the dtype, dQ = scale dS K and
 // dK = scale dS^T Q: five batched GEMMs and two row kernels per chunk.
 //
-// Causal products are computed whole (their masked half is wasted work);
-// a fused flash-attention kernel would save that and the scratch.
+// Causal products are computed whole (their masked half is wasted work).
+// With ZEROC_FLASH_ATTENTION=1, bf16 attention with d in {32, 64, 128}
+// runs fused instead (KernelsFlashAttention.cu): no scores in memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -281,6 +282,13 @@ extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
                                computeStream()));
       return;
     }
+    if constexpr (std::is_same_v<T, bf16>) {
+      if (flashAttentionForward(
+              static_cast<const bf16 *>(q), static_cast<const bf16 *>(k),
+              static_cast<const bf16 *>(v), static_cast<bf16 *>(out), bh, t, s,
+              d, static_cast<float>(scale), causal != 0))
+        return;
+    }
     attentionForward<T>(kernel, static_cast<const T *>(q),
                         static_cast<const T *>(k), static_cast<const T *>(v),
                         static_cast<T *>(out), bh, t, s, d,
@@ -311,6 +319,15 @@ extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
                                static_cast<size_t>(bh * s * d) * sizeof(T),
                                stream));
       return;
+    }
+    if constexpr (std::is_same_v<T, bf16>) {
+      if (flashAttentionBackward(
+              static_cast<const bf16 *>(dout), static_cast<const bf16 *>(q),
+              static_cast<const bf16 *>(k), static_cast<const bf16 *>(v),
+              static_cast<bf16 *>(dq), static_cast<bf16 *>(dk),
+              static_cast<bf16 *>(dv), bh, t, s, d, static_cast<float>(scale),
+              causal != 0))
+        return;
     }
     attentionBackward<T>(kernel, static_cast<const T *>(dout),
                          static_cast<const T *>(q), static_cast<const T *>(k),

@@ -407,6 +407,21 @@ void gemm(const char *kernel, const GemmOp &op, const void *a, const void *b,
 inline cudaDataType_t cudaType(float) { return CUDA_R_32F; }
 inline cudaDataType_t cudaType(bf16) { return CUDA_R_16BF; }
 
+//===----------------------------------------------------------------------===//
+// Fused attention (KernelsFlashAttention.cu)
+//===----------------------------------------------------------------------===//
+
+/// zrt_attention / zrt_attention_grad for bf16 through the fused kernels,
+/// when ZEROC_FLASH_ATTENTION=1, d is 32, 64 or 128, bh <= 65535 and the
+/// tensors are 16-byte aligned; false (nothing done) otherwise. t, s > 0.
+bool flashAttentionForward(const bf16 *q, const bf16 *k, const bf16 *v,
+                           bf16 *out, int64_t bh, int64_t t, int64_t s,
+                           int64_t d, float scale, bool causal);
+bool flashAttentionBackward(const bf16 *dout, const bf16 *q, const bf16 *k,
+                            const bf16 *v, bf16 *dq, bf16 *dk, bf16 *dv,
+                            int64_t bh, int64_t t, int64_t s, int64_t d,
+                            float scale, bool causal);
+
 } // namespace zeroc::rt::cuda
 
 #endif // ZEROC_LIB_RUNTIME_CUDA_KERNELSCOMMON_CUH

@@ -56,8 +56,8 @@ __global__ void sumPartialsKernel(const double *__restrict__ partial,
     *out = static_cast<float>(sum);
 }
 
-__global__ void clipCoefKernel(const float *__restrict__ squaredNorm,
-                               double maxNorm, float *__restrict__ out) {
+__global__ void clipCoefKernel(const float *squaredNorm,
+                               double maxNorm, float *out) {
   double norm = sqrt(static_cast<double>(*squaredNorm));
   double q = maxNorm / (norm + 1e-6);
   *out = static_cast<float>(q < 1.0 ? q : 1.0); // std::min(1.0, q)

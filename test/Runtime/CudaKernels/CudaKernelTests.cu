@@ -686,9 +686,11 @@ void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,
           dk[(h * s + j) * d + c] += scale * dp[i * s + j] * qh[i * d + c];
         }
   }
+  const char *flash = std::getenv("ZEROC_FLASH_ATTENTION");
   std::string tag =
-      fmt("%s bh %lld t %lld s %lld d %lld%s", name(dt), (long long)bh,
-          (long long)t, (long long)s, (long long)d, causal ? " causal" : "");
+      fmt("%s bh %lld t %lld s %lld d %lld%s%s", name(dt), (long long)bh,
+          (long long)t, (long long)s, (long long)d, causal ? " causal" : "",
+          flash && flash[0] == '1' ? " (ZEROC_FLASH_ATTENTION=1)" : "");
   double rt = rtolOf(dt, 1e-5);
   double at = (dt == ZRT_BF16 ? 4e-3 : 1e-5) * std::sqrt(static_cast<double>(s));
   q.upload();
@@ -725,6 +727,21 @@ void testAttentions() {
     testAttention(dt, 4, 256, 256, 64, true);
     testAttention(dt, 1, 7, 13, 3, true);
   }
+  // The fused bf16 path (KernelsFlashAttention.cu): d in {32, 64, 128};
+  // other cases fall back to the cuBLASLt path.
+  setenv("ZEROC_FLASH_ATTENTION", "1", 1);
+  testAttention(ZRT_BF16, 2, 16, 16, 32, true);
+  testAttention(ZRT_BF16, 3, 130, 130, 64, true);
+  testAttention(ZRT_BF16, 3, 130, 130, 64, false);
+  testAttention(ZRT_BF16, 4, 256, 256, 64, true);
+  testAttention(ZRT_BF16, 2, 100, 70, 64, false);
+  testAttention(ZRT_BF16, 2, 100, 70, 64, true);
+  testAttention(ZRT_BF16, 2, 70, 100, 64, true);
+  testAttention(ZRT_BF16, 2, 64, 64, 128, true);
+  testAttention(ZRT_BF16, 1, 1, 1, 64, true);
+  testAttention(ZRT_BF16, 4, 1024, 1024, 64, true);
+  testAttention(ZRT_F32, 2, 16, 16, 32, true); // f32: not fused
+  unsetenv("ZEROC_FLASH_ATTENTION");
 }
 
 //===----------------------------------------------------------------------===//
