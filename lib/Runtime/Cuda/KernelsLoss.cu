@@ -25,6 +25,7 @@ namespace {
 template <typename T, int N>
 __device__ MaxSum rowMaxSum(const T *row, int64_t cols, int lane) {
   MaxSum ms;
+#pragma unroll 4
   for (int64_t c = lane * N; c < cols; c += kWarp * N) {
     float v[N];
     loadChunk<N>(row + c, v);
@@ -97,6 +98,7 @@ __global__ void crossEntropyGradKernel(const float *__restrict__ dloss,
     }
     float inv = static_cast<float>(1.0 / static_cast<double>(ms.s));
     float scale = static_cast<float>(coef / static_cast<double>(ms.s));
+#pragma unroll 4
     for (int64_t c = lane * N; c < cols; c += kWarp * N) {
       float v[N];
       loadChunk<N>(xr + c, v);

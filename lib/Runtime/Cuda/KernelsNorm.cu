@@ -197,6 +197,7 @@ __global__ void softmaxKernel(const T *x, T *y, int64_t rows, int64_t cols) {
     const T *xr = x + r * cols;
     T *yr = y + r * cols;
     MaxSum ms;
+#pragma unroll 4
     for (int64_t c = lane * N; c < cols; c += kWarp * N) {
       float v[N];
       loadChunk<N>(xr + c, v);
@@ -206,6 +207,7 @@ __global__ void softmaxKernel(const T *x, T *y, int64_t rows, int64_t cols) {
     }
     ms.warpReduce();
     float inv = 1.0f / ms.s;
+#pragma unroll 4
     for (int64_t c = lane * N; c < cols; c += kWarp * N) {
       float v[N];
       loadChunk<N>(xr + c, v);
