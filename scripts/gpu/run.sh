@@ -195,12 +195,14 @@ if [ -n "$kt_rel" ]; then
     timeout -k 5 "$l" "$bundle/$kt_rel" </dev/null >"$logs/kernel-tests.out" 2>&1
     rc=$?
     cat "$logs/kernel-tests.out"
-    npass=$(grep -c 'PASS' "$logs/kernel-tests.out")
-    nfail=$(grep -c 'FAIL' "$logs/kernel-tests.out")
+    npass=$(grep -c '^PASS' "$logs/kernel-tests.out")
+    nfail=$(grep -c '^FAIL' "$logs/kernel-tests.out")
     status=pass
     if [ $rc -ne 0 ] || [ "$nfail" -gt 0 ] || [ "$npass" -eq 0 ]; then
       status=FAIL
-      fail "kernel unit tests: $nfail FAIL line(s), $npass PASS, $(explain_rc $rc)"
+      why="exit $rc"
+      [ $rc -eq 0 ] || why="$why: $(explain_rc $rc)"
+      fail "kernel unit tests: $nfail FAIL line(s), $npass PASS, $why"
     fi
     kt_json="{\"status\": \"$status\", \"pass\": $npass, \"fail\": $nfail, \"rc\": $rc}"
     echo "kernel unit tests: $status ($npass PASS, $nfail FAIL, exit $rc)"
