@@ -24,4 +24,7 @@ target_compile_options(zeroc_rt_cuda_kernels PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:${ZEROC_WARNING_FLAGS} -O3>
   $<$<COMPILE_LANGUAGE:CUDA>:-O3 --expt-relaxed-constexpr
     -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter>)
-target_link_libraries(zeroc_rt_cuda_kernels PUBLIC CUDA::cudart CUDA::cublasLt)
+# The CUDA runtime itself comes with the CUDA link of whoever links this
+# (CMAKE_CUDA_RUNTIME_LIBRARY, static by default): naming CUDA::cudart here
+# would add the shared one as well, two runtimes in one process.
+target_link_libraries(zeroc_rt_cuda_kernels PUBLIC CUDA::cublasLt)
