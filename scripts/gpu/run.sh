@@ -57,7 +57,11 @@ if [ -z "$bundle" ]; then
   if [ -f "$here/../manifest.json" ]; then bundle=$here/..   # run.sh of the bundle's tools/
   else bundle=build/gpu-bundle; fi
 fi
-bundle=$(cd "$bundle" 2>/dev/null && pwd) || { echo "run.sh: error: no bundle folder ${bundle}: run scripts/gpu/prepare.sh on the development machine and carry build/gpu-bundle" >&2; exit 1; }
+if ! abs=$(cd "$bundle" 2>/dev/null && pwd); then
+  echo "run.sh: error: no bundle folder $bundle: run scripts/gpu/prepare.sh on the development machine and carry build/gpu-bundle" >&2
+  exit 1
+fi
+bundle=$abs
 manifest=$bundle/manifest.json
 [ -f "$manifest" ] || { echo "run.sh: error: $manifest is missing (not a bundle of prepare.sh)" >&2; exit 1; }
 
