@@ -1,7 +1,10 @@
 //===- Checkpoint.cpp - state storage: init, --init, --save, --resume -----===//
 //
 // Every zrt_state gets its storage from zrt_alloc (parameters in
-// PARAMETERS, gradients in GRADIENTS, everything else in OPTIMIZER_STATES).
+// PARAMETERS, gradients in GRADIENTS, everything else in OPTIMIZER_STATES;
+// Device.cpp, Cuda/Device.cu). This file reads and writes it through host
+// memory: on a GPU the states are initialized before they move to the
+// device and saved after they come back (Services.h, statesToDevice).
 // A sharded state (shards = N) holds flat elements [r*storage_numel, ...) of
 // the full tensor on rank r, padding zero.
 //
@@ -96,17 +99,6 @@ st::DType fileDType(zrt_dtype dtype) {
   return st::DType::F32;
 }
 
-zrt_mem_category categoryOf(zrt_state_kind kind) {
-  switch (kind) {
-  case ZRT_STATE_PARAM:
-    return ZRT_MEM_PARAMETERS;
-  case ZRT_STATE_GRAD:
-    return ZRT_MEM_GRADIENTS;
-  default:
-    return ZRT_MEM_OPTIMIZER_STATES;
-  }
-}
-
 std::vector<int64_t> logicalShape(const zrt_state &state) {
   return std::vector<int64_t>(state.shape, state.shape + state.rank);
 }
@@ -118,9 +110,7 @@ std::vector<int64_t> storageShape(const zrt_state &state) {
   return logicalShape(state);
 }
 
-size_t storageBytes(const zrt_state &state) {
-  return static_cast<size_t>(state.storage_numel) * zrt_dtype_size(state.dtype);
-}
+size_t storageBytes(const zrt_state &state) { return stateBytes(state); }
 
 std::string formatShape(const std::vector<int64_t> &shape) {
   std::string text = "[";
@@ -425,12 +415,19 @@ std::string validateProgram(const zrt_program &program, int worldSize) {
   return "";
 }
 
-void allocateStates(const zrt_program &program) {
-  for (int i = 0; i < program.num_states; ++i) {
-    zrt_state &state = program.states[i];
-    state.data = zrt_alloc(storageBytes(state), categoryOf(state.kind));
-    std::memset(state.data, 0, storageBytes(state));
+zrt_mem_category stateCategory(const zrt_state &state) {
+  switch (state.kind) {
+  case ZRT_STATE_PARAM:
+    return ZRT_MEM_PARAMETERS;
+  case ZRT_STATE_GRAD:
+    return ZRT_MEM_GRADIENTS;
+  default:
+    return ZRT_MEM_OPTIMIZER_STATES;
   }
+}
+
+size_t stateBytes(const zrt_state &state) {
+  return static_cast<size_t>(state.storage_numel) * zrt_dtype_size(state.dtype);
 }
 
 /// The parameter whose initial values `state` starts from: itself for a
@@ -454,16 +451,17 @@ void initializeFromSeed(const zrt_program &program, uint64_t seed) {
       continue;
     }
     int64_t base = shardBase(state);
-#pragma omp parallel for schedule(static)
-    for (int64_t j = 0; j < state.storage_numel; ++j) {
-      int64_t index = base + j;
-      double value = 0.0;
-      if (index < state.numel) {
-        // Rounded to f32 first, as the evaluator does; a master keeps that.
-        value = static_cast<float>(initialValue(*param, seed, index));
+    parallelChunks(state.storage_numel, [&](int64_t from, int64_t to) {
+      for (int64_t j = from; j < to; ++j) {
+        int64_t index = base + j;
+        double value = 0.0;
+        if (index < state.numel) {
+          // Rounded to f32 first, as the evaluator does; a master keeps it.
+          value = static_cast<float>(initialValue(*param, seed, index));
+        }
+        storeValue(state.data, state.dtype, j, value);
       }
-      storeValue(state.data, state.dtype, j, value);
-    }
+    });
   }
 }
 
@@ -520,14 +518,15 @@ std::string initializeFromFile(const zrt_program &program,
     }
     const st::Tensor &tensor = *file.find(param->name);
     int64_t base = shardBase(state);
-#pragma omp parallel for schedule(static)
-    for (int64_t j = 0; j < state.storage_numel; ++j) {
-      int64_t index = base + j;
-      double value = 0.0;
-      if (index < state.numel)
-        value = static_cast<float>(fileValue(tensor, index));
-      storeValue(state.data, state.dtype, j, value);
-    }
+    parallelChunks(state.storage_numel, [&](int64_t from, int64_t to) {
+      for (int64_t j = from; j < to; ++j) {
+        int64_t index = base + j;
+        double value = 0.0;
+        if (index < state.numel)
+          value = static_cast<float>(fileValue(tensor, index));
+        storeValue(state.data, state.dtype, j, value);
+      }
+    });
   }
   return "";
 }

@@ -1,5 +1,7 @@
 //===- Comm.cpp - zrt collectives over MPI_COMM_WORLD ---------------------===//
 //
+// The CPU runtime's (Cuda/Comm.cu is the CUDA runtime's: NCCL).
+//
 // Each *_start is one MPI non-blocking collective (MPI_Iallreduce,
 // MPI_Ireduce_scatter_block, MPI_Iallgather); zrt_wait is MPI_Waitall on it,
 // timed. f32 and integer sums use MPI's predefined types and MPI_SUM; bf16
@@ -137,7 +139,13 @@ void *receiveBuffer(zrt_request *request, void *recv, size_t recvBytes) {
 
 namespace zeroc::rt {
 
-void commInitialize() {
+void commInitialize(int &argc, char **&argv, const zrt_program &) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  }
   if (bf16Type != MPI_DATATYPE_NULL)
     return;
   MPI_Type_contiguous(2, MPI_BYTE, &bf16Type);

@@ -16,6 +16,7 @@
 #include "Services.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -77,12 +78,17 @@ std::string TokenFile::validate(int64_t vocab) const {
   int64_t begin =
       tokens / ranks * rank + std::min<int64_t>(rank, tokens % ranks);
   int64_t end = begin + tokens / ranks + (rank < tokens % ranks ? 1 : 0);
-  int64_t first = INT64_MAX;
-#pragma omp parallel for reduction(min : first) schedule(static)
-  for (int64_t i = begin; i < end; ++i)
-    if (token(i) >= vocab && i < first)
-      first = i;
-  int64_t global = first;
+  std::atomic<int64_t> lowest{INT64_MAX};
+  parallelChunks(end - begin, [&](int64_t from, int64_t to) {
+    for (int64_t i = begin + from; i < begin + to; ++i)
+      if (token(i) >= vocab) {
+        int64_t seen = lowest.load();
+        while (i < seen && !lowest.compare_exchange_weak(seen, i)) {
+        }
+        return; // the rest of this chunk is past i
+      }
+  });
+  int64_t first = lowest.load(), global = first;
   MPI_Allreduce(&first, &global, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
   if (global == INT64_MAX)
     return "";

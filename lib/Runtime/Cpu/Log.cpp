@@ -96,7 +96,10 @@ std::string summaryJson(int64_t steps, const std::vector<RankSummary> &ranks) {
       text += std::string(c ? ", " : "") + "\"" + kCategoryKeys[c] +
               "\": " + std::to_string(rank.peak[c]);
     text += "}, \"bytes_sent\": " + std::to_string(rank.bytesSent) +
-            ", \"seconds_waiting\": " + jsonNumber(rank.secondsWaiting) + "}";
+            ", \"seconds_waiting\": " + jsonNumber(rank.secondsWaiting);
+    if (rank.devicePeak >= 0)
+      text += ", \"device_peak_bytes\": " + std::to_string(rank.devicePeak);
+    text += "}";
   }
   return text + "]}";
 }
@@ -110,24 +113,42 @@ std::string summaryTable(const zrt_program &program, int64_t steps,
           std::to_string(program.zero_stage) + "\n";
   static const char *const headers[] = {"rank",        "params",   "grads",
                                         "optim",       "gathered", "buckets",
-                                        "activations", "sent",     "waiting"};
+                                        "activations", "sent",     "waiting",
+                                        "device"};
+  // A runtime with a device (CUDA) adds the memory pool's peak reservation.
+  bool device = !ranks.empty() && ranks[0].devicePeak >= 0;
   char line[256];
   std::snprintf(line, sizeof line,
-                "%4s %11s %11s %11s %11s %11s %11s %11s %9s\n", headers[0],
+                "%4s %11s %11s %11s %11s %11s %11s %11s %9s", headers[0],
                 headers[1], headers[2], headers[3], headers[4], headers[5],
                 headers[6], headers[7], headers[8]);
-  text += "  peak bytes per category, bytes sent, seconds blocked in "
-          "zrt_wait\n";
+  if (device)
+    text += "  peak bytes per category, bytes sent, seconds blocked in "
+            "zrt_wait (0 on a GPU), peak device memory reserved\n";
+  else
+    text += "  peak bytes per category, bytes sent, seconds blocked in "
+            "zrt_wait\n";
   text += line;
+  if (device) {
+    std::snprintf(line, sizeof line, " %11s", headers[9]);
+    text += line;
+  }
+  text += "\n";
   for (size_t r = 0; r < ranks.size(); ++r) {
     const RankSummary &rank = ranks[r];
     std::snprintf(
-        line, sizeof line, "%4zu %11s %11s %11s %11s %11s %11s %11s %8.3fs\n",
-        r, humanBytes(rank.peak[0]).c_str(), humanBytes(rank.peak[1]).c_str(),
+        line, sizeof line, "%4zu %11s %11s %11s %11s %11s %11s %11s %8.3fs", r,
+        humanBytes(rank.peak[0]).c_str(), humanBytes(rank.peak[1]).c_str(),
         humanBytes(rank.peak[2]).c_str(), humanBytes(rank.peak[3]).c_str(),
         humanBytes(rank.peak[4]).c_str(), humanBytes(rank.peak[5]).c_str(),
         humanBytes(rank.bytesSent).c_str(), rank.secondsWaiting);
     text += line;
+    if (device) {
+      std::snprintf(line, sizeof line, " %11s",
+                    humanBytes(rank.devicePeak).c_str());
+      text += line;
+    }
+    text += "\n";
   }
   return text;
 }

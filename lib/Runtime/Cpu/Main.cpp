@@ -1,4 +1,4 @@
-//===- Main.cpp - main() of every zeroc CPU executable --------------------===//
+//===- Main.cpp - main() of every zeroc executable, CPU or CUDA -----------===//
 //
 //   mpirun -np N EXE --data PATH [--steps K] [--seed S] [--init W.safetensors]
 //       [--save DIR] [--resume DIR] [--log-json PATH]
@@ -8,6 +8,11 @@
 // size, maps the token data, allocates and initializes every state, runs
 // program->train_step once per step, logs, checkpoints and prints a
 // per-rank summary. docs/executable.md describes the behaviour.
+//
+// Both runtimes compile this file; what differs goes through Services.h's
+// collective and device hooks: on a GPU the ids are uploaded to device
+// memory before each entry point, the states are initialized in host memory
+// and moved to the device before the first step (and back for --save).
 //
 // Every check before the first step is agreed on by all ranks (see
 // Services.h): a bad input stops every rank with one message and status 1.
@@ -28,23 +33,23 @@ using namespace zeroc::rt;
 
 namespace {
 
-struct Batch {
-  void *tokens = nullptr;
-  void *targets = nullptr;
-  size_t bytes = 0;
+size_t batchBytes(const zrt_program &program) {
+  return static_cast<size_t>(program.batch_per_rank * program.seq_len) *
+         zrt_dtype_size(program.id_dtype);
+}
 
-  explicit Batch(const zrt_program &program) {
-    bytes = static_cast<size_t>(program.batch_per_rank * program.seq_len) *
-            zrt_dtype_size(program.id_dtype);
-    size_t rounded = (bytes + 63) / 64 * 64;
-    tokens = std::aligned_alloc(64, rounded);
-    targets = std::aligned_alloc(64, rounded);
-    if (!tokens || !targets)
-      zrt_fail("out of memory for the token batch (%zu bytes)", bytes);
-  }
-  ~Batch() {
-    std::free(tokens);
-    std::free(targets);
+/// This rank's tokens and targets of one step.
+struct Batch {
+  IdBuffer tokens, targets;
+
+  explicit Batch(const zrt_program &program)
+      : tokens(batchBytes(program)), targets(batchBytes(program)) {}
+
+  /// Fills the batch of `step` from `file`.
+  void fill(const TokenFile &file, const zrt_program &program, int64_t step,
+            int ranks, int rank) {
+    file.fillBatch(step, ranks, rank, program.batch_per_rank, program.seq_len,
+                   program.id_dtype, tokens.host(), targets.host());
   }
 };
 
@@ -53,16 +58,6 @@ double meanOverRanks(double value) {
   double sum = value;
   MPI_Reduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   return sum / worldSize();
-}
-
-/// This process's rank as the launcher tells it through the environment
-/// (before MPI_Init), or 0.
-int launcherRank() {
-  for (const char *name :
-       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
-    if (const char *value = std::getenv(name))
-      return std::atoi(value);
-  return 0;
 }
 
 /// Every `interval` steps when a run has more than 100.
@@ -95,9 +90,7 @@ int main(int argc, char **argv) {
     return options.help ? 0 : 1;
   }
 
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  commInitialize();
+  commInitialize(argc, argv, program);
   int rank = worldRank(), ranks = worldSize();
   zrt_comm *comm = defaultComm();
 
@@ -113,12 +106,13 @@ int main(int argc, char **argv) {
   if (options.evalEvery && !program.forward)
     failEverywhere("--eval-every: the program '" + model +
                    "' has no forward entry point to evaluate with");
+  if (options.sample && !program.logits)
+    failEverywhere("--sample: the program '" + model +
+                   "' has no logits entry point (its loss is not a "
+                   "cross-entropy of logits)");
 
   if (options.sample) {
-    if (!program.logits)
-      failEverywhere("--sample: the program '" + model +
-                     "' has no logits entry point (its loss is not a "
-                     "cross-entropy of logits)");
+    deviceInitialize(program);
     allocateStates(program);
     CheckpointInfo info;
     info.seed = options.seed;
@@ -128,6 +122,7 @@ int main(int argc, char **argv) {
       agree(initializeFromFile(program, options.init));
     else
       initializeFromSeed(program, options.seed);
+    statesToDevice(program);
     std::string text = sampleText(program, comm, options);
     if (rank == 0) {
       std::fwrite(text.data(), 1, text.size(), stdout);
@@ -161,7 +156,8 @@ int main(int argc, char **argv) {
   if (!options.save.empty())
     agree(probeCheckpointDirectory(options.save));
 
-  // State.
+  // The device (a GPU, with its communicator), then the state.
+  deviceInitialize(program);
   allocateStates(program);
   CheckpointInfo info;
   info.seed = options.seed;
@@ -172,6 +168,7 @@ int main(int argc, char **argv) {
   } else {
     initializeFromSeed(program, options.seed);
   }
+  statesToDevice(program);
   int64_t start = info.step;
   int64_t end = std::max(options.steps, start);
   if (rank == 0 && !options.quiet) {
@@ -198,11 +195,10 @@ int main(int argc, char **argv) {
     std::fflush(logFile);
   };
   auto evaluate = [&](int64_t step) {
-    validation.fillBatch(step, ranks, rank, program.batch_per_rank,
-                         program.seq_len, program.id_dtype, batch.tokens,
-                         batch.targets);
+    batch.fill(validation, program, step, ranks, rank);
     float loss = 0;
-    program.forward(comm, batch.tokens, batch.targets, &loss);
+    program.forward(comm, batch.tokens.upload(), batch.targets.upload(),
+                    &loss);
     double mean = meanOverRanks(loss);
     if (rank != 0)
       return;
@@ -222,12 +218,12 @@ int main(int argc, char **argv) {
   for (int64_t step = start; step < end; ++step) {
     if (options.evalEvery && step % options.evalEvery == 0)
       evaluate(step);
-    train.fillBatch(step, ranks, rank, program.batch_per_rank, program.seq_len,
-                    program.id_dtype, batch.tokens, batch.targets);
+    batch.fill(train, program, step, ranks, rank);
+    const void *tokens = batch.tokens.upload();
+    const void *targets = batch.targets.upload();
     float loss = 0, gradNorm = 0, lr = 0;
     double before = MPI_Wtime();
-    program.train_step(comm, batch.tokens, batch.targets, step, &loss,
-                       &gradNorm, &lr);
+    program.train_step(comm, tokens, targets, step, &loss, &gradNorm, &lr);
     double seconds = MPI_Wtime() - before;
     double meanLoss = meanOverRanks(loss);
     if (rank != 0)
@@ -258,6 +254,7 @@ int main(int argc, char **argv) {
 
   if (!options.save.empty()) {
     info.step = end;
+    statesToHost(program);
     saveCheckpoint(program, options.save, info);
     if (rank == 0 && !options.quiet)
       std::printf("zeroc: saved step %" PRId64 " to %s\n", end,
@@ -270,22 +267,25 @@ int main(int argc, char **argv) {
     mine.peak[c] = zrt_mem_peak(static_cast<zrt_mem_category>(c));
   mine.bytesSent = zrt_comm_bytes_sent();
   mine.secondsWaiting = zrt_comm_seconds_waited();
-  int64_t packed[ZRT_MEM_CATEGORIES + 1];
+  mine.devicePeak = devicePeakBytes();
+  constexpr int kPacked = ZRT_MEM_CATEGORIES + 2;
+  int64_t packed[kPacked];
   std::copy(mine.peak, mine.peak + ZRT_MEM_CATEGORIES, packed);
   packed[ZRT_MEM_CATEGORIES] = mine.bytesSent;
-  std::vector<int64_t> allPacked(rank == 0 ? (ZRT_MEM_CATEGORIES + 1) * ranks
-                                           : 0);
+  packed[ZRT_MEM_CATEGORIES + 1] = mine.devicePeak;
+  std::vector<int64_t> allPacked(rank == 0 ? kPacked * ranks : 0);
   std::vector<double> allWaiting(rank == 0 ? ranks : 0);
-  MPI_Gather(packed, ZRT_MEM_CATEGORIES + 1, MPI_INT64_T, allPacked.data(),
-             ZRT_MEM_CATEGORIES + 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  MPI_Gather(packed, kPacked, MPI_INT64_T, allPacked.data(), kPacked,
+             MPI_INT64_T, 0, MPI_COMM_WORLD);
   MPI_Gather(&mine.secondsWaiting, 1, MPI_DOUBLE, allWaiting.data(), 1,
              MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank == 0) {
     std::vector<RankSummary> summaries(ranks);
     for (int r = 0; r < ranks; ++r) {
-      const int64_t *row = &allPacked[r * (ZRT_MEM_CATEGORIES + 1)];
+      const int64_t *row = &allPacked[r * kPacked];
       std::copy(row, row + ZRT_MEM_CATEGORIES, summaries[r].peak);
       summaries[r].bytesSent = row[ZRT_MEM_CATEGORIES];
+      summaries[r].devicePeak = row[ZRT_MEM_CATEGORIES + 1];
       summaries[r].secondsWaiting = allWaiting[r];
     }
     logLine(summaryJson(end - start, summaries));
@@ -296,15 +296,6 @@ int main(int argc, char **argv) {
       std::fputs(summaryTable(program, end - start, summaries).c_str(), stdout);
   }
 
-  for (int s = 0; s < program.num_states; ++s) {
-    zrt_state &state = program.states[s];
-    zrt_free(state.data,
-             static_cast<size_t>(state.storage_numel) *
-                 zrt_dtype_size(state.dtype),
-             state.kind == ZRT_STATE_PARAM  ? ZRT_MEM_PARAMETERS
-             : state.kind == ZRT_STATE_GRAD ? ZRT_MEM_GRADIENTS
-                                            : ZRT_MEM_OPTIMIZER_STATES);
-    state.data = nullptr;
-  }
+  freeStates(program);
   exitAll(0);
 }

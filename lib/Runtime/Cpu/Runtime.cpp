@@ -1,13 +1,20 @@
-//===- Runtime.cpp - errors, element sizes and accounted memory -----------===//
+//===- Runtime.cpp - errors, element sizes, memory accounting, processes --===//
 //
-// zrt_fail, zrt_dtype_size and zrt_alloc/zrt_free with per-category current
-// and peak byte counts, plus the process helpers of Services.h (agreeing on
-// an error across ranks, exiting every rank cleanly).
+// Shared by both runtimes: zrt_fail, zrt_dtype_size, the per-category
+// current and peak byte counts behind zrt_mem_current/zrt_mem_peak (the
+// allocators, Memory.cpp and Cuda/Memory.cu, count through them), and the
+// process helpers of Services.h (agreeing on an error across ranks, exiting
+// every rank cleanly, the launcher's environment, threads within a rank).
+//
+// The CUDA runtime compiles this file against its MPI facade
+// (Cuda/MpiFacade/mpi.h): every MPI_* call here works there too, on one
+// rank without any MPI library.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Services.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cinttypes>
 #include <climits>
@@ -15,11 +22,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <unordered_map>
+#include <initializer_list>
+#include <thread>
 #include <vector>
 
 #include <mpi.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 using namespace zeroc::rt;
 
@@ -71,7 +81,7 @@ extern "C" void zrt_fail(const char *format, ...) {
 }
 
 //===----------------------------------------------------------------------===//
-// Memory
+// Memory accounting
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -79,11 +89,16 @@ namespace {
 std::atomic<int64_t> currentBytes[ZRT_MEM_CATEGORIES];
 std::atomic<int64_t> peakBytes[ZRT_MEM_CATEGORIES];
 
-const char *categoryName(int category) {
+} // namespace
+
+namespace zeroc::rt {
+
+const char *categoryName(zrt_mem_category category) {
   static const char *names[] = {"parameters",       "gradients",
                                 "optimizer_states", "gathered_parameters",
                                 "gradient_buckets", "activations"};
-  return category >= 0 && category < ZRT_MEM_CATEGORIES ? names[category] : "?";
+  int index = static_cast<int>(category);
+  return index >= 0 && index < ZRT_MEM_CATEGORIES ? names[index] : "?";
 }
 
 void checkCategory(const char *function, zrt_mem_category category) {
@@ -92,71 +107,25 @@ void checkCategory(const char *function, zrt_mem_category category) {
              static_cast<int>(category));
 }
 
-} // namespace
-
-namespace {
-/// Freed blocks by rounded size. A training step allocates the same sizes
-/// in the same order every time, so after the first step every allocation
-/// is a reuse: no mmap/munmap and page faults per step. The accounting
-/// stays logical (bytes handed out), as the static report counts.
-struct BlockPool {
-  std::mutex mutex;
-  std::unordered_map<size_t, std::vector<void *>> free;
-
-  void *take(size_t rounded) {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = free.find(rounded);
-    if (it == free.end() || it->second.empty())
-      return nullptr;
-    void *ptr = it->second.back();
-    it->second.pop_back();
-    return ptr;
-  }
-  void give(void *ptr, size_t rounded) {
-    std::lock_guard<std::mutex> lock(mutex);
-    free[rounded].push_back(ptr);
-  }
-};
-BlockPool &pool() {
-  static BlockPool *instance = new BlockPool; // never destroyed: no exit-order issues
-  return *instance;
-}
-size_t roundedSize(size_t bytes) {
-  size_t rounded = (bytes + 63) / 64 * 64;
-  return rounded == 0 ? 64 : rounded;
-}
-} // namespace
-
-extern "C" void *zrt_alloc(size_t bytes, zrt_mem_category category) {
-  checkCategory("zrt_alloc", category);
-  // aligned_alloc wants a multiple of the alignment; never 0 bytes, so that
-  // every allocation is a distinct pointer.
-  size_t rounded = roundedSize(bytes);
-  if (rounded < bytes)
-    zrt_fail("zrt_alloc: %zu bytes of %s is too large", bytes,
-             categoryName(category));
-  void *ptr = pool().take(rounded);
-  if (!ptr)
-    ptr = std::aligned_alloc(64, rounded);
-  if (!ptr)
-    zrt_fail("zrt_alloc: out of memory allocating %zu bytes of %s (%s "
-             "already in use in that category)",
-             bytes, categoryName(category),
-             humanBytes(currentBytes[category].load()).c_str());
+void countAllocation(zrt_mem_category category, size_t bytes) {
   int64_t now = currentBytes[category] += static_cast<int64_t>(bytes);
   int64_t peak = peakBytes[category].load();
   while (now > peak && !peakBytes[category].compare_exchange_weak(peak, now)) {
   }
-  return ptr;
 }
 
-extern "C" void zrt_free(void *ptr, size_t bytes, zrt_mem_category category) {
-  checkCategory("zrt_free", category);
-  if (!ptr)
-    return;
+void countFree(zrt_mem_category category, size_t bytes) {
   currentBytes[category] -= static_cast<int64_t>(bytes);
-  pool().give(ptr, roundedSize(bytes));
 }
+
+int64_t totalAllocated() {
+  int64_t total = 0;
+  for (const auto &bytes : currentBytes)
+    total += bytes.load();
+  return total;
+}
+
+} // namespace zeroc::rt
 
 extern "C" int64_t zrt_mem_current(zrt_mem_category category) {
   checkCategory("zrt_mem_current", category);
@@ -218,6 +187,84 @@ void agree(const std::string &error) {
     std::fprintf(stderr, "zeroc: error: %s\n", error.c_str());
   }
   exitAll(1);
+}
+
+namespace {
+
+/// The first of `names` set in the environment, as an integer, or -1.
+int environmentInteger(std::initializer_list<const char *> names) {
+  for (const char *name : names)
+    if (const char *value = std::getenv(name); value && *value)
+      return std::atoi(value);
+  return -1;
+}
+
+} // namespace
+
+int launcherRank() {
+  int rank = environmentInteger(
+      {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"});
+  return rank < 0 ? 0 : rank;
+}
+
+int launcherSize() {
+  // Not SLURM_NTASKS: a batch script has it too, outside any srun step.
+  int size = environmentInteger({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"});
+  return size < 0 ? 0 : size;
+}
+
+int launcherLocalRank() {
+  int rank = environmentInteger({"OMPI_COMM_WORLD_LOCAL_RANK",
+                                 "MPI_LOCALRANKID", "SLURM_LOCALID",
+                                 "LOCAL_RANK"});
+  return rank < 0 ? 0 : rank;
+}
+
+int launcherLocalSize() {
+  int size = environmentInteger({"OMPI_COMM_WORLD_LOCAL_SIZE",
+                                 "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE",
+                                 "LOCAL_WORLD_SIZE"});
+  return size < 0 ? 0 : size;
+}
+
+void parallelChunks(int64_t n,
+                    const std::function<void(int64_t, int64_t)> &body) {
+  if (n <= 0)
+    return;
+#ifdef _OPENMP
+#pragma omp parallel
+  {
+    int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    int64_t begin = n * thread / threads, end = n * (thread + 1) / threads;
+    if (begin < end)
+      body(begin, end);
+  }
+#else
+  static const int64_t threadCount = [] {
+    int requested = environmentInteger({"OMP_NUM_THREADS"});
+    if (requested > 0)
+      return static_cast<int64_t>(requested);
+    int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+    int64_t local = std::max(1, launcherLocalSize());
+    return std::max<int64_t>(1, cores / local);
+  }();
+  // Below this many elements a thread costs more than it saves.
+  constexpr int64_t kMinPerThread = 1 << 16;
+  int64_t threads = std::min(threadCount, (n + kMinPerThread - 1) /
+                                              kMinPerThread);
+  if (threads <= 1) {
+    body(0, n);
+    return;
+  }
+  std::vector<std::thread> workers;
+  workers.reserve(threads - 1);
+  for (int64_t t = 1; t < threads; ++t)
+    workers.emplace_back(
+        [&, t] { body(n * t / threads, n * (t + 1) / threads); });
+  body(0, n / threads);
+  for (std::thread &worker : workers)
+    worker.join();
+#endif
 }
 
 std::string humanBytes(int64_t bytes) {

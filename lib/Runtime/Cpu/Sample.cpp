@@ -2,7 +2,9 @@
 //
 // Every rank runs the logits entry point on the same context (it may hold
 // collectives, e.g. stage 3's parameter gathers); rank 0 draws the next
-// token with temperature and broadcasts it.
+// token with temperature and broadcasts it. The logits land in host memory
+// (on a GPU the program copies them there); the context goes to the program
+// through an IdBuffer (device memory on a GPU).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -26,8 +29,7 @@ std::string sampleText(const zrt_program &program, zrt_comm *comm,
   for (unsigned char c : options.prompt)
     context.push_back(c % vocab);
   std::vector<float> logits(static_cast<size_t>(seqLen * vocab));
-  std::vector<int32_t> ids32(seqLen, 0);
-  std::vector<int64_t> ids64(seqLen, 0);
+  IdBuffer ids(static_cast<size_t>(seqLen) * zrt_dtype_size(program.id_dtype));
   std::string text = options.prompt;
   uint64_t key = zeroc::random::streamKey("sample", options.seed), counter = 0;
   for (int64_t n = 0; n < options.sample; ++n) {
@@ -37,15 +39,15 @@ std::string sampleText(const zrt_program &program, zrt_comm *comm,
                         ? static_cast<int64_t>(context.size()) - seqLen
                         : 0;
     int64_t used = static_cast<int64_t>(context.size()) - begin;
+    void *host = ids.host();
     for (int64_t i = 0; i < seqLen; ++i) {
       int64_t id = i < used ? context[begin + i] : 0;
-      ids32[i] = static_cast<int32_t>(id);
-      ids64[i] = id;
+      if (program.id_dtype == ZRT_I64)
+        static_cast<int64_t *>(host)[i] = id;
+      else
+        static_cast<int32_t *>(host)[i] = static_cast<int32_t>(id);
     }
-    const void *tokens = program.id_dtype == ZRT_I64
-                             ? static_cast<const void *>(ids64.data())
-                             : static_cast<const void *>(ids32.data());
-    program.logits(comm, tokens, logits.data());
+    program.logits(comm, ids.upload(), logits.data());
     int64_t next = 0;
     if (zrt_rank(comm) == 0) {
       // With an empty prompt, the first token follows a zero token.

@@ -1,8 +1,16 @@
-//===- Services.h - the CPU runtime's main and its helpers ------*- C++ -*-===//
+//===- Services.h - the runtimes' main and its helpers ----------*- C++ -*-===//
 //
-// Internal to lib/Runtime/Cpu: what Main.cpp uses from the argument parser,
-// the token reader, the checkpoint code and the logger. Generated code sees
-// only include/zeroc/Runtime/zrt.h.
+// Internal to lib/Runtime: what Main.cpp uses from the argument parser, the
+// token reader, the checkpoint code, the logger, the collectives and the
+// device. Generated code sees only include/zeroc/Runtime/zrt.h.
+//
+// Both runtimes compile the same services: Args, Checkpoint, Data, Log, Main,
+// Sample and Runtime (process helpers, memory accounting). The CPU runtime
+// adds Comm.cpp (MPI collectives), Memory.cpp (host allocator) and
+// Device.cpp (trivial device hooks); the CUDA runtime (lib/Runtime/Cuda)
+// adds its own Comm, Memory and Device, and compiles the services against
+// an MPI facade (lib/Runtime/Cuda/MpiFacade/mpi.h) that loads the real MPI
+// only when the program runs on more than one rank.
 //
 // Error handling: a function that can fail returns an error message ("" on
 // success). Main passes every such message to agree(), which every rank
@@ -18,8 +26,10 @@
 
 #include "zeroc/Runtime/zrt.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,16 +59,109 @@ void agree(const std::string &error);
 /// "1.2 GiB" style.
 std::string humanBytes(int64_t bytes);
 
+/// This process's rank, the number of processes and its rank on this node as
+/// the launcher tells them through the environment (before MPI is up:
+/// Open MPI, MPICH/Hydra, Slurm, torchrun), or 0, 0 and 0 when unknown.
+int launcherRank();
+int launcherSize();
+int launcherLocalRank();
+/// Processes the launcher started on this node, 0 when unknown.
+int launcherLocalSize();
+
+/// Runs body(begin, end) over contiguous chunks of [0, n) on the threads of
+/// this rank: OpenMP's (OMP_NUM_THREADS) where the services are compiled
+/// with OpenMP (the CPU runtime), else std::threads (OMP_NUM_THREADS too, or
+/// the cores divided among the node's ranks). Chunks are static: chunk i of
+/// k covers [i*n/k, (i+1)*n/k).
+void parallelChunks(int64_t n,
+                    const std::function<void(int64_t, int64_t)> &body);
+
 //===----------------------------------------------------------------------===//
-// Collectives (Comm.cpp)
+// Memory accounting (Runtime.cpp; the allocators are Memory.cpp and
+// Cuda/Memory.cu)
 //===----------------------------------------------------------------------===//
 
-/// Creates the bf16 datatype and sum operation; after MPI_Init.
-void commInitialize();
-/// Frees them; before MPI_Finalize.
+/// "parameters", "gradients", ... ("?" for no category).
+const char *categoryName(zrt_mem_category category);
+/// Fails naming `function` unless `category` is one of zrt.h's.
+void checkCategory(const char *function, zrt_mem_category category);
+/// Counts `bytes` in (out of) `category`, updating its peak.
+void countAllocation(zrt_mem_category category, size_t bytes);
+void countFree(zrt_mem_category category, size_t bytes);
+/// Bytes zrt_alloc has handed out in every category together.
+int64_t totalAllocated();
+
+//===----------------------------------------------------------------------===//
+// Collectives (Comm.cpp, Cuda/Comm.cu)
+//===----------------------------------------------------------------------===//
+
+/// Starts MPI (MPI_Init_thread, funneled) for `program` and sets up what the
+/// collectives need (the CPU runtime: the bf16 datatype and sum). The CUDA
+/// runtime loads MPI only when the program's world size, or the launcher's,
+/// is above 1; a world of one needs no MPI library.
+void commInitialize(int &argc, char **&argv, const zrt_program &program);
+/// Frees what commInitialize set up; before MPI_Finalize.
 void commFinalize();
 /// The world group that the runtime passes to the program.
 zrt_comm *defaultComm();
+
+//===----------------------------------------------------------------------===//
+// The device (Device.cpp: the CPU, where every hook is trivial;
+// Cuda/Device.cu: one GPU per rank)
+//===----------------------------------------------------------------------===//
+
+/// On every rank, once the inputs are checked and before the states are
+/// allocated: opens the device (the CUDA runtime: GPU = the launcher's local
+/// rank, its streams, cuBLASLt, the memory pool, then one NCCL communicator
+/// for the run). An error that a rank finds is agreed on (every rank exits);
+/// a failure of the communicator's set-up (NCCL) stops every rank through
+/// zrt_fail.
+void deviceInitialize(const zrt_program &program);
+
+/// Ids (tokens or targets) as the program's entry points take them: host
+/// memory on the CPU, device memory on a GPU. The services write host()
+/// and pass upload() to the entry point. Not accounted (runtime buffers).
+class IdBuffer {
+public:
+  explicit IdBuffer(size_t bytes);
+  IdBuffer(const IdBuffer &) = delete;
+  IdBuffer &operator=(const IdBuffer &) = delete;
+  ~IdBuffer();
+
+  /// Host memory of `bytes` bytes to write the ids to (free to overwrite:
+  /// a GPU's previous upload from it is complete).
+  void *host();
+  /// The ids where the program reads them (CPU: host(); GPU: a device copy,
+  /// ordered before the next kernel on the compute stream).
+  const void *upload();
+
+private:
+  size_t bytes = 0;
+  void *hostData = nullptr;
+  void *deviceData = nullptr;
+  void *uploaded = nullptr; // a GPU's event: the last upload is done
+};
+
+/// A state's storage: its category and bytes (Checkpoint.cpp).
+zrt_mem_category stateCategory(const zrt_state &state);
+size_t stateBytes(const zrt_state &state);
+
+/// State storage. The services initialize, load and save every state
+/// through host memory (state.data): allocateStates gives each state zeroed
+/// host storage (the CPU: zrt_alloc, which is host memory); statesToDevice
+/// moves it to where the program's kernels read it before the first entry
+/// point runs (the CUDA runtime: zrt_alloc'ed device memory, accounted in
+/// the state's category; a state keeps its device address for the whole
+/// run); statesToHost brings the current values back to host memory for a
+/// checkpoint; freeStates releases everything. Trivial on the CPU.
+void allocateStates(const zrt_program &program);
+void statesToDevice(const zrt_program &program);
+void statesToHost(const zrt_program &program);
+void freeStates(const zrt_program &program);
+
+/// The device memory this rank reserved at its peak (the CUDA memory pool's
+/// high-water mark), or -1 where there is no device (the CPU).
+int64_t devicePeakBytes();
 
 //===----------------------------------------------------------------------===//
 // Arguments (Args.cpp)
@@ -149,9 +252,6 @@ int64_t sequenceStart(int64_t step, int64_t globalBatch, int64_t index,
 /// Checks the program's description (every rank detects the same errors).
 std::string validateProgram(const zrt_program &program, int worldSize);
 
-/// Allocates every state's storage with zrt_alloc.
-void allocateStates(const zrt_program &program);
-
 /// Initializes every state on this rank from the initializers and `seed`.
 void initializeFromSeed(const zrt_program &program, uint64_t seed);
 
@@ -201,6 +301,8 @@ struct RankSummary {
   int64_t peak[ZRT_MEM_CATEGORIES] = {};
   int64_t bytesSent = 0;
   double secondsWaiting = 0;
+  /// devicePeakBytes(): -1 on the CPU, where the summary has no such column.
+  int64_t devicePeak = -1;
 };
 
 /// Formats a double for JSON: shortest round-trip text; null if not finite.

@@ -1,0 +1,53 @@
+//===- Device.cpp - the device hooks of Services.h, for the CPU -----------===//
+//
+// The CPU runtime's "device" is the host: the program reads the ids and the
+// states where the services write them, so every hook is trivial. The CUDA
+// runtime's versions (Cuda/Device.cu) move them to and from the GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Services.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace zeroc::rt {
+
+void deviceInitialize(const zrt_program &) {}
+
+IdBuffer::IdBuffer(size_t size) : bytes(size) {
+  size_t rounded = (bytes + 63) / 64 * 64;
+  hostData = std::aligned_alloc(64, rounded ? rounded : 64);
+  if (!hostData)
+    zrt_fail("out of memory for a batch of ids (%zu bytes)", bytes);
+}
+
+IdBuffer::~IdBuffer() { std::free(hostData); }
+
+void *IdBuffer::host() { return hostData; }
+
+const void *IdBuffer::upload() { return hostData; }
+
+void allocateStates(const zrt_program &program) {
+  for (int i = 0; i < program.num_states; ++i) {
+    zrt_state &state = program.states[i];
+    state.data = zrt_alloc(stateBytes(state), stateCategory(state));
+    std::memset(state.data, 0, stateBytes(state));
+  }
+}
+
+void statesToDevice(const zrt_program &) {}
+
+void statesToHost(const zrt_program &) {}
+
+void freeStates(const zrt_program &program) {
+  for (int i = 0; i < program.num_states; ++i) {
+    zrt_state &state = program.states[i];
+    zrt_free(state.data, stateBytes(state), stateCategory(state));
+    state.data = nullptr;
+  }
+}
+
+int64_t devicePeakBytes() { return -1; }
+
+} // namespace zeroc::rt
