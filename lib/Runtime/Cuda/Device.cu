@@ -1,0 +1,376 @@
+//===- Device.cu - the GPU of this process, and the device hooks ----------===//
+//
+// One process per GPU: the device is the launcher's local rank
+// (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, LOCAL_RANK;
+// else 0), or the one device CUDA_VISIBLE_DEVICES leaves a process that a
+// launcher bound to a single GPU. Opening it creates the compute stream (every kernel of a step),
+// the communication stream (Comm.cu's collectives, high priority), the
+// cuBLASLt handle and its 32 MiB workspace, and raises the release threshold
+// of the device's default memory pool to UINT64_MAX, so that zrt_alloc's
+// cudaMallocAsync (Memory.cu) keeps what it once reserved: after the first
+// step every allocation is a reuse.
+//
+// Both streams are non-blocking: nothing here or in the kernels uses the
+// legacy default stream, so every copy names its stream.
+//
+// The device hooks of Services.h: ids go through pinned host buffers to
+// device buffers (one upload per entry point, ordered on the compute
+// stream); states are initialized in host memory and moved once to
+// zrt_alloc'ed device memory (statesToDevice), whose addresses then stay
+// fixed for the run; statesToHost copies them back for a checkpoint.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cuda.h"
+#include "Device.h"
+
+#include "Services.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace zeroc::rt::cuda {
+
+namespace {
+
+struct Context {
+  bool open = false;
+  int device = -1;
+  cudaStream_t compute = nullptr;
+  cudaStream_t comm = nullptr;
+  cublasLtHandle_t blas = nullptr;
+  void *workspace = nullptr;
+  int multiprocessors = 0;
+  cudaMemPool_t pool = nullptr;
+  bool syncLaunches = false; // ZEROC_CUDA_SYNC=1
+};
+
+Context context;
+
+constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
+
+const Context &ctx() {
+  if (!context.open)
+    ensureDevice();
+  return context;
+}
+
+std::string environment(const char *name) {
+  const char *value = std::getenv(name);
+  return value ? value : "";
+}
+
+} // namespace
+
+std::string cudaFailure(cudaError_t status, const std::string &what) {
+  return what + ": " + cudaGetErrorString(status) + " (" +
+         cudaGetErrorName(status) + ")";
+}
+
+std::string openDevice() {
+  if (context.open)
+    return "";
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    std::string message = "no CUDA device is visible to this process";
+    if (status != cudaSuccess)
+      message += " (cudaGetDeviceCount: " +
+                 std::string(cudaGetErrorString(status)) + ")";
+    if (const char *visible = std::getenv("CUDA_VISIBLE_DEVICES"))
+      message += "; CUDA_VISIBLE_DEVICES='" + std::string(visible) + "'";
+    return message + "; a zeroc CUDA executable needs one GPU per rank";
+  }
+  int local = launcherLocalRank();
+  // A launcher that binds one GPU to each process (Slurm's --gpus-per-task,
+  // a wrapper script) leaves it the only visible device: use it. (Two ranks
+  // given the same GPU that way fail in ncclCommInitRank, naming it.)
+  std::string visible = environment("CUDA_VISIBLE_DEVICES");
+  int device = local;
+  if (local >= count && count == 1 && !visible.empty() &&
+      visible.find(',') == std::string::npos)
+    device = 0;
+  if (device >= count) {
+    int localRanks = launcherLocalSize();
+    std::string message =
+        "this node has " + std::to_string(count) + " visible CUDA device(s)";
+    if (localRanks > 0)
+      message += " but runs " + std::to_string(localRanks) + " ranks";
+    return message + "; local rank " + std::to_string(local) +
+           " has no GPU of its own: start at most " + std::to_string(count) +
+           " rank(s) per node, one per GPU";
+  }
+
+  Context fresh;
+  fresh.device = device;
+  auto failed = [&](cudaError_t error, const char *what) {
+    return cudaFailure(error, "GPU " + std::to_string(device) + ": " + what);
+  };
+  if ((status = cudaSetDevice(device)) != cudaSuccess)
+    return failed(status, "cudaSetDevice");
+  int pools = 0;
+  if ((status = cudaDeviceGetAttribute(
+           &pools, cudaDevAttrMemoryPoolsSupported, device)) != cudaSuccess)
+    return failed(status, "cudaDeviceGetAttribute");
+  if (!pools)
+    return "GPU " + std::to_string(device) +
+           " does not support stream-ordered allocation (cudaMallocAsync), "
+           "which the runtime's allocator needs";
+  if ((status = cudaDeviceGetAttribute(&fresh.multiprocessors,
+                                       cudaDevAttrMultiProcessorCount,
+                                       device)) != cudaSuccess)
+    return failed(status, "cudaDeviceGetAttribute");
+  if ((status = cudaStreamCreateWithFlags(&fresh.compute,
+                                          cudaStreamNonBlocking)) !=
+      cudaSuccess)
+    return failed(status, "cudaStreamCreateWithFlags");
+  // The collectives' stream gets the highest priority, so that their kernels
+  // start as soon as their inputs are ready, between the step's kernels.
+  int leastPriority = 0, greatestPriority = 0;
+  if ((status = cudaDeviceGetStreamPriorityRange(
+           &leastPriority, &greatestPriority)) != cudaSuccess)
+    return failed(status, "cudaDeviceGetStreamPriorityRange");
+  if ((status = cudaStreamCreateWithPriority(
+           &fresh.comm, cudaStreamNonBlocking, greatestPriority)) !=
+      cudaSuccess)
+    return failed(status, "cudaStreamCreateWithPriority");
+  if ((status = cudaDeviceGetDefaultMemPool(&fresh.pool, device)) !=
+      cudaSuccess)
+    return failed(status, "cudaDeviceGetDefaultMemPool");
+  uint64_t threshold = UINT64_MAX;
+  if ((status = cudaMemPoolSetAttribute(
+           fresh.pool, cudaMemPoolAttrReleaseThreshold, &threshold)) !=
+      cudaSuccess)
+    return failed(status, "cudaMemPoolSetAttribute(release threshold)");
+  cublasStatus_t blas = cublasLtCreate(&fresh.blas);
+  if (blas != CUBLAS_STATUS_SUCCESS)
+    return "GPU " + std::to_string(device) +
+           ": cublasLtCreate: " + cublasLtGetStatusString(blas) + " (" +
+           cublasLtGetStatusName(blas) + ")";
+  if ((status = cudaMalloc(&fresh.workspace, kBlasWorkspaceBytes)) !=
+      cudaSuccess)
+    return failed(status, "cudaMalloc (the cuBLASLt workspace)");
+  fresh.syncLaunches = environment("ZEROC_CUDA_SYNC") == "1";
+  fresh.open = true;
+  context = fresh;
+  return "";
+}
+
+void ensureDevice() {
+  if (context.open)
+    return;
+  std::string error = openDevice();
+  if (!error.empty())
+    zrt_fail("%s", error.c_str());
+}
+
+int deviceOrdinal() { return ctx().device; }
+
+cudaStream_t commStream() { return ctx().comm; }
+
+cudaMemPool_t memoryPool() { return ctx().pool; }
+
+//===----------------------------------------------------------------------===//
+// Cuda.h
+//===----------------------------------------------------------------------===//
+
+cudaStream_t computeStream() { return ctx().compute; }
+
+cublasLtHandle_t blasLt() { return ctx().blas; }
+
+void *blasWorkspace() { return ctx().workspace; }
+
+size_t blasWorkspaceBytes() { return kBlasWorkspaceBytes; }
+
+int multiprocessors() { return ctx().multiprocessors; }
+
+void check(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    zrt_fail("%s", cudaFailure(status, what).c_str());
+}
+
+void checkBlas(cublasStatus_t status, const char *what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    zrt_fail("%s: cuBLASLt: %s (%s)", what, cublasLtGetStatusString(status),
+             cublasLtGetStatusName(status));
+}
+
+void checkLaunch(const char *kernel) {
+  cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    zrt_fail("%s",
+             cudaFailure(status, std::string("kernel ") + kernel +
+                                     ": the launch failed")
+                 .c_str());
+  if (ctx().syncLaunches) {
+    status = cudaStreamSynchronize(context.compute);
+    if (status != cudaSuccess)
+      zrt_fail("%s", cudaFailure(status, std::string("kernel ") + kernel +
+                                             " failed (ZEROC_CUDA_SYNC=1)")
+                         .c_str());
+  }
+}
+
+} // namespace zeroc::rt::cuda
+
+using namespace zeroc::rt;
+using namespace zeroc::rt::cuda;
+
+extern "C" void *zrt_compute_stream(void) { return computeStream(); }
+
+extern "C" void zrt_check_launch(const char *kernel) {
+  checkLaunch(kernel ? kernel : "(unnamed)");
+}
+
+//===----------------------------------------------------------------------===//
+// The device hooks of Services.h
+//===----------------------------------------------------------------------===//
+
+namespace zeroc::rt {
+
+void deviceInitialize(const zrt_program &) {
+  agree(openDevice());
+  ncclInitialize();
+}
+
+IdBuffer::IdBuffer(size_t size) : bytes(size) {
+  ensureDevice();
+  size_t allocated = bytes ? bytes : 1;
+  ZRT_CUDA(cudaMallocHost(&hostData, allocated));
+  ZRT_CUDA(cudaMalloc(&deviceData, allocated));
+  cudaEvent_t event = nullptr;
+  ZRT_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  uploaded = event;
+}
+
+IdBuffer::~IdBuffer() {
+  // Errors here are ignored: the run is over, or failing already.
+  auto event = static_cast<cudaEvent_t>(uploaded);
+  if (event) {
+    (void)cudaEventSynchronize(event);
+    (void)cudaEventDestroy(event);
+  }
+  if (deviceData)
+    (void)cudaFree(deviceData);
+  if (hostData)
+    (void)cudaFreeHost(hostData);
+}
+
+void *IdBuffer::host() {
+  // A never-recorded event is complete.
+  ZRT_CUDA(cudaEventSynchronize(static_cast<cudaEvent_t>(uploaded)));
+  return hostData;
+}
+
+const void *IdBuffer::upload() {
+  cudaStream_t stream = computeStream();
+  if (bytes)
+    ZRT_CUDA(cudaMemcpyAsync(deviceData, hostData, bytes,
+                             cudaMemcpyHostToDevice, stream));
+  ZRT_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(uploaded), stream));
+  return deviceData;
+}
+
+namespace {
+
+/// Each state's device storage (zrt_alloc, in its category), by index;
+/// allocated by the first statesToDevice, kept until freeStates.
+std::vector<void *> deviceStorage;
+/// Whether state.data points at deviceStorage (else at host memory).
+bool statesOnDevice = false;
+
+void *hostStorage(const zrt_state &state) {
+  size_t bytes = stateBytes(state);
+  size_t rounded = (bytes + 63) / 64 * 64;
+  void *data = std::aligned_alloc(64, rounded ? rounded : 64);
+  if (!data)
+    zrt_fail("out of host memory for state '%s' (%s)", state.name,
+             humanBytes(static_cast<int64_t>(bytes)).c_str());
+  return data;
+}
+
+} // namespace
+
+void allocateStates(const zrt_program &program) {
+  deviceStorage.assign(static_cast<size_t>(program.num_states), nullptr);
+  statesOnDevice = false;
+  for (int i = 0; i < program.num_states; ++i) {
+    zrt_state &state = program.states[i];
+    state.data = hostStorage(state);
+    std::memset(state.data, 0, stateBytes(state));
+  }
+}
+
+void statesToDevice(const zrt_program &program) {
+  if (statesOnDevice)
+    return;
+  cudaStream_t stream = computeStream();
+  for (int i = 0; i < program.num_states; ++i) {
+    zrt_state &state = program.states[i];
+    void *&device = deviceStorage[static_cast<size_t>(i)];
+    if (!device)
+      device = zrt_alloc(stateBytes(state), stateCategory(state));
+    if (stateBytes(state))
+      ZRT_CUDA(cudaMemcpyAsync(device, state.data, stateBytes(state),
+                               cudaMemcpyHostToDevice, stream));
+  }
+  ZRT_CUDA(cudaStreamSynchronize(stream));
+  for (int i = 0; i < program.num_states; ++i) {
+    zrt_state &state = program.states[i];
+    std::free(state.data);
+    state.data = deviceStorage[static_cast<size_t>(i)];
+  }
+  statesOnDevice = true;
+}
+
+void statesToHost(const zrt_program &program) {
+  if (!statesOnDevice)
+    return;
+  cudaStream_t stream = computeStream();
+  std::vector<void *> host(static_cast<size_t>(program.num_states));
+  for (int i = 0; i < program.num_states; ++i) {
+    const zrt_state &state = program.states[i];
+    host[static_cast<size_t>(i)] = hostStorage(state);
+    if (stateBytes(state))
+      ZRT_CUDA(cudaMemcpyAsync(host[static_cast<size_t>(i)], state.data,
+                               stateBytes(state), cudaMemcpyDeviceToHost,
+                               stream));
+  }
+  // Also waits for every step's kernels, and (through zrt_wait's events)
+  // for the collectives they waited on.
+  ZRT_CUDA(cudaStreamSynchronize(stream));
+  for (int i = 0; i < program.num_states; ++i)
+    program.states[i].data = host[static_cast<size_t>(i)];
+  statesOnDevice = false;
+}
+
+void freeStates(const zrt_program &program) {
+  for (int i = 0; i < program.num_states; ++i) {
+    zrt_state &state = program.states[i];
+    size_t index = static_cast<size_t>(i);
+    if (!statesOnDevice)
+      std::free(state.data);
+    if (index < deviceStorage.size() && deviceStorage[index])
+      zrt_free(deviceStorage[index], stateBytes(state), stateCategory(state));
+    state.data = nullptr;
+  }
+  deviceStorage.clear();
+  statesOnDevice = false;
+  if (context.open)
+    ZRT_CUDA(cudaStreamSynchronize(context.compute));
+}
+
+int64_t devicePeakBytes() {
+  if (!context.open)
+    return 0;
+  uint64_t high = 0;
+  ZRT_CUDA(cudaMemPoolGetAttribute(context.pool,
+                                   cudaMemPoolAttrReservedMemHigh, &high));
+  return static_cast<int64_t>(high);
+}
+
+} // namespace zeroc::rt
