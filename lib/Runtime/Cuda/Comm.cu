@@ -1,31 +1,21 @@
-//===- Comm.cu - zrt collectives with NCCL, and MPI through the facade ----===//
+//===- Comm.cu - MPI through the facade, the NCCL communicator ------------===//
 //
 // MPI (through MpiFacade/mpi.h) only starts the processes and carries the
 // services' small host collectives; the training step's collectives are
 // NCCL's, on one communicator for the run (ncclCommInitRank, rank 0's
-// ncclUniqueId broadcast with MPI). A world of one rank needs neither: MPI is
-// the facade's single-rank stand-in and every collective is a device copy.
+// ncclUniqueId broadcast with MPI). A world of one rank needs no MPI: the
+// facade is its single-rank stand-in, and the communicator generated code
+// asks for (zrt_nccl_comm) is a one-rank NCCL communicator made on first
+// use.
 //
-// Streams: each *_start records an event on the caller's stream (`stream`,
-// or the compute stream when NULL), makes the communication stream wait for
-// it, enqueues the NCCL call there and records a 'done' event; zrt_wait makes
-// the caller's stream wait for 'done' (cudaStreamWaitEvent) and recycles the
-// request. The host never blocks, so zrt_comm_seconds_waited() is 0 on a
-// GPU: exposed communication shows as GPU time in the step, not as host
-// waiting. Requests and their events are pooled. Calls come from one host
-// thread (the program's), as the compute stream's order requires anyway.
+// Generated CUDA code calls NCCL itself, on zrt_comm_stream() with its own
+// events (zrt_nccl_comm, zrt_check_nccl, zrt_count_collective);
+// Collectives.cu has zrt_*_start / zrt_wait for other callers. Either way
+// the host never blocks on a collective, so zrt_comm_seconds_waited() is 0
+// on a GPU: exposed communication shows as GPU time in the step.
 //
-// Buffers may alias as NCCL's in-place forms allow (send == recv for an
-// all-reduce; recv at the rank's slot of send for a reduce-scatter, send at
-// the rank's slot of recv for an all-gather). Any other overlap, including
-// a reduce-scatter with send == recv on a rank other than 0 (MPI_IN_PLACE's
-// meaning, which the CPU runtime follows), goes through a temporary from
-// the memory pool, on the communication stream, copied out after the
-// collective. Sums only; f32 -> ncclFloat32, bf16 -> ncclBfloat16 (NCCL
-// sums in f32 and rounds), i32 / i64 -> ncclInt32 / ncclInt64.
-//
-// Bytes sent are counted as the CPU runtime counts them (Comm.cpp): all-
-// reduce round(2(N-1)n/N), reduce-scatter and all-gather round((N-1)n/N)
+// Bytes sent are counted as the CPU runtime counts them (Cpu/Comm.cpp):
+// all-reduce round(2(N-1)n/N), reduce-scatter and all-gather round((N-1)n/N)
 // elements of the whole buffer n, times the element size.
 //
 //===----------------------------------------------------------------------===//
@@ -55,23 +45,22 @@ struct zrt_comm {
   int world;
 };
 
-struct zrt_request {
-  cudaEvent_t done = nullptr;
-  cudaStream_t origin = nullptr; // the stream zrt_wait orders after `done`
-  zrt_request *next = nullptr;   // in the free list
-  bool inFlight = false;
-};
-
 namespace {
 
 zrt_comm worldComm{0};
 int worldRankCache = 0, worldSizeCache = 1;
 ncclComm_t nccl = nullptr;
-/// Recorded on the caller's stream at each start; the comm stream waits on
-/// its latest record (a later record does not change an enqueued wait).
-cudaEvent_t ready = nullptr;
-zrt_request *freeRequests = nullptr;
 std::atomic<int64_t> bytesSent{0};
+
+} // namespace
+
+namespace zeroc::rt::cuda {
+
+int commRank() { return worldRankCache; }
+
+int commSize() { return worldSizeCache; }
+
+ncclComm_t ncclCommunicator() { return nccl; }
 
 void checkNccl(ncclResult_t result, const char *what) {
   if (result == ncclSuccess)
@@ -82,113 +71,14 @@ void checkNccl(ncclResult_t result, const char *what) {
            last && *last ? ")" : "");
 }
 
-ncclDataType_t ncclTypeOf(const char *function, zrt_dtype dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return ncclFloat32;
-  case ZRT_BF16:
-    return ncclBfloat16;
-  case ZRT_I32:
-    return ncclInt32;
-  case ZRT_I64:
-    return ncclInt64;
-  }
-  zrt_fail("%s: unknown dtype %d", function, static_cast<int>(dtype));
-}
-
-bool overlaps(const void *a, size_t aBytes, const void *b, size_t bBytes) {
-  auto x = reinterpret_cast<uintptr_t>(a);
-  auto y = reinterpret_cast<uintptr_t>(b);
-  return aBytes && bBytes && x < y + bBytes && y < x + aBytes;
-}
-
-void checkBuffers(const char *function, const void *send, const void *recv,
-                  size_t count) {
-  if (count && (!send || !recv))
-    zrt_fail("%s: NULL buffer for %zu elements", function, count);
-}
-
-/// round(factor * (N - 1) * n / N) elements, times the element size.
-void countRing(int64_t factor, size_t n, int ranks, zrt_dtype dtype) {
+void countCollective(int64_t factor, size_t n, zrt_dtype dtype) {
+  int64_t ranks = worldSizeCache;
   int64_t numerator = factor * (ranks - 1) * static_cast<int64_t>(n);
   int64_t elements = (2 * numerator + ranks) / (2 * ranks);
   bytesSent += elements * static_cast<int64_t>(zrt_dtype_size(dtype));
 }
 
-zrt_request *takeRequest() {
-  zrt_request *request = freeRequests;
-  if (request) {
-    freeRequests = request->next;
-  } else {
-    request = new zrt_request;
-    ZRT_CUDA(cudaEventCreateWithFlags(&request->done, cudaEventDisableTiming));
-  }
-  request->next = nullptr;
-  request->inFlight = true;
-  return request;
-}
-
-/// A collective's start: the comm stream waits for the caller's stream.
-zrt_request *begin(void *stream) {
-  cudaStream_t origin =
-      stream ? static_cast<cudaStream_t>(stream) : computeStream();
-  if (!ready)
-    ZRT_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
-  ZRT_CUDA(cudaEventRecord(ready, origin));
-  ZRT_CUDA(cudaStreamWaitEvent(commStream(), ready, 0));
-  zrt_request *request = takeRequest();
-  request->origin = origin;
-  return request;
-}
-
-zrt_request *finish(zrt_request *request) {
-  ZRT_CUDA(cudaEventRecord(request->done, commStream()));
-  return request;
-}
-
-/// Where a collective writes: `recv`, or a temporary when `recv` overlaps
-/// the send buffer other than in NCCL's in-place form (`copyOut` then
-/// moves the result to `recv`).
-struct Output {
-  void *target = nullptr;
-  void *temporary = nullptr;
-  void *destination = nullptr;
-  size_t bytes = 0;
-
-  Output(void *recv, size_t recvBytes, bool needsTemporary)
-      : target(recv), destination(recv), bytes(recvBytes) {
-    if (!needsTemporary)
-      return;
-    ZRT_CUDA(cudaMallocAsync(&temporary, bytes ? bytes : 1, commStream()));
-    target = temporary;
-  }
-
-  void copyOut() {
-    if (!temporary)
-      return;
-    cudaStream_t stream = commStream();
-    if (bytes)
-      ZRT_CUDA(cudaMemcpyAsync(destination, temporary, bytes,
-                               cudaMemcpyDeviceToDevice, stream));
-    ZRT_CUDA(cudaFreeAsync(temporary, stream));
-  }
-};
-
-/// A world of one: recv = send (bytes), on the comm stream.
-void copyAlone(void *target, const void *send, size_t bytes) {
-  if (bytes && target != send)
-    ZRT_CUDA(cudaMemcpyAsync(target, send, bytes, cudaMemcpyDeviceToDevice,
-                             commStream()));
-}
-
-void requireNccl(const char *function) {
-  if (!nccl)
-    zrt_fail("%s: no NCCL communicator (collectives across ranks need the "
-             "runtime's main to set them up)",
-             function);
-}
-
-} // namespace
+} // namespace zeroc::rt::cuda
 
 //===----------------------------------------------------------------------===//
 // Setup (Services.h, Device.h)
@@ -266,103 +156,34 @@ extern "C" int zrt_rank(const zrt_comm *) { return worldRankCache; }
 
 extern "C" int zrt_world_size(const zrt_comm *) { return worldSizeCache; }
 
-extern "C" zrt_request *zrt_all_reduce_start(zrt_comm *, const void *send,
-                                             void *recv, size_t count,
-                                             zrt_dtype dtype, void *stream) {
-  const char *function = "zrt_all_reduce_start";
-  ncclDataType_t type = ncclTypeOf(function, dtype);
-  checkBuffers(function, send, recv, count);
-  size_t bytes = count * zrt_dtype_size(dtype);
-  int ranks = worldSizeCache;
-  if (ranks > 1)
-    requireNccl(function);
-  zrt_request *request = begin(stream);
-  Output out(recv, bytes, send != recv && overlaps(send, bytes, recv, bytes));
-  if (count) {
-    if (ranks > 1)
-      checkNccl(ncclAllReduce(send, out.target, count, type, ncclSum, nccl,
-                              commStream()),
-                "ncclAllReduce");
-    else
-      copyAlone(out.target, send, bytes);
+extern "C" void *zrt_nccl_comm(zrt_comm *) {
+  if (!nccl) {
+    if (worldSizeCache > 1)
+      zrt_fail("zrt_nccl_comm: no NCCL communicator yet (the runtime's main "
+               "creates it for every rank before the first step)");
+    // One rank: a communicator of its own, made on first use, without MPI.
+    ensureDevice();
+    ncclUniqueId id = {};
+    checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    checkNccl(ncclCommInitRank(&nccl, 1, id, 0), "ncclCommInitRank");
   }
-  out.copyOut();
-  countRing(2, count, ranks, dtype);
-  return finish(request);
+  return nccl;
 }
 
-extern "C" zrt_request *
-zrt_reduce_scatter_start(zrt_comm *, const void *send, void *recv,
-                         size_t recv_count, zrt_dtype dtype, void *stream) {
-  const char *function = "zrt_reduce_scatter_start";
-  ncclDataType_t type = ncclTypeOf(function, dtype);
-  checkBuffers(function, send, recv, recv_count);
-  int ranks = worldSizeCache;
-  size_t recvBytes = recv_count * zrt_dtype_size(dtype);
-  size_t sendBytes = recvBytes * static_cast<size_t>(ranks);
-  if (ranks > 1)
-    requireNccl(function);
-  // NCCL's in place: recv is this rank's slot of send.
-  bool inPlace = static_cast<const char *>(send) +
-                     static_cast<size_t>(worldRankCache) * recvBytes ==
-                 static_cast<const char *>(recv);
-  zrt_request *request = begin(stream);
-  Output out(recv, recvBytes,
-             !inPlace && overlaps(send, sendBytes, recv, recvBytes));
-  if (recv_count) {
-    if (ranks > 1)
-      checkNccl(ncclReduceScatter(send, out.target, recv_count, type, ncclSum,
-                                  nccl, commStream()),
-                "ncclReduceScatter");
-    else
-      copyAlone(out.target, send, recvBytes);
-  }
-  out.copyOut();
-  countRing(1, recv_count * static_cast<size_t>(ranks), ranks, dtype);
-  return finish(request);
+extern "C" void *zrt_comm_stream(void) { return commStream(); }
+
+extern "C" void zrt_check_nccl(int result, const char *call) {
+  checkNccl(static_cast<ncclResult_t>(result), call ? call : "NCCL");
 }
 
-extern "C" zrt_request *zrt_all_gather_start(zrt_comm *, const void *send,
-                                             void *recv, size_t send_count,
-                                             zrt_dtype dtype, void *stream) {
-  const char *function = "zrt_all_gather_start";
-  ncclDataType_t type = ncclTypeOf(function, dtype);
-  checkBuffers(function, send, recv, send_count);
-  int ranks = worldSizeCache;
-  size_t sendBytes = send_count * zrt_dtype_size(dtype);
-  size_t recvBytes = sendBytes * static_cast<size_t>(ranks);
-  if (ranks > 1)
-    requireNccl(function);
-  // NCCL's in place: send is this rank's slot of recv.
-  bool inPlace = static_cast<const char *>(recv) +
-                     static_cast<size_t>(worldRankCache) * sendBytes ==
-                 static_cast<const char *>(send);
-  zrt_request *request = begin(stream);
-  Output out(recv, recvBytes,
-             !inPlace && overlaps(send, sendBytes, recv, recvBytes));
-  if (send_count) {
-    if (ranks > 1)
-      checkNccl(ncclAllGather(send, out.target, send_count, type, nccl,
-                              commStream()),
-                "ncclAllGather");
-    else
-      copyAlone(out.target, send, sendBytes);
-  }
-  out.copyOut();
-  countRing(1, send_count * static_cast<size_t>(ranks), ranks, dtype);
-  return finish(request);
-}
-
-extern "C" void zrt_wait(zrt_request *request) {
-  if (!request)
-    zrt_fail("zrt_wait: null request");
-  if (!request->inFlight)
-    zrt_fail("zrt_wait: the request was already waited for");
-  ZRT_CUDA(cudaStreamWaitEvent(request->origin, request->done, 0));
-  // The wait is enqueued: `done` may be recorded again by the next start.
-  request->inFlight = false;
-  request->next = freeRequests;
-  freeRequests = request;
+extern "C" void zrt_count_collective(int kind, int64_t n, zrt_dtype dtype) {
+  if (kind < 0 || kind > 2)
+    zrt_fail("zrt_count_collective: unknown kind %d (0 all-reduce, 1 "
+             "reduce-scatter, 2 all-gather)",
+             kind);
+  if (n < 0)
+    zrt_fail("zrt_count_collective: %lld elements", static_cast<long long>(n));
+  countCollective(kind == 0 ? 2 : 1, static_cast<size_t>(n), dtype);
 }
 
 extern "C" int64_t zrt_comm_bytes_sent(void) { return bytesSent.load(); }

@@ -1,17 +1,23 @@
-//===- Device.h - what Device.cu, Comm.cu and Memory.cu share ----*- C++ -*-===//
+//===- Device.h - what Device.cu, Comm.cu, Memory.cu share ------*- C++ -*-===//
 //
 // Internal to the CUDA runtime's services (the kernels see Cuda.h only).
 // Device.cu owns the context: the GPU of this process (the launcher's local
 // rank), the compute stream, the communication stream, the device's memory
-// pool; Comm.cu owns NCCL.
+// pool; Comm.cu owns MPI and the NCCL communicator, which Collectives.cu
+// uses.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ZEROC_LIB_RUNTIME_CUDA_DEVICE_H
 #define ZEROC_LIB_RUNTIME_CUDA_DEVICE_H
 
-#include <cuda_runtime.h>
+#include "zeroc/Runtime/zrt.h"
 
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace zeroc::rt::cuda {
@@ -36,8 +42,19 @@ cudaMemPool_t memoryPool();
 std::string cudaFailure(cudaError_t status, const std::string &what);
 
 /// Comm.cu: the NCCL communicator of the run (world size > 1), after
-/// openDevice on every rank; and its teardown (commFinalize).
+/// openDevice on every rank (torn down by commFinalize).
 void ncclInitialize();
+/// This rank and the world size (after commInitialize; 0 and 1 before).
+int commRank();
+int commSize();
+/// The run's NCCL communicator, or null (one rank, before its first use).
+ncclComm_t ncclCommunicator();
+/// Fails (zrt_fail) naming `what`, with ncclGetErrorString and
+/// ncclGetLastError, unless `result` is ncclSuccess.
+void checkNccl(ncclResult_t result, const char *what);
+/// Counts a collective in zrt_comm_bytes_sent: round(factor (N-1) n / N)
+/// elements of `dtype` (factor 2 for an all-reduce, 1 otherwise).
+void countCollective(int64_t factor, size_t n, zrt_dtype dtype);
 
 } // namespace zeroc::rt::cuda
 
