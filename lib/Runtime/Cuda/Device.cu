@@ -3,12 +3,12 @@
 // One process per GPU: the device is the launcher's local rank
 // (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, LOCAL_RANK;
 // else 0), or the one device CUDA_VISIBLE_DEVICES leaves a process that a
-// launcher bound to a single GPU. Opening it creates the compute stream (every kernel of a step),
-// the communication stream (Comm.cu's collectives, high priority), the
-// cuBLASLt handle and its 32 MiB workspace, and raises the release threshold
-// of the device's default memory pool to UINT64_MAX, so that zrt_alloc's
-// cudaMallocAsync (Memory.cu) keeps what it once reserved: after the first
-// step every allocation is a reuse.
+// launcher bound to a single GPU. Opening it creates the compute stream (every
+// kernel of a step), the communication stream (Comm.cu's collectives, high
+// priority), the cuBLASLt handle and its 32 MiB workspace, and raises the
+// release threshold of the device's default memory pool to UINT64_MAX, so that
+// zrt_alloc's cudaMallocAsync (Memory.cu) keeps what it once reserved: after
+// the first step every allocation is a reuse.
 //
 // Both streams are non-blocking: nothing here or in the kernels uses the
 // legacy default stream, so every copy names its stream.
@@ -79,8 +79,9 @@ std::string openDevice() {
     (void)cudaGetLastError();
     std::string message = "no CUDA device is visible to this process";
     if (status != cudaSuccess)
-      message += " (cudaGetDeviceCount: " +
-                 std::string(cudaGetErrorString(status)) + ")";
+      message +=
+          " (cudaGetDeviceCount: " + std::string(cudaGetErrorString(status)) +
+          ")";
     if (const char *visible = std::getenv("CUDA_VISIBLE_DEVICES"))
       message += "; CUDA_VISIBLE_DEVICES='" + std::string(visible) + "'";
     return message + "; a zeroc CUDA executable needs one GPU per rank";
@@ -113,8 +114,8 @@ std::string openDevice() {
   if ((status = cudaSetDevice(device)) != cudaSuccess)
     return failed(status, "cudaSetDevice");
   int pools = 0;
-  if ((status = cudaDeviceGetAttribute(
-           &pools, cudaDevAttrMemoryPoolsSupported, device)) != cudaSuccess)
+  if ((status = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported,
+                                       device)) != cudaSuccess)
     return failed(status, "cudaDeviceGetAttribute");
   if (!pools)
     return "GPU " + std::to_string(device) +
@@ -124,9 +125,8 @@ std::string openDevice() {
                                        cudaDevAttrMultiProcessorCount,
                                        device)) != cudaSuccess)
     return failed(status, "cudaDeviceGetAttribute");
-  if ((status = cudaStreamCreateWithFlags(&fresh.compute,
-                                          cudaStreamNonBlocking)) !=
-      cudaSuccess)
+  if ((status = cudaStreamCreateWithFlags(
+           &fresh.compute, cudaStreamNonBlocking)) != cudaSuccess)
     return failed(status, "cudaStreamCreateWithFlags");
   // The collectives' stream gets the highest priority, so that their kernels
   // start as soon as their inputs are ready, between the step's kernels.
@@ -134,17 +134,16 @@ std::string openDevice() {
   if ((status = cudaDeviceGetStreamPriorityRange(
            &leastPriority, &greatestPriority)) != cudaSuccess)
     return failed(status, "cudaDeviceGetStreamPriorityRange");
-  if ((status = cudaStreamCreateWithPriority(
-           &fresh.comm, cudaStreamNonBlocking, greatestPriority)) !=
-      cudaSuccess)
+  if ((status = cudaStreamCreateWithPriority(&fresh.comm, cudaStreamNonBlocking,
+                                             greatestPriority)) != cudaSuccess)
     return failed(status, "cudaStreamCreateWithPriority");
   if ((status = cudaDeviceGetDefaultMemPool(&fresh.pool, device)) !=
       cudaSuccess)
     return failed(status, "cudaDeviceGetDefaultMemPool");
   uint64_t threshold = UINT64_MAX;
-  if ((status = cudaMemPoolSetAttribute(
-           fresh.pool, cudaMemPoolAttrReleaseThreshold, &threshold)) !=
-      cudaSuccess)
+  if ((status =
+           cudaMemPoolSetAttribute(fresh.pool, cudaMemPoolAttrReleaseThreshold,
+                                   &threshold)) != cudaSuccess)
     return failed(status, "cudaMemPoolSetAttribute(release threshold)");
   cublasStatus_t blas = cublasLtCreate(&fresh.blas);
   if (blas != CUBLAS_STATUS_SUCCESS)
@@ -202,10 +201,9 @@ void checkBlas(cublasStatus_t status, const char *what) {
 void checkLaunch(const char *kernel) {
   cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess)
-    zrt_fail("%s",
-             cudaFailure(status, std::string("kernel ") + kernel +
-                                     ": the launch failed")
-                 .c_str());
+    zrt_fail("%s", cudaFailure(status, std::string("kernel ") + kernel +
+                                           ": the launch failed")
+                       .c_str());
   if (ctx().syncLaunches) {
     status = cudaStreamSynchronize(context.compute);
     if (status != cudaSuccess)
@@ -368,8 +366,8 @@ int64_t devicePeakBytes() {
   if (!context.open)
     return 0;
   uint64_t high = 0;
-  ZRT_CUDA(cudaMemPoolGetAttribute(context.pool,
-                                   cudaMemPoolAttrReservedMemHigh, &high));
+  ZRT_CUDA(cudaMemPoolGetAttribute(context.pool, cudaMemPoolAttrReservedMemHigh,
+                                   &high));
   return static_cast<int64_t>(high);
 }
 

@@ -52,11 +52,11 @@ extern "C" void *zrt_alloc(size_t bytes, zrt_mem_category category) {
              humanBytes(static_cast<int64_t>(totalBytes)).c_str());
   }
   if (status != cudaSuccess)
-    zrt_fail("%s", cudaFailure(status, "zrt_alloc: cudaMallocAsync of " +
-                                           std::to_string(bytes) +
-                                           " bytes of " +
-                                           categoryName(category))
-                       .c_str());
+    zrt_fail("%s",
+             cudaFailure(status, "zrt_alloc: cudaMallocAsync of " +
+                                     std::to_string(bytes) + " bytes of " +
+                                     categoryName(category))
+                 .c_str());
   countAllocation(category, bytes);
   return ptr;
 }

@@ -126,8 +126,8 @@ int zeroc_mpi_facade_load(char *error, size_t error_size) {
   }
   Shim found;
 #define ZEROC_MPI_SHIM_LOAD(ret, name, params)                                 \
-  found.name = reinterpret_cast<ret(*) params>(                                \
-      dlsym(handle, "zeroc_mpi_shim_" #name));                                 \
+  found.name =                                                                 \
+      reinterpret_cast<ret(*) params>(dlsym(handle, "zeroc_mpi_shim_" #name)); \
   if (!found.name)                                                             \
     return fail(path + " does not export zeroc_mpi_shim_" #name                \
                        " (not a zeroc MPI shim, or of another version)");
@@ -242,8 +242,8 @@ int zeroc_mpi_Gather(const void *send, int send_count, MPI_Datatype send_type,
                      int root, MPI_Comm comm) {
   checkWorld("MPI_Gather", comm);
   if (loaded)
-    return shim.gather(send, send_count, send_type, recv, recv_count,
-                       recv_type, root);
+    return shim.gather(send, send_count, send_type, recv, recv_count, recv_type,
+                       root);
   checkRoot("MPI_Gather", root);
   if (send != MPI_IN_PLACE &&
       static_cast<size_t>(send_count) * typeSize("MPI_Gather", send_type) !=
@@ -260,8 +260,8 @@ int zeroc_mpi_Type_contiguous(int count, MPI_Datatype old_type,
     return shim.type_contiguous(count, old_type, new_type);
   if (count < 0)
     fatal("MPI_Type_contiguous: negative count %d", count);
-  size_t size = static_cast<size_t>(count) *
-                typeSize("MPI_Type_contiguous", old_type);
+  size_t size =
+      static_cast<size_t>(count) * typeSize("MPI_Type_contiguous", old_type);
   std::lock_guard<std::mutex> lock(typesMutex);
   derivedSizes.push_back(size);
   *new_type = static_cast<MPI_Datatype>(ZEROC_MPI_FIRST_DERIVED +

@@ -161,9 +161,8 @@ ZEROC_SHIM_EXPORT int zeroc_mpi_shim_allreduce(const void *send, void *recv,
 ZEROC_SHIM_EXPORT int zeroc_mpi_shim_reduce(const void *send, void *recv,
                                             int count, int type, int op,
                                             int root) {
-  return MPI_Reduce(sendBuffer(send), recv, count,
-                    datatype("MPI_Reduce", type), operation("MPI_Reduce", op),
-                    root, MPI_COMM_WORLD);
+  return MPI_Reduce(sendBuffer(send), recv, count, datatype("MPI_Reduce", type),
+                    operation("MPI_Reduce", op), root, MPI_COMM_WORLD);
 }
 
 ZEROC_SHIM_EXPORT int zeroc_mpi_shim_bcast(void *buffer, int count, int type,
