@@ -26,7 +26,9 @@
 # --gpu-target=cpu makes a test bundle whose "GPU" executables are CPU ones
 # (so that run.sh can be exercised on a machine without a GPU; see
 # scripts/gpu/selftest.sh). Environment: ZEROC (the driver, default
-# build/bin/zeroc), ZEROC_CXX (--cxx for the CPU compiles). See
+# build/bin/zeroc), ZEROC_CXX (--cxx for the CPU compiles), ZEROC_NVCC
+# (--nvcc for the CUDA ones), ZEROC_CUDA_KERNEL_TESTS (the kernel unit
+# tests' binary, default build/bin/zeroc-rt-cuda-kernel-tests). See
 # docs/cuda-benchmark.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -86,7 +88,7 @@ cpu_flags=(--target=cpu)
 
 # What the driver offers: --target=<cpu|cuda> once the CUDA backend is in.
 help=$("$zeroc" --help 2>&1 || true)
-target_line=$(grep -E -- '--target' <<<"$help" | head -1 || true)
+target_line=$(grep -E -- '^[[:space:]]+--target=' <<<"$help" | head -1 || true)
 gpu_flags=("--target=$gpu_target")
 if [ "$gpu_target" = cuda ]; then
   if ! grep -E -- '--target=<[^>]*cuda' <<<"$target_line" >/dev/null; then
@@ -96,7 +98,8 @@ if [ "$gpu_target" = cuda ]; then
     echo "  bundle of CPU executables with --gpu-target=cpu." >&2
     exit 1
   fi
-  if grep -q -- '--cuda-arch' <<<"$help"; then
+  [ -n "${ZEROC_NVCC:-}" ] && gpu_flags+=("--nvcc=$ZEROC_NVCC")
+  if grep -qE -- '^[[:space:]]+--cuda-arch=' <<<"$help"; then
     gpu_flags+=("--cuda-arch=$cuda_arch")
   else
     echo "prepare.sh: note: $zeroc has no --cuda-arch option; compiling for its default"
@@ -175,12 +178,13 @@ if [ $bench = 1 ]; then
 fi
 
 kernel_tests=
-if [ -x build/bin/zeroc-rt-cuda-kernel-tests ]; then
-  cp build/bin/zeroc-rt-cuda-kernel-tests "$out/bin/"
+kt=${ZEROC_CUDA_KERNEL_TESTS:-build/bin/zeroc-rt-cuda-kernel-tests}
+if [ -x "$kt" ]; then
+  cp "$kt" "$out/bin/zeroc-rt-cuda-kernel-tests"
   kernel_tests=bin/zeroc-rt-cuda-kernel-tests
-  echo "== CUDA kernel unit tests: build/bin/zeroc-rt-cuda-kernel-tests"
+  echo "== CUDA kernel unit tests: $kt"
 else
-  echo "== no build/bin/zeroc-rt-cuda-kernel-tests: the bundle has no kernel unit tests"
+  echo "== no $kt: the bundle has no kernel unit tests"
 fi
 
 # Shared libraries the GPU executables need beyond the C/C++ runtime and
