@@ -136,7 +136,9 @@ print(":".join(sorted(dirs)))
 EOF
 )
 ld=${nvlibs}
-[ -d /usr/local/cuda/lib64 ] && ld=${ld:+$ld:}/usr/local/cuda/lib64
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do
+  [ -d "$d" ] && ld=${ld:+$ld:}$d
+done
 if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
   for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu/nvidia; do
     [ -e "$d/libcuda.so.1" ] && ld=${ld:+$ld:}$d
