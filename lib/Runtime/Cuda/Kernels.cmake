@@ -14,6 +14,9 @@ add_library(zeroc_rt_cuda_kernels STATIC
   KernelsShape.cu
   ../Common/LRSchedule.cpp
 )
+# -no-compress: the device code stays readable without cuobjdump (the
+# tests list the kernels of an executable, test/Target/Cuda), as zeroc
+# also builds the generated code.
 set_target_properties(zeroc_rt_cuda_kernels PROPERTIES
   POSITION_INDEPENDENT_CODE ON
   CUDA_SEPARABLE_COMPILATION OFF)
@@ -22,7 +25,7 @@ set_target_properties(zeroc_rt_cuda_kernels PROPERTIES
 # reference at 1e-4 and below).
 target_compile_options(zeroc_rt_cuda_kernels PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:${ZEROC_WARNING_FLAGS} -O3>
-  $<$<COMPILE_LANGUAGE:CUDA>:-O3 --expt-relaxed-constexpr
+  $<$<COMPILE_LANGUAGE:CUDA>:-O3 --expt-relaxed-constexpr -no-compress
     -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter>)
 # The CUDA runtime itself comes with the CUDA link of whoever links this
 # (CMAKE_CUDA_RUNTIME_LIBRARY, static by default): naming CUDA::cudart here

@@ -5,7 +5,7 @@ cuobjdump is not part of the CUDA installation the CI machines have, so the
 tests read the device code themselves: nvcc (with -no-compress, as zeroc
 passes it) embeds each GPU architecture's code as an uncompressed cubin, an
 ELF file for EM_CUDA, inside the host binary's .nv_fatbin section. A kernel
-entry is a global FUNC symbol with STO_CUDA_ENTRY (0x10) in st_other.
+entry is a FUNC symbol with STO_CUDA_ENTRY (0x10) in st_other.
 
 Usage: fatbin_kernels.py BINARY   prints "sm_XX NAME" per kernel (mangled)
 """
@@ -15,7 +15,6 @@ import sys
 
 EM_CUDA = 190
 STT_FUNC = 2
-STB_GLOBAL = 1
 STO_CUDA_ENTRY = 0x10
 
 
@@ -51,8 +50,8 @@ def cubin_kernels(cubin):
         strtab = headers[h[6]]
         for off in range(h[4], h[4] + h[5], 24):
             st_name, st_info, st_other = struct.unpack_from("<IBB", cubin, off)
-            if (st_info & 0xF) == STT_FUNC and (st_info >> 4) == STB_GLOBAL \
-                    and st_other & STO_CUDA_ENTRY:
+            # Kernels in an anonymous namespace are local symbols.
+            if (st_info & 0xF) == STT_FUNC and st_other & STO_CUDA_ENTRY:
                 start = strtab[4] + st_name
                 kernels.append(cubin[start:cubin.index(b"\0", start)].decode())
     # The architecture (0x5a = sm_90) is e_flags' second byte from ELF ABI
