@@ -1,7 +1,8 @@
 //===- KernelsMatmul.cu - zrt_matmul and attention's GEMMs on cuBLASLt ----===//
 //
 // Every product goes through cublasLtMatmul with f32 accumulation
-// (CUBLAS_COMPUTE_32F: exact f32 for f32 operands, never TF32; tensor cores
+// (CUBLAS_COMPUTE_32F: exact f32 for f32 operands, TF32 only when
+// ZEROC_CUDA_TF32=1 asks for it; tensor cores
 // for bf16 operands). zrt.h's row-major C = op(A) op(B) is the column-major
 // C^T = op(B)^T op(A)^T, so cuBLASLt sees (b, a) swapped, and a batch is one
 // strided-batched call (stride 0 shares a matrix). The matmul descriptor,
@@ -15,6 +16,8 @@
 #include "KernelsCommon.cuh"
 
 #include <array>
+#include <cstdlib>
+#include <string>
 #include <climits>
 #include <unordered_map>
 
@@ -79,11 +82,23 @@ cublasLtMatrixLayout_t makeLayout(cudaDataType_t type, int64_t rows,
   return layout;
 }
 
+/// f32 products use TF32 tensor cores only when ZEROC_CUDA_TF32=1: off by
+/// default so that fp32 runs compare with the CPU backend at 1e-4.
+bool tf32Allowed() {
+  static const bool allowed = [] {
+    const char *value = std::getenv("ZEROC_CUDA_TF32");
+    return value && std::string(value) == "1";
+  }();
+  return allowed;
+}
+
 Plan makePlan(const GemmOp &op, int64_t alignA, int64_t alignB,
               int64_t alignC) {
   Plan plan;
-  ZRT_CUBLAS(
-      cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasComputeType_t compute =
+      op.abType == CUDA_R_32F && tf32Allowed() ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                               : CUBLAS_COMPUTE_32F;
+  ZRT_CUBLAS(cublasLtMatmulDescCreate(&plan.desc, compute, CUDA_R_32F));
   cublasOperation_t transLtA = op.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t transLtB = op.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
   ZRT_CUBLAS(cublasLtMatmulDescSetAttribute(
