@@ -316,12 +316,19 @@ def cmd_report(args) -> int:
         labels = {"zeroc": f"zeroc ({m.get('gpu_target', 'cuda')}, ZeRO-{bench.get('stage', 0)}, "
                            f"{bench.get('precision', 'bf16')})",
                   "torch-eager": "PyTorch eager", "torch-compile": "PyTorch torch.compile"}
-        for impl, path in (("zeroc", args.zeroc), ("torch-eager", args.torch_eager),
-                           ("torch-compile", args.torch_compile)):
+        labels["zeroc-flash"] = labels["zeroc"] + " + ZEROC_FLASH_ATTENTION=1"
+        impls = [("zeroc", args.zeroc)]
+        # The fused attention kernel is opt-in until validated: its row is
+        # shown when it ran, and its failure is a note, not a failure.
+        if args.zeroc_flash or "zeroc-flash" in notes:
+            impls.append(("zeroc-flash", args.zeroc_flash))
+        impls += [("torch-eager", args.torch_eager), ("torch-compile", args.torch_compile)]
+        for impl, path in impls:
             if path is None:
                 row = {"impl": impl, "ok": False, "error": notes.get(impl, "not run")}
-            elif impl == "zeroc":
+            elif impl in ("zeroc", "zeroc-flash"):
                 row = zeroc_row(path, cfg, warmup, args.peak_flops)
+                row["impl"] = impl
             else:
                 row = torch_row(path, impl)
                 if row["ok"] and row.get("config") and row["config"] != cfg:
@@ -342,9 +349,11 @@ def cmd_report(args) -> int:
     # A run that finished but whose figures are unusable (a non-finite loss,
     # too few steps, another config) is a failure too; run.sh sees it in
     # the failures file.
-    paths = {"zeroc": args.zeroc, "torch-eager": args.torch_eager,
-             "torch-compile": args.torch_compile}
+    paths = {"zeroc": args.zeroc, "zeroc-flash": args.zeroc_flash,
+             "torch-eager": args.torch_eager, "torch-compile": args.torch_compile}
     for r in rows:
+        if r["impl"] == "zeroc-flash":
+            continue
         if paths[r["impl"]] is not None and not r["ok"] and r["impl"] not in notes:
             failures.append(f"{r['label']}: {r['error']}")
             if args.failures:
@@ -493,6 +502,7 @@ def main(argv=None) -> int:
     r.add_argument("--manifest", required=True)
     r.add_argument("--out", required=True, help="folder for results.json and results.md")
     r.add_argument("--zeroc", help="the zeroc benchmark's --log-json file")
+    r.add_argument("--zeroc-flash", help="the same with ZEROC_FLASH_ATTENTION=1 (opt-in kernel)")
     r.add_argument("--torch-eager", help="gpu_torch.py --json file")
     r.add_argument("--torch-compile", help="gpu_torch.py --compile --json file")
     r.add_argument("--note", action="append", metavar="IMPL=TEXT",

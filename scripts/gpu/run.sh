@@ -248,7 +248,7 @@ while IFS=$'\t' read -r name exe ref prec rtol steps seed init; do
   [ $rc -eq 0 ] || fail "$(tail -n 1 <<<"$verdict" | sed 's/^FAIL //')"
 done < <("$py" "$check" cases "$manifest")
 
-zeroc_log= eager_json= compile_json=
+zeroc_log= zeroc_flash_log= eager_json= compile_json=
 notes=()
 bench_cfg=$(get bench.config 2>/dev/null || true)
 if [ -n "$bench_rel" ] && [ -n "$bench_cfg" ]; then
@@ -272,6 +272,26 @@ if [ -n "$bench_rel" ] && [ -n "$bench_cfg" ]; then
       fail "zeroc benchmark: $(explain_rc $rc)"; notes+=(--note "zeroc=$(explain_rc $rc)")
     fi
     [ -f "$logs/zeroc-bench.jsonl" ] && zeroc_log=$logs/zeroc-bench.jsonl
+  fi
+
+  # The fused attention kernel is opt-in until validated on a GPU: the same
+  # benchmark with it, reported on its own row; a failure is only a note.
+  if [ $on_gpu = 1 ]; then
+    section "benchmark: zeroc with ZEROC_FLASH_ATTENTION=1"
+    l=$(limit 60 150)
+    if [ "$l" -lt 10 ]; then
+      notes+=(--note "zeroc-flash=skipped, out of time")
+    else
+      ZEROC_FLASH_ATTENTION=1 timeout -k 5 "$l" "$bexe" --data "$data" --steps "$bsteps" \
+        --seed "$(get bench.seed)" --log-json "$logs/zeroc-bench-flash.jsonl" </dev/null
+      rc=$?
+      if [ $rc -ne 0 ]; then
+        echo "(not a failure: the fused attention is opt-in) $(explain_rc $rc)"
+        notes+=(--note "zeroc-flash=$(explain_rc $rc)")
+      elif [ -f "$logs/zeroc-bench-flash.jsonl" ]; then
+        zeroc_flash_log=$logs/zeroc-bench-flash.jsonl
+      fi
+    fi
   fi
 
   device=cuda
@@ -320,6 +340,7 @@ report=("$py" "$check" report --manifest "$manifest" --out "$results" --peak-flo
         --tiny-results "$tiny_results" --failures "$failures" --device "$device_name"
         --date "$(date -u +%Y-%m-%dT%H:%M:%S)")
 [ -n "$zeroc_log" ] && report+=(--zeroc "$zeroc_log")
+[ -n "${zeroc_flash_log:-}" ] && report+=(--zeroc-flash "$zeroc_flash_log")
 [ -n "$eager_json" ] && report+=(--torch-eager "$eager_json")
 [ -n "$compile_json" ] && report+=(--torch-compile "$compile_json")
 [ -n "$kt_json" ] && report+=(--kernel-tests "$kt_json")

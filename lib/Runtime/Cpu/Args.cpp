@@ -143,8 +143,11 @@ std::string parseArguments(int argc, char **argv, Options &options) {
 
 std::string usage(const char *argv0, const zrt_program &program) {
   std::string text;
-  text += "usage: mpirun -np " + std::to_string(program.world_size) + " " +
-          argv0 + " --data PATH [options]\n\n";
+  // One rank needs no launcher.
+  text += program.world_size == 1
+              ? "usage: " + std::string(argv0) + " --data PATH [options]\n\n"
+              : "usage: mpirun -np " + std::to_string(program.world_size) +
+                    " " + argv0 + " --data PATH [options]\n\n";
   text += "Trains '" + std::string(program.model ? program.model : "model") +
           "' (compiled for " + std::to_string(program.world_size) +
           " rank(s), ZeRO stage " + std::to_string(program.zero_stage) + ", " +
