@@ -452,6 +452,15 @@ void FunctionEmitter::emitNcclStart(StringRef fn, Value input, Value result,
                                                       : "ncclAllGather";
   int kind = call == "ncclAllReduce" ? 0 : call == "ncclReduceScatter" ? 1 : 2;
   Type element = typeOf(input).getElementType();
+  if (worldSize == 1) {
+    // One rank: the collective is a copy, and no NCCL communicator is
+    // ever made (a lone GPU needs no network).
+    os << "  /* " << call.drop_front(4) << " over one rank: a copy */\n"
+       << "  zc_check(cudaMemcpyAsync(" << var(result) << ", " << ptr(input)
+       << ", " << numel(result) * (element.getIntOrFloatBitWidth() / 8)
+       << ", cudaMemcpyDeviceToDevice, stream), \"cudaMemcpyAsync\");\n";
+    return;
+  }
   unsigned ready = nextEvent++, done = nextEvent++;
   doneEvent[result] = done;
   os << "  /* " << call.drop_front(4) << " " << ptr(input) << " -> " << var(result)
@@ -475,6 +484,8 @@ void FunctionEmitter::emitWait(Value started) {
     os << "  zrt_wait(" << var(started) << "_request);\n";
     return;
   }
+  if (worldSize == 1)
+    return; // the copy is on the compute stream already
   // The compute stream waits; the host does not.
   os << "  zc_check(cudaStreamWaitEvent(stream, events["
      << doneEvent.lookup(started) << "], 0), \"cudaStreamWaitEvent\"); /* "
@@ -922,6 +933,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
                                     Kind kind) {
   Block &block = func.getBody().front();
   functionName = name.str();
+  if (auto module = func->getParentOfType<ModuleOp>())
+    if (auto size = module->getAttrOfType<IntegerAttr>("train.world_size"))
+      worldSize = size.getInt();
   bool isStep = kind == Kind::Step;
   unsigned expected = isStep ? 3 : kind == Kind::Forward ? 2 : 1;
   if (block.getNumArguments() != expected)

@@ -92,6 +92,8 @@ private:
   /// CUDA: the event each collective's result records when it is done.
   llvm::DenseMap<mlir::Value, unsigned> doneEvent;
   unsigned nextEvent = 0;
+  /// The module's train.world_size: one rank's collectives are copies.
+  int64_t worldSize = 1;
   std::string functionName;
   llvm::DenseMap<mlir::Value, std::string> names;
   llvm::DenseMap<mlir::Value, std::string> exprs;
