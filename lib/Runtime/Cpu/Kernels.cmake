@@ -22,6 +22,7 @@ add_library(zeroc_rt_cpu_kernels STATIC
   KernelsOptimizer.cpp
   KernelsShape.cpp
   ../Common/LRSchedule.cpp
+  ../Common/Shapes.cpp
 )
 set_target_properties(zeroc_rt_cpu_kernels PROPERTIES
   POSITION_INDEPENDENT_CODE ON)

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelsCommon.h"
+#include "../Common/Shapes.h"
 
 #include <string>
 #include <vector>
@@ -33,54 +34,6 @@ extern "C" size_t zrt_dtype_size(zrt_dtype dtype) {
 }
 
 namespace {
-
-/// "[2, 3, 4]" for messages.
-std::string formatShape(int rank, const int64_t *shape) {
-  std::string text = "[";
-  for (int i = 0; i < rank; ++i) {
-    if (i)
-      text += ", ";
-    text += std::to_string(shape[i]);
-  }
-  return text + "]";
-}
-
-int64_t checkedNumel(const char *kernel, int rank, const int64_t *shape) {
-  if (rank < 0)
-    zrt_fail("%s: rank must be >= 0, got %d", kernel, rank);
-  if (rank > 0 && !shape)
-    zrt_fail("%s: NULL shape", kernel);
-  int64_t numel = 1;
-  for (int i = 0; i < rank; ++i) {
-    if (shape[i] < 0)
-      zrt_fail("%s: negative dimension in shape %s", kernel,
-               formatShape(rank, shape).c_str());
-    numel *= shape[i];
-  }
-  return numel;
-}
-
-/// One canonical dimension: its size and its stride in the source tensor.
-struct Dim {
-  int64_t size, stride;
-};
-
-/// Drops size-1 dimensions and merges neighbours a, b (in iteration order)
-/// with a.stride == b.stride * b.size: they walk memory as one dimension.
-std::vector<Dim> canonicalize(const std::vector<Dim> &dims) {
-  std::vector<Dim> out;
-  for (const Dim &dim : dims) {
-    if (dim.size == 1)
-      continue;
-    if (!out.empty() && out.back().stride == dim.stride * dim.size) {
-      out.back().size *= dim.size;
-      out.back().stride = dim.stride;
-      continue;
-    }
-    out.push_back(dim);
-  }
-  return out;
-}
 
 /// Walks the multi-indices of `dims` in row-major order, tracking the
 /// source offset sum(index[d] * stride[d]).
@@ -448,21 +401,8 @@ extern "C" void zrt_transpose(zrt_dtype dtype, const void *x, void *y,
                               int rank, const int64_t *shape,
                               const int64_t *perm) {
   const char *kernel = "zrt_transpose";
+  std::vector<Dim> dims = transposeDims(kernel, rank, shape, perm);
   int64_t numel = checkedNumel(kernel, rank, shape);
-  std::vector<bool> seen(rank, false);
-  for (int i = 0; i < rank; ++i) {
-    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]])
-      zrt_fail("%s: perm is not a permutation of [0, %d)", kernel, rank);
-    seen[perm[i]] = true;
-  }
-  std::vector<int64_t> stride(rank);
-  for (int64_t d = rank - 1, s = 1; d >= 0; --d) {
-    stride[d] = s;
-    s *= shape[d];
-  }
-  std::vector<Dim> dims;
-  for (int i = 0; i < rank; ++i)
-    dims.push_back({shape[perm[i]], stride[perm[i]]});
   dispatchSize(kernel, dtype, [&](auto tag) {
     using E = decltype(tag);
     if (numel == 0)
@@ -525,28 +465,9 @@ extern "C" void zrt_broadcast(zrt_dtype dtype, const void *x, int x_rank,
                               const int64_t *x_shape, void *y, int y_rank,
                               const int64_t *y_shape) {
   const char *kernel = "zrt_broadcast";
-  checkedNumel(kernel, x_rank, x_shape);
+  std::vector<Dim> dims =
+      broadcastDims(kernel, x_rank, x_shape, y_rank, y_shape);
   int64_t numel = checkedNumel(kernel, y_rank, y_shape);
-  int lead = y_rank - x_rank;
-  bool ok = lead >= 0;
-  for (int i = 0; ok && i < x_rank; ++i)
-    ok = x_shape[i] == 1 || x_shape[i] == y_shape[lead + i];
-  if (!ok)
-    zrt_fail("%s: cannot broadcast %s to %s", kernel,
-             formatShape(x_rank, x_shape).c_str(),
-             formatShape(y_rank, y_shape).c_str());
-  std::vector<Dim> dims;
-  int64_t stride = 1;
-  std::vector<int64_t> xStride(x_rank);
-  for (int i = x_rank - 1; i >= 0; --i) {
-    xStride[i] = stride;
-    stride *= x_shape[i];
-  }
-  for (int d = 0; d < y_rank; ++d) {
-    int xd = d - lead;
-    bool repeated = xd < 0 || x_shape[xd] == 1;
-    dims.push_back({y_shape[d], repeated ? 0 : xStride[xd]});
-  }
   dims = canonicalize(dims);
   dispatchSize(kernel, dtype, [&](auto tag) {
     using E = decltype(tag);

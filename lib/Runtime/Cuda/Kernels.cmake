@@ -13,6 +13,7 @@ add_library(zeroc_rt_cuda_kernels STATIC
   KernelsOptimizer.cu
   KernelsShape.cu
   ../Common/LRSchedule.cpp
+  ../Common/Shapes.cpp
 )
 # -no-compress: the device code stays readable without cuobjdump (the
 # tests list the kernels of an executable, test/Target/Cuda), as zeroc
