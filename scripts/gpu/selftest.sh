@@ -20,6 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=${1:-build/gpu-selftest}
+work=$(realpath -m "$work")
 py=${ZEROC_GPU_PYTHON:-/usr/bin/python3}
 zeroc=${ZEROC:-build/bin/zeroc}
 cxx=()
@@ -77,7 +78,7 @@ EOF
 mkdir -p "$work/site/nvidia/cublas/lib" "$work/site/nvidia/cu13/lib"
 touch "$work/site/nvidia/cublas/lib/libcublas.so.13" "$work/site/nvidia/cu13/lib/libnccl.so.2"
 status=0
-PYTHONPATH=$PWD/$work/site ZEROC_GPU_PYTHON=$py OUT=$PWD/$work/results \
+PYTHONPATH=$work/site ZEROC_GPU_PYTHON=$py OUT=$work/results \
   scripts/gpu/run.sh "$bundle" --no-compile >"$work/run-pass.log" 2>&1 || status=$?
 cat "$work/run-pass.log"
 [ $status -eq 0 ] || die "run.sh failed on the test bundle (exit $status)"
@@ -130,7 +131,7 @@ EOF
 chmod +x "$fake"/*
 echo 'echo "FAIL softmax: max rel err 3e-2"' >>"$bundle/bin/zeroc-rt-cuda-kernel-tests"
 status=0
-ZEROC_GPU_EXE_DIR=$PWD/$fake ZEROC_GPU_TINY_TIMEOUT=15 ZEROC_GPU_PYTHON=$py OUT=$PWD/$work/results-bad \
+ZEROC_GPU_EXE_DIR=$fake ZEROC_GPU_TINY_TIMEOUT=15 ZEROC_GPU_PYTHON=$py OUT=$work/results-bad \
   scripts/gpu/run.sh "$bundle" --no-torch >"$work/run-fail.log" 2>&1 || status=$?
 sed -n '/^GPU CHECK/,$p' "$work/run-fail.log"
 [ $status -eq 1 ] || die "run.sh should exit 1 on bad executables, got $status"
