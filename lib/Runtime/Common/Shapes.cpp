@@ -96,4 +96,38 @@ std::vector<Dim> broadcastDims(const char *kernel, int x_rank,
   return dims;
 }
 
+TiledTranspose::TiledTranspose(const std::vector<Dim> &dims) {
+  while (dims[q].stride != 1)
+    ++q;
+  last = dims.size() - 1;
+  outStride.resize(dims.size());
+  int64_t stride = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    outStride[d] = stride;
+    stride *= dims[d].size;
+  }
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (d != q && d != last) {
+      outerIn.push_back(dims[d]);
+      outerOut.push_back({dims[d].size, outStride[d]});
+    }
+}
+
+PackLayout::PackLayout(const char *kernel, int count, const int64_t *numels,
+                       int64_t shards) {
+  if (shards < 1)
+    zrt_fail("%s: shards must be >= 1, got %lld", kernel,
+             static_cast<long long>(shards));
+  if (count < 0)
+    zrt_fail("%s: count must be >= 0, got %d", kernel, count);
+  for (int i = 0; i < count; ++i) {
+    if (numels[i] < 0)
+      zrt_fail("%s: numel %d is negative (%lld)", kernel, i,
+               static_cast<long long>(numels[i]));
+    chunk.push_back((numels[i] + shards - 1) / shards);
+    offset.push_back(segment);
+    segment += chunk.back();
+  }
+}
+
 } // namespace zeroc::rt

@@ -31,6 +31,29 @@ struct Dim {
 /// with a.stride == b.stride * b.size: they walk memory as one dimension.
 std::vector<Dim> canonicalize(const std::vector<Dim> &dims);
 
+/// A transpose whose source-contiguous dimension q (stride 1) is not the
+/// output's last one: tiled 2-D transposes of (q, last) for every index of
+/// the other, outer dimensions. `dims` is canonical, in output order.
+struct TiledTranspose {
+  size_t q = 0, last = 0;
+  /// Row-major strides of the output, per dimension of `dims`.
+  std::vector<int64_t> outStride;
+  /// The outer dimensions in output order, with their source strides and
+  /// with their output strides.
+  std::vector<Dim> outerIn, outerOut;
+  explicit TiledTranspose(const std::vector<Dim> &dims);
+};
+
+/// train.pack's layout: K_i = ceil(n_i / shards) elements of tensor i in
+/// each of the shards segments of sum(K_i), after those of tensors < i.
+/// Fails naming `kernel` on a bad count, shard count or numel.
+struct PackLayout {
+  std::vector<int64_t> chunk, offset;
+  int64_t segment = 0;
+  PackLayout(const char *kernel, int count, const int64_t *numels,
+             int64_t shards);
+};
+
 /// zrt_transpose's walk: output dimension i is source dimension perm[i],
 /// with its row-major stride (not canonicalized). Fails naming `kernel`
 /// when `perm` is not a permutation of [0, rank).

@@ -21,6 +21,7 @@ add_library(zeroc_rt_cpu_kernels STATIC
   KernelsNorm.cpp
   KernelsOptimizer.cpp
   KernelsShape.cpp
+  ../Common/DtypeSize.cpp
   ../Common/LRSchedule.cpp
   ../Common/Shapes.cpp
 )

@@ -35,12 +35,6 @@ void checkIds(const char *kernel, const char *what, const void *ids,
   }
 }
 
-void checkNonNegative(const char *kernel, const char *what, int64_t value) {
-  if (value < 0)
-    zrt_fail("%s: %s must be >= 0, got %lld", kernel, what,
-             static_cast<long long>(value));
-}
-
 BlasSingleThreaded::BlasSingleThreaded() : saved(openblas_get_num_threads()) {
   if (saved != 1)
     openblas_set_num_threads(1);

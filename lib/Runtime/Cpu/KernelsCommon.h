@@ -13,6 +13,8 @@
 
 #include "zeroc/Runtime/zrt.h"
 
+#include "../Common/KernelArgs.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -65,38 +67,6 @@ inline const float *rowF32(const bf16 *src, float *scratch, int64_t n) {
   return scratch;
 }
 
-/// The name of a dtype for messages.
-inline const char *dtypeName(zrt_dtype dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return "f32";
-  case ZRT_BF16:
-    return "bf16";
-  case ZRT_I32:
-    return "i32";
-  case ZRT_I64:
-    return "i64";
-  }
-  return "unknown";
-}
-
-/// Calls fn(float{}) or fn(bf16{}) by `dtype`; any other dtype fails naming
-/// the kernel.
-template <typename Fn>
-inline void dispatchFloat(const char *kernel, zrt_dtype dtype, Fn &&fn) {
-  switch (dtype) {
-  case ZRT_F32:
-    fn(float{});
-    return;
-  case ZRT_BF16:
-    fn(bf16{});
-    return;
-  default:
-    zrt_fail("%s: unsupported dtype %s (%d); expected f32 or bf16", kernel,
-             dtypeName(dtype), static_cast<int>(dtype));
-  }
-}
-
 /// Reads integer id `i` of an i32 or i64 array.
 inline int64_t loadId(const void *ids, zrt_dtype idDtype, int64_t i) {
   return idDtype == ZRT_I32 ? static_cast<const int32_t *>(ids)[i]
@@ -109,9 +79,6 @@ inline int64_t loadId(const void *ids, zrt_dtype idDtype, int64_t i) {
 /// calling thread.
 void checkIds(const char *kernel, const char *what, const void *ids,
               zrt_dtype idDtype, int64_t n, int64_t limit);
-
-/// Fails unless `value` >= 0.
-void checkNonNegative(const char *kernel, const char *what, int64_t value);
 
 //===----------------------------------------------------------------------===//
 // Math

@@ -136,23 +136,13 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
                            int64_t stride_a, int64_t stride_b,
                            int64_t stride_c) {
   const char *kernel = "zrt_matmul";
-  checkNonNegative(kernel, "batch", batch);
-  checkNonNegative(kernel, "m", m);
-  checkNonNegative(kernel, "n", n);
-  checkNonNegative(kernel, "k", k);
-  checkNonNegative(kernel, "stride_a", stride_a);
-  checkNonNegative(kernel, "stride_b", stride_b);
-  checkNonNegative(kernel, "stride_c", stride_c);
+  checkMatmulSizes(kernel, batch, m, n, k, stride_a, stride_b, stride_c);
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
     zrt_fail("%s: m, n and k must fit the BLAS's 32-bit int, got %lld x %lld "
              "x %lld",
              kernel, static_cast<long long>(m), static_cast<long long>(n),
              static_cast<long long>(k));
-  if (batch > 1 && stride_c < m * n)
-    zrt_fail("%s: stride_c %lld is less than m * n = %lld with batch %lld: "
-             "the outputs would overlap",
-             kernel, static_cast<long long>(stride_c),
-             static_cast<long long>(m * n), static_cast<long long>(batch));
+  checkMatmulOutputs(kernel, batch, m, n, stride_c);
   if (batch == 0 || m == 0 || n == 0)
     return;
   if (!c || (k > 0 && (!a || !b)))

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelsCommon.h"
+#include "../Common/AdamStep.h"
 
 #include <cmath>
 #include <vector>
@@ -21,14 +22,6 @@ ZRT_HOT double sumSquares(const T *x, int64_t n, float *scratch) {
   const float *xf = rowF32(x, scratch, n);
   return rowDot(xf, xf, n);
 }
-
-struct AdamStep {
-  float decay;      // 1 - lr * weight_decay
-  float beta1, oneMinusBeta1, beta2, oneMinusBeta2;
-  float stepSize;   // lr / (1 - beta1^t)
-  float bc2Sqrt;    // sqrt(1 - beta2^t)
-  float eps;
-};
 
 ZRT_HOT void adamwRange(float *param, const float *grad, float *m, float *v,
                         int64_t i0, int64_t i1, const AdamStep &s) {
@@ -93,17 +86,7 @@ extern "C" void zrt_adamw(float *param, const float *grad, float *exp_avg,
                           double weight_decay) {
   checkNonNegative("zrt_adamw", "n", n);
   checkNonNegative("zrt_adamw", "step", step);
-  double t = static_cast<double>(step) + 1.0;
-  AdamStep s;
-  s.decay = static_cast<float>(1.0 - static_cast<double>(lr) * weight_decay);
-  s.beta1 = static_cast<float>(beta1);
-  s.oneMinusBeta1 = static_cast<float>(1.0 - beta1);
-  s.beta2 = static_cast<float>(beta2);
-  s.oneMinusBeta2 = static_cast<float>(1.0 - beta2);
-  s.stepSize = static_cast<float>(static_cast<double>(lr) /
-                                  (1.0 - std::pow(beta1, t)));
-  s.bc2Sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(beta2, t)));
-  s.eps = static_cast<float>(eps);
+  AdamStep s = adamStep(lr, step, beta1, beta2, eps, weight_decay);
   parallelFor((n + kBlock - 1) / kBlock, kBlock * 4, [&](int64_t b0,
                                                         int64_t b1) {
     adamwRange(param, grad, exp_avg, exp_avg_sq, b0 * kBlock,

@@ -19,20 +19,6 @@
 
 using namespace zeroc::rt;
 
-extern "C" size_t zrt_dtype_size(zrt_dtype dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return 4;
-  case ZRT_BF16:
-    return 2;
-  case ZRT_I32:
-    return 4;
-  case ZRT_I64:
-    return 8;
-  }
-  zrt_fail("zrt_dtype_size: unknown dtype %d", static_cast<int>(dtype));
-}
-
 namespace {
 
 /// Walks the multi-indices of `dims` in row-major order, tracking the
@@ -66,24 +52,6 @@ private:
   std::vector<Dim> dims;
   std::vector<int64_t> index;
 };
-
-/// Calls fn(uintN_t{}) with the unsigned type of `dtype`'s element size.
-template <typename Fn>
-void dispatchSize(const char *kernel, zrt_dtype dtype, Fn &&fn) {
-  switch (dtype) {
-  case ZRT_BF16:
-    fn(uint16_t{});
-    return;
-  case ZRT_F32:
-  case ZRT_I32:
-    fn(uint32_t{});
-    return;
-  case ZRT_I64:
-    fn(uint64_t{});
-    return;
-  }
-  zrt_fail("%s: unknown dtype %d", kernel, static_cast<int>(dtype));
-}
 
 /// Rows of `rowLen` elements copied from src + offset(row) to dst + row *
 /// rowLen, where offset walks `outer`.
@@ -121,26 +89,13 @@ void transposeImpl(const E *x, E *y, std::vector<Dim> dims) {
   }
   // The source's contiguous dimension q is not the output's last one L:
   // tiled 2-D transposes of (q, L) for every index of the other dims.
-  size_t q = 0;
-  while (dims[q].stride != 1)
-    ++q;
-  size_t last = dims.size() - 1;
-  std::vector<int64_t> outStride(dims.size());
-  int64_t stride = 1;
-  for (size_t d = dims.size(); d-- > 0;) {
-    outStride[d] = stride;
-    stride *= dims[d].size;
-  }
-  // Outer dims in output order; their output offsets walk a second walker.
-  std::vector<Dim> outerIn, outerOut;
-  for (size_t d = 0; d < dims.size(); ++d)
-    if (d != q && d != last) {
-      outerIn.push_back(dims[d]);
-      outerOut.push_back({dims[d].size, outStride[d]});
-    }
+  // The outer dims' output offsets walk a second walker.
+  TiledTranspose plan(dims);
+  size_t q = plan.q, last = plan.last;
+  const std::vector<Dim> &outerIn = plan.outerIn, &outerOut = plan.outerOut;
   int64_t outerCount = numel / (dims[q].size * dims[last].size);
   int64_t nq = dims[q].size, nl = dims[last].size;
-  int64_t inL = dims[last].stride, outQ = outStride[q];
+  int64_t inL = dims[last].stride, outQ = plan.outStride[q];
   int64_t tilesQ = (nq + kTile - 1) / kTile;
   parallelFor(outerCount * tilesQ, kTile * nl, [&](int64_t t0, int64_t t1) {
     Walker in(outerIn.data(), outerIn.size());
@@ -279,29 +234,6 @@ void reduceImpl(const T *x, T *y, const std::vector<ReduceDim> &dims,
 //===----------------------------------------------------------------------===//
 // Pack
 //===----------------------------------------------------------------------===//
-
-/// train.pack's layout: K_i = ceil(n_i / shards) elements of tensor i in
-/// each of the shards segments of sum(K_i), after those of tensors < i.
-struct PackLayout {
-  std::vector<int64_t> chunk, offset;
-  int64_t segment = 0;
-  PackLayout(const char *kernel, int count, const int64_t *numels,
-             int64_t shards) {
-    if (shards < 1)
-      zrt_fail("%s: shards must be >= 1, got %lld", kernel,
-               static_cast<long long>(shards));
-    if (count < 0)
-      zrt_fail("%s: count must be >= 0, got %d", kernel, count);
-    for (int i = 0; i < count; ++i) {
-      if (numels[i] < 0)
-        zrt_fail("%s: numel %d is negative (%lld)", kernel, i,
-                 static_cast<long long>(numels[i]));
-      chunk.push_back((numels[i] + shards - 1) / shards);
-      offset.push_back(segment);
-      segment += chunk.back();
-    }
-  }
-};
 
 /// Runs copy(c, i) for every (shard c, tensor i): in parallel when there
 /// are many, else in turn, each copy free to thread itself (`inner`).

@@ -12,6 +12,7 @@ add_library(zeroc_rt_cuda_kernels STATIC
   KernelsNorm.cu
   KernelsOptimizer.cu
   KernelsShape.cu
+  ../Common/DtypeSize.cpp
   ../Common/LRSchedule.cpp
   ../Common/Shapes.cpp
 )

@@ -18,6 +18,7 @@
 #define ZEROC_LIB_RUNTIME_CUDA_KERNELSCOMMON_CUH
 
 #include "Cuda.h"
+#include "../Common/KernelArgs.h"
 
 #include <cmath>
 #include <cstddef>
@@ -29,6 +30,14 @@ namespace zeroc::rt::cuda {
 
 /// Storage of a bf16 element: its bit pattern.
 using bf16 = uint16_t;
+
+// Argument checks and dtype dispatch, as the CPU kernels do them.
+using zeroc::rt::checkMatmulOutputs;
+using zeroc::rt::checkMatmulSizes;
+using zeroc::rt::checkNonNegative;
+using zeroc::rt::dispatchFloat;
+using zeroc::rt::dispatchSize;
+using zeroc::rt::dtypeName;
 
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
@@ -263,46 +272,6 @@ __device__ __forceinline__ int64_t indexStride() {
 //===----------------------------------------------------------------------===//
 // Host-side checks and dispatch
 //===----------------------------------------------------------------------===//
-
-/// The name of a dtype for messages.
-inline const char *dtypeName(zrt_dtype dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return "f32";
-  case ZRT_BF16:
-    return "bf16";
-  case ZRT_I32:
-    return "i32";
-  case ZRT_I64:
-    return "i64";
-  }
-  return "unknown";
-}
-
-/// Calls fn(float{}) or fn(bf16{}) by `dtype`; any other dtype fails naming
-/// the kernel.
-template <typename Fn>
-inline void dispatchFloat(const char *kernel, zrt_dtype dtype, Fn &&fn) {
-  switch (dtype) {
-  case ZRT_F32:
-    fn(float{});
-    return;
-  case ZRT_BF16:
-    fn(bf16{});
-    return;
-  default:
-    zrt_fail("%s: unsupported dtype %s (%d); expected f32 or bf16", kernel,
-             dtypeName(dtype), static_cast<int>(dtype));
-  }
-}
-
-/// Fails unless `value` >= 0.
-inline void checkNonNegative(const char *kernel, const char *what,
-                             int64_t value) {
-  if (value < 0)
-    zrt_fail("%s: %s must be >= 0, got %lld", kernel, what,
-             static_cast<long long>(value));
-}
 
 /// Fails unless `dtype` is i32 or i64 and `ids` is not NULL when n > 0.
 inline void checkIdDtype(const char *kernel, const char *what,

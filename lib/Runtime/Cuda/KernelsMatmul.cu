@@ -263,18 +263,8 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
                            int64_t stride_a, int64_t stride_b,
                            int64_t stride_c) {
   const char *kernel = "zrt_matmul";
-  checkNonNegative(kernel, "batch", batch);
-  checkNonNegative(kernel, "m", m);
-  checkNonNegative(kernel, "n", n);
-  checkNonNegative(kernel, "k", k);
-  checkNonNegative(kernel, "stride_a", stride_a);
-  checkNonNegative(kernel, "stride_b", stride_b);
-  checkNonNegative(kernel, "stride_c", stride_c);
-  if (batch > 1 && stride_c < m * n)
-    zrt_fail("%s: stride_c %lld is less than m * n = %lld with batch %lld: "
-             "the outputs would overlap",
-             kernel, static_cast<long long>(stride_c),
-             static_cast<long long>(m * n), static_cast<long long>(batch));
+  checkMatmulSizes(kernel, batch, m, n, k, stride_a, stride_b, stride_c);
+  checkMatmulOutputs(kernel, batch, m, n, stride_c);
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
     if (batch == 0 || m == 0 || n == 0)

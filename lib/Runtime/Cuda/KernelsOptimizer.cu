@@ -12,10 +12,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelsCommon.cuh"
+#include "../Common/AdamStep.h"
 
 #include <cmath>
 
 using namespace zeroc::rt::cuda;
+using zeroc::rt::AdamStep;
+using zeroc::rt::adamStep;
 
 namespace {
 
@@ -62,14 +65,6 @@ __global__ void clipCoefKernel(const float *squaredNorm,
   double q = maxNorm / (norm + 1e-6);
   *out = static_cast<float>(q < 1.0 ? q : 1.0); // std::min(1.0, q)
 }
-
-struct AdamStep {
-  float decay; // 1 - lr * weight_decay
-  float beta1, oneMinusBeta1, beta2, oneMinusBeta2;
-  float stepSize; // lr / (1 - beta1^t)
-  float bc2Sqrt;  // sqrt(1 - beta2^t)
-  float eps;
-};
 
 __device__ __forceinline__ void adamwElement(float &param, float g, float &m,
                                              float &v, const AdamStep &s) {
@@ -177,17 +172,7 @@ extern "C" void zrt_adamw(float *param, const float *grad, float *exp_avg,
   checkNonNegative("zrt_adamw", "step", step);
   if (n == 0)
     return;
-  double t = static_cast<double>(step) + 1.0;
-  AdamStep s;
-  s.decay = static_cast<float>(1.0 - static_cast<double>(lr) * weight_decay);
-  s.beta1 = static_cast<float>(beta1);
-  s.oneMinusBeta1 = static_cast<float>(1.0 - beta1);
-  s.beta2 = static_cast<float>(beta2);
-  s.oneMinusBeta2 = static_cast<float>(1.0 - beta2);
-  s.stepSize = static_cast<float>(static_cast<double>(lr) /
-                                  (1.0 - std::pow(beta1, t)));
-  s.bc2Sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(beta2, t)));
-  s.eps = static_cast<float>(eps);
+  AdamStep s = adamStep(lr, step, beta1, beta2, eps, weight_decay);
   bool vec = aligned16(param) && aligned16(grad) && aligned16(exp_avg) &&
              aligned16(exp_avg_sq);
   cudaStream_t stream = computeStream();

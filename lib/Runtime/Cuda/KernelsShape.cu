@@ -33,6 +33,8 @@ using zeroc::rt::broadcastDims;
 using zeroc::rt::canonicalize;
 using zeroc::rt::checkedNumel;
 using zeroc::rt::Dim;
+using zeroc::rt::PackLayout;
+using zeroc::rt::TiledTranspose;
 using zeroc::rt::transposeDims;
 
 namespace {
@@ -506,47 +508,6 @@ __global__ void embeddingGradKernel(const T *__restrict__ dy,
   }
 }
 
-/// Calls fn(uintN_t{}) with the unsigned type of `dtype`'s element size.
-template <typename Fn>
-void dispatchSize(const char *kernel, zrt_dtype dtype, Fn &&fn) {
-  switch (dtype) {
-  case ZRT_BF16:
-    fn(uint16_t{});
-    return;
-  case ZRT_F32:
-  case ZRT_I32:
-    fn(uint32_t{});
-    return;
-  case ZRT_I64:
-    fn(uint64_t{});
-    return;
-  }
-  zrt_fail("%s: unknown dtype %d", kernel, static_cast<int>(dtype));
-}
-
-/// train.pack's layout: K_i = ceil(n_i / shards) elements of tensor i in
-/// each of the shards segments of sum(K_i), after those of tensors < i.
-struct PackLayout {
-  std::vector<int64_t> chunk, offset;
-  int64_t segment = 0;
-  PackLayout(const char *kernel, int count, const int64_t *numels,
-             int64_t shards) {
-    if (shards < 1)
-      zrt_fail("%s: shards must be >= 1, got %lld", kernel,
-               static_cast<long long>(shards));
-    if (count < 0)
-      zrt_fail("%s: count must be >= 0, got %d", kernel, count);
-    for (int i = 0; i < count; ++i) {
-      if (numels[i] < 0)
-        zrt_fail("%s: numel %d is negative (%lld)", kernel, i,
-                 static_cast<long long>(numels[i]));
-      chunk.push_back((numels[i] + shards - 1) / shards);
-      offset.push_back(segment);
-      segment += chunk.back();
-    }
-  }
-};
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -631,30 +592,15 @@ extern "C" void zrt_transpose(zrt_dtype dtype, const void *x, void *y,
     }
     // The source's contiguous dimension q is not the output's last one:
     // tiled 2-D transposes of (q, last) for every index of the other dims.
-    size_t q = 0;
-    while (canon[q].stride != 1)
-      ++q;
-    size_t last = canon.size() - 1;
-    std::vector<int64_t> outStride(canon.size());
-    int64_t s = 1;
-    for (size_t d = canon.size(); d-- > 0;) {
-      outStride[d] = s;
-      s *= canon[d].size;
-    }
-    std::vector<Dim> outerIn, outerOut;
-    for (size_t d = 0; d < canon.size(); ++d)
-      if (d != q && d != last) {
-        outerIn.push_back(canon[d]);
-        outerOut.push_back({canon[d].size, outStride[d]});
-      }
+    TiledTranspose plan(canon);
     TransposeArg arg;
-    arg.outerIn = toArg(outerIn);
-    arg.outerOut = toArg(outerOut);
-    arg.nq = canon[q].size;
-    arg.nl = canon[last].size;
+    arg.outerIn = toArg(plan.outerIn);
+    arg.outerOut = toArg(plan.outerOut);
+    arg.nq = canon[plan.q].size;
+    arg.nl = canon[plan.last].size;
     arg.outer = numel / (arg.nq * arg.nl);
-    arg.inL = canon[last].stride;
-    arg.outQ = outStride[q];
+    arg.inL = canon[plan.last].stride;
+    arg.outQ = plan.outStride[plan.q];
     int64_t tiles = arg.outer * ((arg.nq + kTile - 1) / kTile) *
                     ((arg.nl + kTile - 1) / kTile);
     int64_t cap = static_cast<int64_t>(multiprocessors()) * 32;
