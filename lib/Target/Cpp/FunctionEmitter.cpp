@@ -1,7 +1,7 @@
 //===- FunctionEmitter.cpp - one func.func as a C++ or CUDA C++ function --===//
 //
-// Every tensor value is a flat row-major buffer (device memory for CUDA). Owned buffers come from
-// zrt_alloc (counted in the memory category the static report uses) at
+// Every tensor value is a flat row-major buffer (device memory for CUDA).
+// Owned buffers come from zrt_alloc (counted in the memory category the static report uses) at
 // their definition and go back to zrt_free right after their last use;
 // train.read, train.reshape, shards=1 train.unpack, shard.all_slice and
 // train.wait results are views of another buffer. Elementwise ops whose
@@ -63,6 +63,30 @@ std::string literal(double value) {
 bool isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, ReluOp, SqrtOp,
              CastOp, GeluGradOp, ReluGradOp, FillOp, BroadcastOp>(op);
+}
+
+/// The CPU runtime's function and NCCL's for each collective.
+const char *runtimeStart(Collective kind) {
+  switch (kind) {
+  case Collective::AllReduce:
+    return "zrt_all_reduce_start";
+  case Collective::ReduceScatter:
+    return "zrt_reduce_scatter_start";
+  case Collective::AllGather:
+    return "zrt_all_gather_start";
+  }
+  return "";
+}
+StringRef ncclName(Collective kind) {
+  switch (kind) {
+  case Collective::AllReduce:
+    return "ncclAllReduce";
+  case Collective::ReduceScatter:
+    return "ncclReduceScatter";
+  case Collective::AllGather:
+    return "ncclAllGather";
+  }
+  return "";
 }
 
 bool hasEffects(Operation *op) {
@@ -443,14 +467,12 @@ LogicalResult FunctionEmitter::emitElementwiseKernel(Operation *op) {
   return success();
 }
 
-void FunctionEmitter::emitNcclStart(StringRef fn, Value input, Value result,
-                                    int64_t count) {
+void FunctionEmitter::emitNcclStart(Collective kind, Value input,
+                                    Value result, int64_t count) {
   // The collective runs on the communication stream once the compute
   // stream has produced its input; its `done` event orders the wait.
-  StringRef call = fn == "zrt_all_reduce_start"       ? "ncclAllReduce"
-                   : fn == "zrt_reduce_scatter_start" ? "ncclReduceScatter"
-                                                      : "ncclAllGather";
-  int kind = call == "ncclAllReduce" ? 0 : call == "ncclReduceScatter" ? 1 : 2;
+  StringRef call = ncclName(kind);
+  bool gather = kind == Collective::AllGather;
   Type element = typeOf(input).getElementType();
   if (worldSize == 1) {
     // One rank: the collective is a copy, and no NCCL communicator is
@@ -471,11 +493,12 @@ void FunctionEmitter::emitNcclStart(StringRef fn, Value input, Value result,
      << "], 0), \"cudaStreamWaitEvent\");\n"
      << "  zrt_check_nccl(" << call << "(" << ptr(input) << ", " << var(result)
      << ", " << count << ", " << (element.isBF16() ? "ncclBfloat16" : "ncclFloat32")
-     << (kind == 2 ? "" : ", ncclSum") << ", nccl, comm_stream), \"" << call
+     << (gather ? "" : ", ncclSum") << ", nccl, comm_stream), \"" << call
      << "\");\n"
      << "  zc_check(cudaEventRecord(events[" << done
      << "], comm_stream), \"cudaEventRecord\");\n"
-     << "  zrt_count_collective(" << kind << ", " << numel(kind == 2 ? result : input)
+     << "  zrt_count_collective(" << static_cast<int>(kind) << ", "
+     << numel(gather ? result : input)
      << ", " << dtype(element) << ");\n";
 }
 
@@ -582,12 +605,13 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       n.push_back(numel(v));
     return ints(n);
   };
-  auto startCollective = [&](StringRef fn, Value input, Value result,
+  auto startCollective = [&](Collective kind, Value input, Value result,
                              int64_t count, Category category) {
     define(result, category);
     if (cuda)
-      return emitNcclStart(fn, input, result, count);
-    os << "  zrt_request *" << var(result) << "_request = " << fn << "(comm, "
+      return emitNcclStart(kind, input, result, count);
+    os << "  zrt_request *" << var(result) << "_request = "
+       << runtimeStart(kind) << "(comm, "
        << ptr(input) << ", " << var(result) << ", " << count << ", "
        << dt(input) << ", NULL);\n";
   };
@@ -873,17 +897,17 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       })
       .Case<AdamWUpdateOp, SGDUpdateOp>([&](Operation *u) { return emitUpdate(u); })
       .Case([&](AllReduceStartOp s) {
-        startCollective("zrt_all_reduce_start", s.getInput(), s.getResult(),
+        startCollective(Collective::AllReduce, s.getInput(), s.getResult(),
                         numel(s.getInput()), Category::Buckets);
         return success();
       })
       .Case([&](ReduceScatterStartOp s) {
-        startCollective("zrt_reduce_scatter_start", s.getInput(), s.getResult(),
+        startCollective(Collective::ReduceScatter, s.getInput(), s.getResult(),
                         numel(s.getResult()), Category::Buckets);
         return success();
       })
       .Case([&](AllGatherStartOp s) {
-        startCollective("zrt_all_gather_start", s.getInput(), s.getResult(),
+        startCollective(Collective::AllGather, s.getInput(), s.getResult(),
                         numel(s.getInput()), Category::Gathered);
         return success();
       })
@@ -896,13 +920,13 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp>(
           [&](Operation *c) {
             // Not scheduled: a blocking collective (start, then wait).
-            StringRef fn = isa<shard::AllReduceOp>(c) ? "zrt_all_reduce_start"
-                           : isa<shard::ReduceScatterOp>(c)
-                               ? "zrt_reduce_scatter_start"
-                               : "zrt_all_gather_start";
+            Collective kind = isa<shard::AllReduceOp>(c) ? Collective::AllReduce
+                              : isa<shard::ReduceScatterOp>(c)
+                                  ? Collective::ReduceScatter
+                                  : Collective::AllGather;
             Value in = c->getOperand(0), out = c->getResult(0);
             int64_t count = isa<shard::ReduceScatterOp>(c) ? numel(out) : numel(in);
-            startCollective(fn, in, out, count, collectiveCategory(c));
+            startCollective(kind, in, out, count, collectiveCategory(c));
             emitWait(out);
             return success();
           })

@@ -21,6 +21,9 @@ struct StateTable {
   llvm::StringMap<unsigned> index;
 };
 
+/// A collective, numbered as zrt_count_collective counts them.
+enum class Collective { AllReduce = 0, ReduceScatter = 1, AllGather = 2 };
+
 /// The memory category of a buffer, as zrt.h numbers them.
 enum class Category { Gathered = 3, Buckets = 4, Activations = 5 };
 
@@ -64,7 +67,7 @@ private:
   mlir::LogicalResult emitElementwiseKernel(mlir::Operation *op);
   /// CUDA collectives: NCCL on the communication stream, ordered with the
   /// compute stream by events.
-  void emitNcclStart(llvm::StringRef fn, mlir::Value input, mlir::Value result,
+  void emitNcclStart(Collective kind, mlir::Value input, mlir::Value result,
                      int64_t count);
   void emitWait(mlir::Value started);
   /// Values computed on the host: the step argument and the learning rate.
