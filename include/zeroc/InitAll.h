@@ -8,7 +8,9 @@
 #include "zeroc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -21,7 +23,8 @@ namespace zeroc {
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<train::TrainDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
-                  mlir::shard::ShardDialect>();
+                  mlir::shard::ShardDialect, mlir::memref::MemRefDialect,
+                  mlir::emitc::EmitCDialect>();
 }
 
 /// zeroc's passes and the upstream cleanups run between them.

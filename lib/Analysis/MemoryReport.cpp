@@ -12,6 +12,7 @@
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
@@ -41,8 +42,11 @@ static int64_t elementBytes(Type type) {
   return 0;
 }
 
-/// Elements of a statically shaped tensor or memref, else 0.
+/// Elements of a statically shaped tensor or memref (or of the value of a
+/// collective in flight), else 0.
 static int64_t numElements(Type type) {
+  if (auto future = dyn_cast<FutureType>(type))
+    type = future.getValueType();
   auto shaped = dyn_cast<ShapedType>(type);
   if (!shaped || !shaped.hasStaticShape())
     return 0;
@@ -50,6 +54,8 @@ static int64_t numElements(Type type) {
 }
 
 static int64_t bytesOf(Type type) {
+  if (auto future = dyn_cast<FutureType>(type))
+    type = future.getValueType();
   auto shaped = dyn_cast<ShapedType>(type);
   if (!shaped)
     return 0;
@@ -73,14 +79,13 @@ static int64_t storageBytes(RankedTensorType type,
          elementBytes(type.getElementType());
 }
 
-static int64_t moduleInt(ModuleOp module, StringRef name, int64_t fallback) {
-  if (auto attr = module->getAttrOfType<IntegerAttr>(name))
-    return attr.getInt();
-  return fallback;
+/// A module attribute's value, or `fallback` when it is absent.
+static int64_t moduleInt(IntegerAttr attr, int64_t fallback) {
+  return attr ? attr.getInt() : fallback;
 }
 
 //===----------------------------------------------------------------------===//
-// Transient memory: a liveness sweep in program order
+// Transient memory: the running sum of the plan's allocations
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -88,158 +93,43 @@ namespace {
 enum Category : unsigned { Gathered = 0, Buckets = 1, Activations = 2 };
 constexpr unsigned kCategories = 3;
 
-/// A tensor that owns memory: live over [def, end] (op indices, inclusive).
-struct Buffer {
-  int64_t bytes;
-  size_t def;
-  size_t end;
-  Category category;
-};
-
-bool isGatherCollective(Operation *op) {
-  return isa<AllGatherStartOp, shard::AllGatherOp>(op);
-}
-
-bool isGradientCollective(Operation *op) {
-  return isa<AllReduceStartOp, ReduceScatterStartOp, shard::AllReduceOp,
-             shard::ReduceScatterOp>(op);
-}
-
-/// The category of a buffer `op` defines.
-Category categoryOf(Operation *op, Value result) {
-  if (isa<PackOp>(op)) {
-    for (Operation *user : result.getUsers()) {
-      if (isGatherCollective(user))
-        return Gathered;
-      if (isGradientCollective(user))
-        return Buckets;
-    }
+Category reportCategory(memref::AllocOp alloc) {
+  auto attr = dyn_cast_or_null<MemoryCategoryAttr>(
+      trainDialect(alloc).getCategoryAttrHelper().getAttr(alloc));
+  if (!attr)
+    return Activations;
+  switch (attr.getValue()) {
+  case MemoryCategory::gathered_parameters:
+    return Gathered;
+  case MemoryCategory::gradient_buckets:
+    return Buckets;
+  default:
     return Activations;
   }
-  if (isGatherCollective(op))
-    return Gathered;
-  if (isGradientCollective(op))
-    return Buckets;
-  // Tensors unpacked (copied) out of a collective's result belong with it.
-  if (auto unpack = dyn_cast<UnpackOp>(op)) {
-    Value source = unpack.getInput();
-    if (auto wait = source.getDefiningOp<WaitOp>())
-      source = wait.getFuture();
-    if (Operation *producer = source.getDefiningOp())
-      if (isGatherCollective(producer))
-        return Gathered;
-  }
-  return Activations;
 }
 
-/// Views own no memory: they keep their source's buffer alive. A
-/// train.unpack with shards > 1 copies (each tensor is spread over every
-/// rank's chunk) and ends its input's life.
-bool isView(Operation *op) {
-  if (auto unpack = dyn_cast<UnpackOp>(op))
-    return unpack.getShards() == 1;
-  return isa<ReadOp, ReshapeOp, WaitOp, shard::AllSliceOp>(op);
-}
-
-/// The value a view reads; null for train.read (its source is persistent).
-Value viewSource(Operation *op) {
-  if (auto unpack = dyn_cast<UnpackOp>(op))
-    return unpack.getInput();
-  if (auto slice = dyn_cast<shard::AllSliceOp>(op))
-    return slice.getInput();
-  if (auto reshape = dyn_cast<ReshapeOp>(op))
-    return reshape.getInput();
-  if (auto wait = dyn_cast<WaitOp>(op))
-    return wait.getFuture();
-  return nullptr;
-}
-
-/// The input of a train.*_start op, or null.
-Value startInput(Operation *op) {
-  if (auto start = dyn_cast<AllReduceStartOp>(op))
-    return start.getInput();
-  if (auto start = dyn_cast<ReduceScatterStartOp>(op))
-    return start.getInput();
-  if (auto start = dyn_cast<AllGatherStartOp>(op))
-    return start.getInput();
-  return nullptr;
-}
-
+/// The step's transient memory is what its memref.alloc / memref.dealloc
+/// hold at each point, in program order: the same allocations the back
+/// ends print, so report and executable cannot differ.
 void computeTransient(func::FuncOp step, MemoryReport &report) {
-  Block &body = step.getBody().front();
-  std::vector<Buffer> buffers;
-  // Value -> index into `buffers`; absent: no transient memory behind it
-  // (function arguments, train.read views of persistent state, non-tensors).
-  llvm::DenseMap<Value, size_t> owner;
-
-  auto touch = [&](Value value, size_t index) {
-    auto it = owner.find(value);
-    if (it != owner.end())
-      buffers[it->second].end = std::max(buffers[it->second].end, index);
-  };
-
-  size_t index = 0;
-  for (Operation &op : body) {
-    // Every use, including those inside the op's regions, keeps the used
-    // buffer alive through this op.
-    // train.release of a gathered buffer ends the life of the tensors
-    // unpacked from it (the buffer itself dies at the unpack).
-    if (auto release = dyn_cast<ReleaseOp>(op)) {
-      for (Operation *user : release.getBuffer().getUsers())
-        if (auto unpack = dyn_cast<UnpackOp>(user); unpack && !isView(unpack))
-          for (Value result : unpack.getResults())
-            touch(result, index);
-      ++index;
-      continue;
-    }
-    op.walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands())
-        touch(operand, index);
-    });
-    // The input of an asynchronous collective lives until its wait.
-    if (auto wait = dyn_cast<WaitOp>(op))
-      if (Operation *start = wait.getFuture().getDefiningOp())
-        if (Value input = startInput(start))
-          touch(input, index);
-
-    for (Value result : op.getResults()) {
-      if (!isa<ShapedType>(result.getType()))
-        continue;
-      if (isView(&op)) {
-        if (Value source = viewSource(&op)) {
-          auto it = owner.find(source);
-          if (it != owner.end())
-            owner[result] = it->second;
-        }
-        continue;
-      }
-      owner[result] = buffers.size();
-      buffers.push_back(
-          {bytesOf(result.getType()), index, index, categoryOf(&op, result)});
-    }
-    ++index;
-  }
-
-  // Sweep: +bytes at def, -bytes after end; the peak of each running sum.
-  size_t points = index + 1;
-  std::vector<int64_t> delta[kCategories];
-  for (auto &d : delta)
-    d.assign(points, 0);
-  for (const Buffer &buffer : buffers) {
-    delta[buffer.category][buffer.def] += buffer.bytes;
-    delta[buffer.category][buffer.end + 1] -= buffer.bytes;
-  }
+  llvm::DenseMap<Value, std::pair<Category, int64_t>> owned;
   int64_t live[kCategories] = {0, 0, 0};
   int64_t peak[kCategories] = {0, 0, 0};
   int64_t combinedPeak = 0;
-  for (size_t point = 0; point < points; ++point) {
-    int64_t total = 0;
-    for (unsigned c = 0; c < kCategories; ++c) {
-      live[c] += delta[c][point];
-      peak[c] = std::max(peak[c], live[c]);
-      total += live[c];
+  for (Operation &op : step.getBody().front()) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      Category category = reportCategory(alloc);
+      int64_t bytes = bytesOf(alloc.getType());
+      owned[alloc.getResult()] = {category, bytes};
+      live[category] += bytes;
+      peak[category] = std::max(peak[category], live[category]);
+      combinedPeak =
+          std::max(combinedPeak, live[Gathered] + live[Buckets] + live[Activations]);
+    } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      auto it = owned.find(dealloc.getMemref());
+      if (it != owned.end())
+        live[it->second.first] -= it->second.second;
     }
-    combinedPeak = std::max(combinedPeak, total);
   }
   report.transient.gatheredParameters = peak[Gathered];
   report.transient.gradientBuckets = peak[Buckets];
@@ -257,8 +147,8 @@ int64_t roundDiv(int64_t numerator, int64_t denominator) {
 }
 
 /// The size of the 1-D grid `grid`, or `fallback`.
-int64_t trainGroupSize(Operation *op, FlatSymbolRefAttr grid,
-                       SymbolTableCollection &symbols, int64_t fallback) {
+int64_t gridSize(Operation *op, FlatSymbolRefAttr grid,
+                 SymbolTableCollection &symbols, int64_t fallback) {
   auto gridOp = symbols.lookupNearestSymbolFrom<shard::GridOp>(op, grid);
   if (!gridOp || gridOp.getShape().size() != 1 ||
       ShapedType::isDynamic(gridOp.getShape()[0]))
@@ -266,107 +156,55 @@ int64_t trainGroupSize(Operation *op, FlatSymbolRefAttr grid,
   return gridOp.getShape()[0];
 }
 
-/// The process group of an upstream collective: the grid's sizes along
-/// `grid_axes` (as upstream defines it), or `fallback` if unknown.
-template <typename ShardOp>
-int64_t shardGroupSize(ShardOp op, SymbolTableCollection &symbols,
-                       int64_t fallback) {
-  auto gridOp =
-      symbols.lookupNearestSymbolFrom<shard::GridOp>(op, op.getGridAttr());
-  if (!gridOp)
-    return fallback;
-  int64_t size = shard::collectiveProcessGroupSize(op.getGridAxes(), gridOp);
-  return ShapedType::isDynamic(size) ? fallback : size;
-}
-
-/// Payload of a buffer that may come from train.pack: the real numel of the
-/// packed tensors, and how many there are.
-void payloadFromProducer(Value buffer, CollectiveTraffic &traffic) {
-  traffic.bufferElements = numElements(buffer.getType());
-  traffic.payloadElements = traffic.bufferElements;
-  traffic.tensors = 1;
-  if (auto pack = buffer.getDefiningOp<PackOp>()) {
-    int64_t real = 0;
-    for (Value input : pack.getInputs())
-      real += numElements(input.getType());
-    traffic.payloadElements = real;
-    traffic.tensors = pack.getInputs().size();
+/// How many tensors a collective's buffer carries: those a train.pack
+/// kernel wrote into what it sends, or those read out of what it received
+/// (an unpack kernel, or views); 1 otherwise.
+int64_t tensorsOf(CollectiveStartOp start) {
+  auto packed = [](Value buffer) -> int64_t {
+    for (Operation *user : buffer.getUsers())
+      if (auto kernel = dyn_cast<KernelOp>(user))
+        if (llvm::is_contained(kernel.getOuts(), buffer))
+          if (auto pack = dyn_cast_or_null<PackOp>(kernel.getSingleOp()))
+            return pack.getInputs().size();
+    return 0;
+  };
+  if (start.getKind() != CollectiveKind::all_gather) {
+    int64_t n = packed(start.getSend());
+    return n ? n : 1;
   }
-}
-
-/// Payload of a gathered buffer that may be consumed by train.unpack (after
-/// its train.wait when asynchronous).
-void payloadFromConsumer(Value gathered, CollectiveTraffic &traffic) {
-  traffic.bufferElements = numElements(gathered.getType());
-  traffic.payloadElements = traffic.bufferElements;
-  traffic.tensors = 1;
-  SmallVector<Value> results{gathered};
-  for (Operation *user : gathered.getUsers())
-    if (auto wait = dyn_cast<WaitOp>(user))
-      results.push_back(wait.getResult());
-  for (Value result : results)
-    for (Operation *user : result.getUsers())
-      if (auto unpack = dyn_cast<UnpackOp>(user)) {
-        int64_t real = 0;
-        for (Value part : unpack.getResults())
-          real += numElements(part.getType());
-        traffic.payloadElements = real;
-        traffic.tensors = unpack.getResults().size();
-        return;
-      }
+  int64_t views = 0;
+  for (Operation *user : start.getRecv().getUsers()) {
+    if (auto kernel = dyn_cast<KernelOp>(user))
+      if (auto unpack = dyn_cast_or_null<UnpackOp>(kernel.getSingleOp()))
+        return unpack.getNumResults();
+    views += isa<memref::ReinterpretCastOp>(user);
+  }
+  return views ? views : 1;
 }
 
 void computeCommunication(func::FuncOp step, MemoryReport &report) {
   SymbolTableCollection symbols;
-  int64_t world = report.worldSize;
-  step.walk<WalkOrder::PreOrder>([&](Operation *op) {
+  step.walk([&](CollectiveStartOp start) {
     CollectiveTraffic traffic;
     // Sent per rank = factor * (N - 1) / N * n.
     int64_t factor = 1;
-    Type buffer;
-    if (auto start = dyn_cast<AllReduceStartOp>(op)) {
-      traffic.op = "all_reduce";
-      traffic.async = true;
-      traffic.ranks = trainGroupSize(op, start.getGridAttr(), symbols, world);
+    traffic.op = stringifyCollectiveKind(start.getKind()).str();
+    traffic.async = true;
+    traffic.ranks =
+        gridSize(start, start.getGridAttr(), symbols, report.worldSize);
+    if (start.getKind() == CollectiveKind::all_reduce)
       factor = 2;
-      payloadFromProducer(start.getInput(), traffic);
-      buffer = start.getInput().getType();
-    } else if (auto start = dyn_cast<ReduceScatterStartOp>(op)) {
-      traffic.op = "reduce_scatter";
-      traffic.async = true;
-      traffic.ranks = trainGroupSize(op, start.getGridAttr(), symbols, world);
-      payloadFromProducer(start.getInput(), traffic);
-      buffer = start.getInput().getType();
-    } else if (auto start = dyn_cast<AllGatherStartOp>(op)) {
-      traffic.op = "all_gather";
-      traffic.async = true;
-      traffic.ranks = trainGroupSize(op, start.getGridAttr(), symbols, world);
-      payloadFromConsumer(start.getResult(), traffic);
-      buffer = start.getResult().getType();
-    } else if (auto collective = dyn_cast<shard::AllReduceOp>(op)) {
-      traffic.op = "all_reduce";
-      traffic.ranks = shardGroupSize(collective, symbols, world);
-      factor = 2;
-      payloadFromProducer(collective.getInput(), traffic);
-      buffer = collective.getInput().getType();
-    } else if (auto collective = dyn_cast<shard::ReduceScatterOp>(op)) {
-      traffic.op = "reduce_scatter";
-      traffic.ranks = shardGroupSize(collective, symbols, world);
-      payloadFromProducer(collective.getInput(), traffic);
-      buffer = collective.getInput().getType();
-    } else if (auto collective = dyn_cast<shard::AllGatherOp>(op)) {
-      traffic.op = "all_gather";
-      traffic.ranks = shardGroupSize(collective, symbols, world);
-      payloadFromConsumer(collective.getResult(), traffic);
-      buffer = collective.getResult().getType();
-    } else {
-      return;
-    }
+    Value full = start.getKind() == CollectiveKind::all_gather
+                     ? start.getRecv()
+                     : start.getSend();
+    traffic.bufferElements = numElements(full.getType());
+    traffic.payloadElements = start.getPayload();
+    traffic.tensors = tensorsOf(start);
     int64_t n = traffic.payloadElements;
     int64_t ranks = std::max<int64_t>(traffic.ranks, 1);
     traffic.elements = roundDiv(factor * (ranks - 1) * n, ranks);
     traffic.elementBytes =
-        elementBytes(cast<ShapedType>(buffer).getElementType());
+        elementBytes(cast<ShapedType>(full.getType()).getElementType());
     traffic.bytes = traffic.elements * traffic.elementBytes;
     report.commElements += traffic.elements;
     report.commBytes += traffic.bytes;
@@ -382,8 +220,8 @@ void computeCommunication(func::FuncOp step, MemoryReport &report) {
 
 FailureOr<MemoryReport> zeroc::computeMemoryReport(ModuleOp module) {
   MemoryReport report;
-  report.worldSize = moduleInt(module, "train.world_size", 1);
-  report.stage = moduleInt(module, "train.zero_stage", 0);
+  report.worldSize = moduleInt(trainDialect(module).getWorldSizeAttrHelper().getAttr(module), 1);
+  report.stage = moduleInt(trainDialect(module).getZeroStageAttrHelper().getAttr(module), 0);
 
   bool sawF32 = false, sawBF16 = false, sawOther = false;
   for (Operation &op : module.getBody()->getOperations()) {
@@ -417,7 +255,7 @@ FailureOr<MemoryReport> zeroc::computeMemoryReport(ModuleOp module) {
 
   func::FuncOp step;
   for (auto func : module.getBody()->getOps<func::FuncOp>()) {
-    if (!func->hasAttr("train.step"))
+    if (!trainDialect(func).getStepAttrHelper().isAttrPresent(func))
       continue;
     if (step) {
       InFlightDiagnostic diag = module.emitError(
@@ -434,6 +272,12 @@ FailureOr<MemoryReport> zeroc::computeMemoryReport(ModuleOp module) {
   if (step.isExternal() || !step.getBody().hasOneBlock())
     return step.emitError("memory report: the train.step function must have "
                           "one block");
+  if (!trainDialect(step).getPlannedAttrHelper().isAttrPresent(step))
+    return step.emitError("memory report: @")
+           << step.getSymName()
+           << " is not planned (train.planned): the report reads the "
+              "allocations of the buffer form (run the planning passes: "
+              "train-fuse-elementwise, train-bufferize, train-deallocate)";
   report.stepFunction = step.getSymName().str();
 
   computeTransient(step, report);

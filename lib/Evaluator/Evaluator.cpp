@@ -2,6 +2,8 @@
 
 #include "Interpreter.h"
 
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Format.h"
 
@@ -30,6 +32,10 @@ std::optional<ElementType> elementTypeOf(Type type) {
 }
 
 std::optional<Tensor> zeroTensorOf(Type type) {
+  // A collective in flight holds its value: the simulation completes it at
+  // once.
+  if (auto future = dyn_cast<zeroc::train::FutureType>(type))
+    type = future.getValueType();
   if (auto ranked = dyn_cast<RankedTensorType>(type)) {
     if (!ranked.hasStaticShape())
       return std::nullopt;
@@ -81,6 +87,18 @@ static LogicalResult finishResults(Operation &op, std::vector<Tensor> &results,
 
 LogicalResult Interpreter::execute(Operation &op,
                                    DenseMap<Value, RankValues> &env) {
+  // A fused elementwise chain computes what its body computes.
+  if (auto fused = dyn_cast<zeroc::train::FusedOp>(op)) {
+    Block &body = fused.getBody().front();
+    for (auto [arg, input] : llvm::zip(body.getArguments(), fused.getInputs()))
+      env[arg] = env.lookup(input);
+    for (Operation &inner : body.without_terminator())
+      if (failed(execute(inner, env)))
+        return failure();
+    env[fused.getResult()] = env.lookup(
+        cast<zeroc::train::YieldOp>(body.getTerminator()).getValues().front());
+    return success();
+  }
   const OpHandler *handler = registry.lookup(op.getName().getStringRef());
   if (!handler)
     return op.emitOpError("is not supported by the reference evaluator");
@@ -291,10 +309,13 @@ llvm::Expected<func::FuncOp> findEntry(ModuleOp module, StringRef name) {
     }
     return func;
   }
-  for (StringRef attr : {"train.step", "train.forward"})
-    for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr(attr))
-        return func;
+  auto &train = zeroc::train::TrainDialect::get(module.getContext());
+  for (auto func : module.getOps<func::FuncOp>())
+    if (train.getStepAttrHelper().isAttrPresent(func))
+      return func;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (train.getForwardAttrHelper().isAttrPresent(func))
+      return func;
   return llvm::createStringError(
       "no function has the attribute train.step or train.forward; name one "
       "with --entry");

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Interpreter.h"
+#include "zeroc/Dialect/Train/IR/TrainDialect.h"
 
 #include "zeroc/Support/Random.h"
 
@@ -79,9 +80,9 @@ int runGradCheck(ModuleOp module, Options options,
   }
   func::FuncOp forward, gradients;
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (func->hasAttr("train.forward"))
+    if (train::trainDialect(func).getForwardAttrHelper().isAttrPresent(func))
       forward = func;
-    if (func->hasAttr("train.gradients"))
+    if (train::trainDialect(func).getGradientsAttrHelper().isAttrPresent(func))
       gradients = func;
   }
   if (!forward || !gradients) {
@@ -89,7 +90,7 @@ int runGradCheck(ModuleOp module, Options options,
          << (forward ? "train.gradients" : "train.forward") << "\n";
     return 2;
   }
-  auto list = dyn_cast<ArrayAttr>(gradients->getAttr("train.gradients"));
+  auto list = train::trainDialect(gradients).getGradientsAttrHelper().getAttr(gradients);
   std::vector<std::string> params;
   for (Attribute entry : list ? list.getValue() : ArrayRef<Attribute>()) {
     auto ref = dyn_cast<FlatSymbolRefAttr>(entry);

@@ -24,6 +24,14 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::createCSEPass());
 }
 
+void buildPlanningPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createTrainFuseElementwise());
+  pm.addPass(createTrainBufferize());
+  pm.addPass(mlir::createCSEPass());
+  pm.addPass(createTrainDeallocate());
+  pm.addPass(createTrainVerifyEmittable());
+}
+
 namespace {
 struct TrainingPipelineOptions
     : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
@@ -47,6 +55,11 @@ struct TrainingPipelineOptions
 } // namespace
 
 void registerTrainingPipeline() {
+  mlir::PassPipelineRegistration<>(
+      "train-planning",
+      "The planning passes: the scheduled per-rank step to the buffer form "
+      "the back ends print (fusion, buffers, deallocations, checks)",
+      [](mlir::OpPassManager &pm) { buildPlanningPipeline(pm); });
   mlir::PassPipelineRegistration<TrainingPipelineOptions>(
       "train-pipeline",
       "The whole training pipeline: model to the scheduled per-rank step of "

@@ -17,7 +17,6 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_TRAINAUTODIFF
@@ -30,9 +29,11 @@ using namespace zeroc::train;
 namespace {
 
 
-/// The adjoint of one function: accumulated cotangents and the per-op rules
-/// that propagate them.
-class Adjoint {
+/// The adjoint of one function: the cotangent accumulated for each active
+/// value and each parameter. Each op's own rule (AdjointOpInterface, in
+/// lib/Dialect/Train/IR/TrainAdjoints.cpp) turns the cotangents of its
+/// results into those of its operands through this builder.
+class Adjoint final : public AdjointBuilder {
 public:
   Adjoint(OpBuilder &builder, Location loc) : tb(builder, loc) {}
 
@@ -41,7 +42,7 @@ public:
     for (Operation &op : body) {
       bool isActive = false;
       if (auto read = dyn_cast<ReadOp>(op))
-        isActive = isParameter(read);
+        isActive = parameters.contains(read.getName());
       else
         isActive = llvm::any_of(op.getOperands(),
                                 [&](Value v) { return active.contains(v); });
@@ -57,7 +58,20 @@ public:
   }
 
   /// Propagates the cotangents of `op`'s results to its operands.
-  LogicalResult backprop(Operation *op);
+  LogicalResult backprop(Operation *op) {
+    current = op;
+    bool any = llvm::any_of(op->getResults(),
+                            [&](Value r) { return cotangents.count(r); });
+    if (!any)
+      return success();
+    tb.setLoc(op->getLoc());
+    auto rule = dyn_cast<AdjointOpInterface>(op);
+    if (!rule)
+      return op->emitOpError(
+          "has no derivative: train-autodiff cannot differentiate through "
+          "it, and a parameter's gradient depends on its result");
+    return rule.buildAdjoint(*this);
+  }
 
   /// Gradient accumulated for parameter `name`, or null.
   Value parameterGradient(StringRef name) const {
@@ -76,6 +90,26 @@ public:
     return zero;
   }
 
+  // AdjointBuilder.
+  TrainBuilder &builder() override { return tb; }
+  Value cotangent(unsigned index) override {
+    Value result = current->getResult(index);
+    Value dy = cotangents.lookup(result);
+    return dy ? dy : zeros(TrainBuilder::typeOf(result));
+  }
+  bool isActive(Value value) const override { return active.contains(value); }
+  void accumulate(Value value, Value cotangent) override {
+    if (!isActive(value))
+      return;
+    Value &slot = cotangents[value];
+    slot = slot ? tb.add(slot, cotangent) : cotangent;
+  }
+  void accumulateParameter(StringRef name, Value cotangent) override {
+    Value &slot = parameterGrads[name];
+    slot = slot ? tb.add(slot, cotangent) : cotangent;
+  }
+
+private:
   /// A fill at the top of the function, where the canonicalizer would hoist
   /// it anyway.
   Value constant(RankedTensorType type, double value) {
@@ -84,280 +118,14 @@ public:
     return tb.fill(type, value);
   }
 
-private:
-  bool isParameter(ReadOp read) const {
-    return parameters.contains(read.getName());
-  }
-  bool isActive(Value value) const { return active.contains(value); }
-
-  void accumulate(Value value, Value cotangent) {
-    if (!isActive(value))
-      return;
-    Value &slot = cotangents[value];
-    slot = slot ? tb.add(slot, cotangent) : cotangent;
-  }
-
-  LogicalResult matmulRule(MatmulOp op, Value dy);
-  LogicalResult concatRule(ConcatOp op, Value dy);
-  LogicalResult sumRule(SumOp op, Value dy);
-  LogicalResult meanRule(MeanOp op, Value dy);
-
   TrainBuilder tb;
+  Operation *current = nullptr;
   llvm::DenseSet<Value> active;
   llvm::DenseMap<Value, Value> cotangents;
   llvm::StringMap<Value> parameterGrads;
   llvm::StringSet<> parameters;
   llvm::DenseMap<Type, Value> zeroFills;
 };
-
-/// Cotangent of the single result, or its zero when only other paths reach
-/// the op (never happens for single-result ops, which are skipped then).
-#define DY (dys[0])
-
-LogicalResult Adjoint::backprop(Operation *op) {
-  SmallVector<Value> dys;
-  bool any = false;
-  for (Value result : op->getResults()) {
-    Value dy = cotangents.lookup(result);
-    any |= static_cast<bool>(dy);
-    dys.push_back(dy);
-  }
-  if (!any)
-    return success();
-  tb.setLoc(op->getLoc());
-
-  // Multi-result ops see zeros for results nothing used.
-  for (auto [dy, result] : llvm::zip(dys, op->getResults()))
-    if (!dy)
-      dy = zeros(TrainBuilder::typeOf(result));
-
-  auto shapeOf = [](Value v) { return TrainBuilder::typeOf(v).getShape(); };
-
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](ReadOp read) {
-        Value &slot = parameterGrads[read.getName()];
-        slot = slot ? tb.add(slot, DY) : DY;
-        return success();
-      })
-      .Case([&](AddOp add) {
-        accumulate(add.getLhs(), tb.sumToShape(DY, shapeOf(add.getLhs())));
-        accumulate(add.getRhs(), tb.sumToShape(DY, shapeOf(add.getRhs())));
-        return success();
-      })
-      .Case([&](SubOp sub) {
-        accumulate(sub.getLhs(), tb.sumToShape(DY, shapeOf(sub.getLhs())));
-        if (isActive(sub.getRhs()))
-          accumulate(sub.getRhs(),
-                     tb.sumToShape(tb.scale(DY, -1.0), shapeOf(sub.getRhs())));
-        return success();
-      })
-      .Case([&](MulOp mul) {
-        if (isActive(mul.getLhs()))
-          accumulate(mul.getLhs(), tb.sumToShape(tb.mul(DY, mul.getRhs()),
-                                                 shapeOf(mul.getLhs())));
-        if (isActive(mul.getRhs()))
-          accumulate(mul.getRhs(), tb.sumToShape(tb.mul(DY, mul.getLhs()),
-                                                 shapeOf(mul.getRhs())));
-        return success();
-      })
-      .Case([&](DivOp div) {
-        if (isActive(div.getLhs()))
-          accumulate(div.getLhs(), tb.sumToShape(tb.div(DY, div.getRhs()),
-                                                 shapeOf(div.getLhs())));
-        if (isActive(div.getRhs())) {
-          // d(l/r)/dr = -(l/r)/r = -y/r.
-          Value t = tb.div(tb.mul(DY, div.getResult()), div.getRhs());
-          accumulate(div.getRhs(),
-                     tb.sumToShape(tb.scale(t, -1.0), shapeOf(div.getRhs())));
-        }
-        return success();
-      })
-      .Case([&](ScaleOp scale) {
-        accumulate(scale.getInput(),
-                   tb.scale(DY, scale.getFactorAttr().getValueAsDouble()));
-        return success();
-      })
-      .Case([&](SqrtOp sqrt) {
-        accumulate(sqrt.getInput(), tb.div(tb.scale(DY, 0.5), sqrt.getResult()));
-        return success();
-      })
-      .Case([&](GeluOp gelu) {
-        accumulate(gelu.getInput(),
-                   GeluGradOp::create(tb.builder(), tb.getLoc(), gelu.getType(),
-                                      DY, gelu.getInput(),
-                                      gelu.getApproximationAttr()));
-        return success();
-      })
-      .Case([&](ReluOp relu) {
-        accumulate(relu.getInput(),
-                   ReluGradOp::create(tb.builder(), tb.getLoc(), relu.getType(),
-                                      DY, relu.getInput()));
-        return success();
-      })
-      .Case([&](SoftmaxOp softmax) {
-        accumulate(softmax.getInput(),
-                   SoftmaxGradOp::create(tb.builder(), tb.getLoc(),
-                                         softmax.getType(), DY,
-                                         softmax.getResult()));
-        return success();
-      })
-      .Case([&](CausalMaskOp mask) {
-        // Masked entries are constants: their cotangent is dropped.
-        accumulate(mask.getInput(),
-                   CausalMaskOp::create(tb.builder(), tb.getLoc(),
-                                        mask.getType(), DY, /*zero=*/true));
-        return success();
-      })
-      .Case([&](LayerNormOp ln) {
-        Type weightType = ln.getWeight().getType();
-        auto grad = LayerNormGradOp::create(
-            tb.builder(), tb.getLoc(), ln.getType(), weightType, weightType, DY,
-            ln.getInput(), ln.getWeight(), ln.getEpsAttr());
-        accumulate(ln.getInput(), grad.getInputGrad());
-        accumulate(ln.getWeight(), grad.getWeightGrad());
-        accumulate(ln.getBias(), grad.getBiasGrad());
-        return success();
-      })
-      .Case([&](AttentionOp attn) {
-        Type type = attn.getQuery().getType();
-        auto grad = AttentionGradOp::create(
-            tb.builder(), tb.getLoc(), type, type, type, DY, attn.getQuery(),
-            attn.getKey(), attn.getValue(), attn.getCausalAttr(),
-            attn.getScaleAttr());
-        accumulate(attn.getQuery(), grad.getQueryGrad());
-        accumulate(attn.getKey(), grad.getKeyGrad());
-        accumulate(attn.getValue(), grad.getValueGrad());
-        return success();
-      })
-      .Case([&](MatmulOp mm) { return matmulRule(mm, DY); })
-      .Case([&](ReshapeOp reshape) {
-        accumulate(reshape.getInput(),
-                   tb.reshape(DY, shapeOf(reshape.getInput())));
-        return success();
-      })
-      .Case([&](TransposeOp transpose) {
-        ArrayRef<int64_t> perm = transpose.getPermutation();
-        SmallVector<int64_t> inverse(perm.size());
-        for (auto [i, p] : llvm::enumerate(perm))
-          inverse[p] = i;
-        accumulate(transpose.getInput(), tb.transpose(DY, inverse));
-        return success();
-      })
-      .Case([&](SplitOp split) {
-        accumulate(split.getInput(),
-                   ConcatOp::create(tb.builder(), tb.getLoc(),
-                                    split.getInput().getType(), dys,
-                                    split.getDimAttr()));
-        return success();
-      })
-      .Case([&](ConcatOp concat) { return concatRule(concat, DY); })
-      .Case([&](BroadcastOp broadcast) {
-        accumulate(broadcast.getInput(),
-                   tb.sumToShape(DY, shapeOf(broadcast.getInput())));
-        return success();
-      })
-      .Case([&](SumOp sum) { return sumRule(sum, DY); })
-      .Case([&](MeanOp mean) { return meanRule(mean, DY); })
-      .Case([&](CastOp cast) {
-        accumulate(cast.getInput(),
-                   tb.cast(DY, TrainBuilder::typeOf(cast.getInput())
-                                   .getElementType()));
-        return success();
-      })
-      .Case([&](EmbeddingOp embedding) {
-        accumulate(embedding.getTable(),
-                   EmbeddingGradOp::create(tb.builder(), tb.getLoc(),
-                                           embedding.getTable().getType(), DY,
-                                           embedding.getIds()));
-        return success();
-      })
-      .Case([&](CrossEntropyOp ce) {
-        accumulate(ce.getLogits(),
-                   CrossEntropyGradOp::create(tb.builder(), tb.getLoc(),
-                                              ce.getLogits().getType(), DY,
-                                              ce.getLogits(), ce.getTargets()));
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitOpError(
-            "has no derivative: train-autodiff cannot differentiate through "
-            "it, and a parameter's gradient depends on its result");
-      });
-}
-
-#undef DY
-
-LogicalResult Adjoint::matmulRule(MatmulOp mm, Value dy) {
-  Value a = mm.getLhs(), b = mm.getRhs();
-  bool ta = mm.getTransposeLhs(), tbFlag = mm.getTransposeRhs();
-  if (isActive(a)) {
-    // d op(a) = dy @ op(b)^T, then undo a's transpose.
-    Value x = tb.matmul(dy, b, /*transposeLhs=*/false, /*transposeRhs=*/!tbFlag);
-    accumulate(a, ta ? tb.transposeLastTwo(x) : x);
-  }
-  if (!isActive(b))
-    return success();
-  RankedTensorType aType = TrainBuilder::typeOf(a), bType = TrainBuilder::typeOf(b);
-  bool shared = bType.getRank() == 2 && aType.getRank() > 2;
-  if (!shared) {
-    accumulate(b, tbFlag ? tb.matmul(dy, a, true, ta) : tb.matmul(a, dy, !ta, false));
-    return success();
-  }
-  // A rank-2 rhs shared by every batch element: fold the batch into rows.
-  Value opA = ta ? tb.transposeLastTwo(a) : a;
-  int64_t k = TrainBuilder::typeOf(opA).getShape().back();
-  int64_t n = TrainBuilder::typeOf(dy).getShape().back();
-  int64_t rows = aType.getNumElements() / k;
-  Value a2 = tb.reshape(opA, {rows, k});
-  Value d2 = tb.reshape(dy, {rows, n});
-  accumulate(b, tbFlag ? tb.matmul(d2, a2, true, false)
-                       : tb.matmul(a2, d2, true, false));
-  return success();
-}
-
-LogicalResult Adjoint::concatRule(ConcatOp concat, Value dy) {
-  Type first = concat.getInputs().front().getType();
-  if (llvm::any_of(concat.getInputs(),
-                   [&](Value v) { return v.getType() != first; }))
-    return concat.emitOpError(
-        "has no derivative: train-autodiff differentiates train.concat only "
-        "when every input has the same type");
-  SmallVector<Type> types(concat.getInputs().size(), first);
-  auto split = SplitOp::create(tb.builder(), tb.getLoc(), types, dy,
-                               concat.getDimAttr());
-  for (auto [input, grad] : llvm::zip(concat.getInputs(), split.getResults()))
-    accumulate(input, grad);
-  return success();
-}
-
-/// Shape of `shape` with the reduced `dims` kept as size 1.
-static SmallVector<int64_t> keepDims(ArrayRef<int64_t> shape,
-                                     ArrayRef<int64_t> dims) {
-  SmallVector<int64_t> kept(shape);
-  for (int64_t dim : dims)
-    kept[dim] = 1;
-  return kept;
-}
-
-LogicalResult Adjoint::sumRule(SumOp sum, Value dy) {
-  ArrayRef<int64_t> shape = TrainBuilder::typeOf(sum.getInput()).getShape();
-  Value kept = tb.reshape(dy, keepDims(shape, sum.getDims()));
-  accumulate(sum.getInput(), tb.broadcast(kept, shape));
-  return success();
-}
-
-LogicalResult Adjoint::meanRule(MeanOp mean, Value dy) {
-  ArrayRef<int64_t> shape = TrainBuilder::typeOf(mean.getInput()).getShape();
-  int64_t count = 1;
-  for (int64_t dim : mean.getDims())
-    count *= shape[dim];
-  Value kept = tb.reshape(tb.scale(dy, 1.0 / static_cast<double>(count)),
-                          keepDims(shape, mean.getDims()));
-  accumulate(mean.getInput(), tb.broadcast(kept, shape));
-  return success();
-}
-
-
 
 struct TrainAutodiffPass
     : zeroc::impl::TrainAutodiffBase<TrainAutodiffPass> {
@@ -394,7 +162,7 @@ struct TrainAutodiffPass
     builder.setInsertionPointAfter(forward);
     auto grads = cast<func::FuncOp>(builder.clone(*forward));
     grads.setSymName(zeroc::kLossAndGradsFunction);
-    grads->removeAttr("train.forward");
+    trainDialect(grads).getForwardAttrHelper().removeAttr(grads);
     Block &body = grads.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     SmallVector<Operation *> forwardOps;
@@ -423,7 +191,7 @@ struct TrainAutodiffPass
     ret.erase();
     grads.setFunctionType(builder.getFunctionType(
         type.getInputs(), ValueRange(results).getTypes()));
-    grads->setAttr("train.gradients", builder.getArrayAttr(names));
+    trainDialect(grads).getGradientsAttrHelper().setAttr(grads, builder.getArrayAttr(names));
     return success();
   }
 };

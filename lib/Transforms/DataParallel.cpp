@@ -35,13 +35,12 @@ struct TrainDataParallelPass
   }
 
   LogicalResult split(ModuleOp module, func::FuncOp forward) {
-    if (module->hasAttr("train.batch_split"))
+    if (trainDialect(module).getBatchSplitAttrHelper().isAttrPresent(module))
       return module.emitError("the batch is already split (train.batch_split "
                               "is set); run train-data-parallel once");
     if (failed(zeroc::splitBatch(forward, ranks)))
       return failure();
-    module->setAttr("train.batch_split",
-                    IntegerAttr::get(IntegerType::get(module.getContext(), 64),
+    trainDialect(module).getBatchSplitAttrHelper().setAttr(module, IntegerAttr::get(IntegerType::get(module.getContext(), 64),
                                      ranks));
     return success();
   }

@@ -31,7 +31,7 @@ struct TrainLogitsPass : zeroc::impl::TrainLogitsBase<TrainLogitsPass> {
     }
     if (!required && llvm::none_of(module.getOps<func::FuncOp>(),
                                    [](func::FuncOp f) {
-                                     return f->hasAttr("train.forward");
+                                     return trainDialect(f).getForwardAttrHelper().isAttrPresent(f);
                                    }))
       return; // the passes that need a forward function report its absence
     FailureOr<func::FuncOp> forward = zeroc::findForwardFunction(module);
@@ -67,8 +67,8 @@ struct TrainLogitsPass : zeroc::impl::TrainLogitsBase<TrainLogitsPass> {
     builder.setInsertionPointAfter(forward);
     auto logits = cast<func::FuncOp>(builder.clone(*forward));
     logits.setSymName(kLogitsFunc);
-    logits->removeAttr("train.forward");
-    logits->setAttr("train.logits", builder.getUnitAttr());
+    trainDialect(logits).getForwardAttrHelper().removeAttr(logits);
+    trainDialect(logits).getLogitsAttrHelper().setAttr(logits, builder.getUnitAttr());
     Block &copy = logits.getBody().front();
     auto copyRet = cast<func::ReturnOp>(copy.getTerminator());
     auto copyLoss = copyRet.getOperand(0).getDefiningOp<CrossEntropyOp>();

@@ -43,7 +43,7 @@ struct TrainOptimizerPass
     if (module.lookupSymbol(kStepFunc))
       return module.emitError("the module already has a symbol @")
              << kStepFunc << "; was train-optimizer run twice?";
-    auto names = func->getAttrOfType<ArrayAttr>("train.gradients");
+    auto names = trainDialect(func).getGradientsAttrHelper().getAttr(func);
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     if (!names || names.size() + 1 != ret.getNumOperands())
       return func.emitError("train.gradients must name the parameter of each "
@@ -79,7 +79,7 @@ struct TrainOptimizerPass
     func.setFunctionType(builder.getFunctionType(
         body.getArgumentTypes(), {loss.getType(), gradNorm.getType()}));
     func.setSymName(kStepFunc);
-    func->setAttr("train.step", builder.getUnitAttr());
+    trainDialect(func).getStepAttrHelper().setAttr(func, builder.getUnitAttr());
     return success();
   }
 };

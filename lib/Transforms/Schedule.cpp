@@ -27,7 +27,7 @@ struct Collective {
 Collective makeAsync(Operation *op) {
   OpBuilder b(op);
   Value input = op->getOperand(0);
-  Type type = op->getResult(0).getType();
+  auto type = FutureType::get(cast<RankedTensorType>(op->getResult(0).getType()));
   auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid");
   Operation *start;
   if (isa<shard::AllReduceOp>(op))

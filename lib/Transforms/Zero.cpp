@@ -59,8 +59,8 @@ public:
   }
   /// zeroc's side-effecting gather, which CSE cannot merge with another.
   Value gatherStart(Location loc, Value flat) {
-    return AllGatherStartOp::create(b, loc, resized(flat, ranks, 1), flat,
-                                    grid());
+    return AllGatherStartOp::create(
+        b, loc, FutureType::get(resized(flat, ranks, 1)), flat, grid());
   }
 
   /// Averages a scalar over ranks (the loss, through a 1-element buffer).
@@ -228,7 +228,7 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
 
   static func::FuncOp findForward(ModuleOp module) {
     for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr("train.forward"))
+      if (trainDialect(func).getForwardAttrHelper().isAttrPresent(func))
         return func;
     return {};
   }
@@ -246,10 +246,10 @@ LogicalResult TrainZeroPass::validate(ModuleOp module) {
     return module.emitError("world-size must be at least 1, got ") << N;
   if (bucket < 1)
     return module.emitError("bucket-bytes must be positive, got ") << bucket;
-  if (module->hasAttr("train.zero_stage"))
+  if (trainDialect(module).getZeroStageAttrHelper().isAttrPresent(module))
     return module.emitError("the module is already partitioned "
                             "(train.zero_stage is set)");
-  auto split = module->getAttrOfType<IntegerAttr>("train.batch_split");
+  auto split = trainDialect(module).getBatchSplitAttrHelper().getAttr(module);
   int64_t splitRanks = split ? split.getInt() : 1;
   if (splitRanks != N)
     return module.emitError("the batch is split for ")
@@ -266,7 +266,7 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
     return failure();
   func::FuncOp func;
   for (auto candidate : module.getOps<func::FuncOp>())
-    if (candidate->hasAttr("train.step"))
+    if (trainDialect(candidate).getStepAttrHelper().isAttrPresent(candidate))
       func = candidate;
   if (!func)
     return module.emitError("no function is marked train.step: run "
@@ -278,7 +278,7 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
 
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  auto names = func->getAttrOfType<ArrayAttr>("train.gradients");
+  auto names = trainDialect(func).getGradientsAttrHelper().getAttr(func);
   SmallVector<ParamOp> params;
   for (Attribute name : names ? names.getValue() : ArrayRef<Attribute>()) {
     auto param = module.lookupSymbol<ParamOp>(cast<FlatSymbolRefAttr>(name));
@@ -332,7 +332,7 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   // The sampler's @logits runs on every rank alike; in stage 3 it gathers
   // the parameters it reads, as forward does.
   for (auto logits : module.getOps<func::FuncOp>())
-    if (logits->hasAttr("train.logits") && S == 3)
+    if (trainDialect(logits).getLogitsAttrHelper().isAttrPresent(logits) && S == 3)
       gatherParameters(logits, logits.getBody().front().getTerminator(),
                        params, builder, collectives);
 
@@ -429,8 +429,8 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   func::ReturnOp::create(builder, func.getLoc(), ValueRange{globalLoss, gradNorm});
 
   auto i64 = IntegerType::get(module.getContext(), 64);
-  module->setAttr("train.world_size", IntegerAttr::get(i64, N));
-  module->setAttr("train.zero_stage", IntegerAttr::get(i64, S));
+  trainDialect(module).getWorldSizeAttrHelper().setAttr(module, IntegerAttr::get(i64, N));
+  trainDialect(module).getZeroStageAttrHelper().setAttr(module, IntegerAttr::get(i64, S));
   return success();
 }
 

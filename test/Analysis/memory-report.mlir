@@ -120,8 +120,8 @@ module attributes {train.world_size = 4 : i64, train.zero_stage = 3 : i64} {
     %ws = train.read @w : tensor<15xbf16>
     %bs = train.read @b : tensor<2xbf16>
     %seg = train.pack %ws, %bs shards = 1 : tensor<15xbf16>, tensor<2xbf16> -> tensor<17xbf16>
-    %f = train.all_gather_start %seg on @dp : tensor<17xbf16> -> tensor<68xbf16>
-    %g = train.wait %f : tensor<68xbf16>
+    %f = train.all_gather_start %seg on @dp : tensor<17xbf16> -> !train.future<tensor<68xbf16>>
+    %g = train.wait %f : !train.future<tensor<68xbf16>>
     %w, %b = train.unpack %g shards = 4 : tensor<68xbf16> -> tensor<10x6xbf16>, tensor<7xbf16>
     %h = train.matmul %x, %w transpose_rhs : (tensor<3x6xbf16>, tensor<10x6xbf16>) -> tensor<3x10xbf16>
     %loss = train.squared_norm %h : tensor<3x10xbf16> -> tensor<f32>
@@ -129,8 +129,8 @@ module attributes {train.world_size = 4 : i64, train.zero_stage = 3 : i64} {
     %db = train.scale %b by 2.0 : tensor<7xbf16>
     train.release %g : tensor<68xbf16>
     %bucket = train.pack %dw, %db shards = 4 : tensor<10x6xbf16>, tensor<7xbf16> -> tensor<68xbf16>
-    %rf = train.reduce_scatter_start %bucket on @dp : tensor<68xbf16> -> tensor<17xbf16>
-    %rs = train.wait %rf : tensor<17xbf16>
+    %rf = train.reduce_scatter_start %bucket on @dp : tensor<68xbf16> -> !train.future<tensor<17xbf16>>
+    %rs = train.wait %rf : !train.future<tensor<17xbf16>>
     %gw, %gb = train.unpack %rs shards = 1 : tensor<17xbf16> -> tensor<15xbf16>, tensor<2xbf16>
     train.write %gw to @w.grad : tensor<15xbf16>
     train.write %gb to @b.grad : tensor<2xbf16>

@@ -44,12 +44,12 @@ func.func @collectives() -> (tensor<4xf32>, tensor<2xf32>, tensor<8xf32>) {
   %off = tensor.splat %r10 : tensor<4xf32>
   %base = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
   %x = train.add %base, %off : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  %f1 = train.all_reduce_start %x on @dp : tensor<4xf32> -> tensor<4xf32>
-  %f2 = train.reduce_scatter_start %x on @dp : tensor<4xf32> -> tensor<2xf32>
-  %f3 = train.all_gather_start %x on @dp : tensor<4xf32> -> tensor<8xf32>
-  %sum = train.wait %f1 : tensor<4xf32>
-  %part = train.wait %f2 : tensor<2xf32>
-  %all = train.wait %f3 : tensor<8xf32>
+  %f1 = train.all_reduce_start %x on @dp : tensor<4xf32> -> !train.future<tensor<4xf32>>
+  %f2 = train.reduce_scatter_start %x on @dp : tensor<4xf32> -> !train.future<tensor<2xf32>>
+  %f3 = train.all_gather_start %x on @dp : tensor<4xf32> -> !train.future<tensor<8xf32>>
+  %sum = train.wait %f1 : !train.future<tensor<4xf32>>
+  %part = train.wait %f2 : !train.future<tensor<2xf32>>
+  %all = train.wait %f3 : !train.future<tensor<8xf32>>
   train.release %all : tensor<8xf32>
   return %sum, %part, %all : tensor<4xf32>, tensor<2xf32>, tensor<8xf32>
 }

@@ -19,6 +19,7 @@
 #include "zeroc/Analysis/MemoryReport.h"
 #include "zeroc/InitAll.h"
 #include "zeroc/Pipeline/Pipeline.h"
+#include "zeroc/Transforms/Passes.h"
 #include "zeroc/Target/Cpp.h"
 
 #include "mlir/IR/AsmState.h"
@@ -74,10 +75,12 @@ static cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to write: exe (a sharded executable, the "
                       "default; needs -o), source (the generated C++ or CUDA "
-                      "C++), mlir "
-                      "(the per-rank training step), memory-report (JSON), "
-                      "memory-table (text)"),
-             cl::value_desc("exe|source|mlir|memory-report|memory-table"),
+                      "C++), mlir (the per-rank training step), planned "
+                      "(the same in the buffer form the back ends print, "
+                      "docs/backend.md), memory-report (JSON), memory-table "
+                      "(text)"),
+             cl::value_desc(
+                 "exe|source|mlir|planned|memory-report|memory-table"),
              cl::init("exe"), cl::cat(category));
 static cl::opt<std::string>
     target("target",
@@ -140,9 +143,10 @@ static std::optional<std::string> validateOptions() {
     return "--bucket-bytes must be positive, got " +
            std::to_string(bucketBytes);
   if (emitKind != "exe" && emitKind != "source" && emitKind != "mlir" &&
-      emitKind != "memory-report" && emitKind != "memory-table")
-    return "--emit must be exe, source, mlir, memory-report or memory-table, "
-           "got '" +
+      emitKind != "planned" && emitKind != "memory-report" &&
+      emitKind != "memory-table")
+    return "--emit must be exe, source, mlir, planned, memory-report or "
+           "memory-table, got '" +
            emitKind + "'";
   if (target != "cpu" && target != "cuda")
     return "--target must be cpu or cuda, got '" + target + "'";
@@ -405,6 +409,28 @@ int main(int argc, char **argv) {
       return fail("the pipeline failed at pass '" + failedPass + "'");
     }
   }
+  // The back ends and the memory report read the planned (buffer) form: a
+  // module already planned (hand-written, or from --emit=planned) is only
+  // checked.
+  if (emitKind != "mlir") {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return fail("invalid --mlir-* pass manager options");
+    std::string failedPass;
+    pm.addInstrumentation(std::make_unique<FailedPassRecorder>(failedPass));
+    bool planned = false;
+    for (auto func : module->getOps<func::FuncOp>())
+      planned |= zeroc::train::trainDialect(func)
+                     .getPlannedAttrHelper()
+                     .isAttrPresent(func);
+    if (planned)
+      pm.addPass(zeroc::createTrainVerifyEmittable());
+    else
+      zeroc::buildPlanningPipeline(pm);
+    if (failed(pm.run(*module)))
+      return fail("planning '" + inputFile + "' failed at pass '" +
+                  failedPass + "'");
+  }
   double pipelineSeconds = secondsSince(pipelineStart);
 
   Clock::time_point emitStart = Clock::now();
@@ -432,7 +458,7 @@ int main(int argc, char **argv) {
     if (failed(compileExecutable(source, outputFile, keepSource)))
       return 1;
     compileSeconds = secondsSince(compileStart);
-  } else if (emitKind == "mlir") {
+  } else if (emitKind == "mlir" || emitKind == "planned") {
     written = writeOutput(outputFile, [&](llvm::raw_ostream &os) {
       module->print(os);
       os << "\n";

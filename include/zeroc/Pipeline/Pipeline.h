@@ -35,8 +35,14 @@ struct PipelineOptions {
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const PipelineOptions &options);
 
-/// Registers the pipeline as `--train-pipeline="stage=S world-size=N ..."`
-/// for zeroc-opt.
+/// Adds the planning passes to `pm` (docs/backend.md): the scheduled
+/// per-rank program to the buffer form the back ends print and the memory
+/// report reads: train-fuse-elementwise train-bufferize cse
+/// train-deallocate train-verify-emittable.
+void buildPlanningPipeline(mlir::OpPassManager &pm);
+
+/// Registers the pipelines as `--train-pipeline="stage=S world-size=N ..."`
+/// and `--train-planning` for zeroc-opt.
 void registerTrainingPipeline();
 
 } // namespace zeroc

@@ -220,4 +220,151 @@ def TrainSchedule : Pass<"train-schedule", "mlir::ModuleOp"> {
   let dependentDialects = ["zeroc::train::TrainDialect"];
 }
 
+def TrainFuseElementwise : Pass<"train-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Groups elementwise chains into train.fused regions";
+  let description = [{
+    The first planning pass (docs/backend.md). Every op with the
+    `Elementwise` trait ends up in exactly one `train.fused` region, which a
+    back end computes as one loop (one kernel on a GPU):
+
+    * a producer joins its user's region when its result has that one user,
+      in the same block, with the same shape, and no op that writes memory
+      (a `train.write`, a collective) lies between them;
+    * a `train.fill` used only by elementwise ops is copied into each
+      region that uses it; any other elementwise op starts a region.
+
+    The region's inputs are the values the chain reads from outside, in
+    order of first use; the reference evaluator runs the region's body, so
+    the pass's output computes exactly what its input did.
+
+    ```mlir
+    %s = train.add %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    %g = train.gelu %s tanh : tensor<4x8xf32>
+    // becomes
+    %g = train.fused %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+      %0 = train.add %a, %c : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+      %1 = train.gelu %0 tanh : tensor<4x8xf32>
+      train.yield %1 : tensor<4x8xf32>
+    }
+    ```
+
+    The pass emits no error.
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect"];
+}
+
+def TrainBufferize : Pass<"train-bufferize", "mlir::ModuleOp"> {
+  let summary = "Rewrites each function of a per-rank step into buffers";
+  let description = [{
+    The second planning pass (docs/backend.md): after it, where every value
+    lives is in the IR, and the function is marked `train.planned`.
+
+    * Signature: each tensor argument becomes a memref (the step number a
+      `memref<i64, #train.host>`), and each result a host out-parameter
+      (`memref<..xf32, #train.host>`), written by `train.read_back`; a
+      `train.step` function gets one more for the learning rate, which
+      `train.lr_schedule` computes on the host.
+    * `train.read` is its state's buffer (`train.storage`), or an
+      allocation and a `memref.copy` of it when the state is written while
+      the read is live.
+    * Views are `memref.reinterpret_cast` of their source's buffer: a
+      reshape, a `train.unpack` with `shards = 1` (at each part's offset), a
+      `shard.all_slice` (at the rank's offset, from `train.rank`), a
+      `train.wait` (the collective's receive buffer).
+    * An optimizer update whose state operand is a `train.read` used by it
+      alone, and whose result is written back to that state, runs in place
+      on the state's buffer and its `train.write` disappears; any other
+      state operand is copied first and updated in place on the copy.
+    * Every other op, a `train.fused` region included, becomes a
+      `train.kernel` from the buffers of its operands into new
+      allocations, each with the `train.category` the memory report counts
+      it in (gradient buckets and gathered parameters for what collectives
+      send and receive, activations otherwise); a `train.write` that
+      remains is a `memref.copy` into the state's buffer.
+    * Collectives become `train.collective_start` / `train.collective_wait`
+      with their payload (the elements that are not padding); `train.release`
+      disappears (liveness places the end of the buffer's life).
+
+    ```mlir
+    %w = train.read @w : tensor<4x8xf32>
+    %y = train.matmul %x, %w transpose_rhs : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+    // becomes
+    %0 = train.storage @w : memref<4x8xf32>
+    %1 = memref.alloc() {train.category = #train.category<activations>} : memref<2x4xf32>
+    train.kernel ins(%x, %0 : memref<2x8xf32>, memref<4x8xf32>) outs(%1 : memref<2x4xf32>) {
+    ^bb0(%a: tensor<2x8xf32>, %b: tensor<4x8xf32>):
+      %c = train.matmul %a, %b transpose_rhs : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+      train.yield %c : tensor<2x4xf32>
+    }
+    ```
+
+    Errors: a function already in buffer form (`train.planned`); a
+    non-tensor argument; a blocking upstream
+    collective ("run train-schedule"); a `train.*_start` not waited for
+    exactly once; the step number or the
+    learning rate used by anything but the schedule and the optimizer
+    updates (they live in host memory); an op with memory effects the pass
+    does not know.
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def TrainDeallocate : Pass<"train-deallocate", "mlir::ModuleOp"> {
+  let summary = "Frees every buffer of a planned function after its last use";
+  let description = [{
+    The third planning pass: in each `train.planned` function, every
+    `memref.alloc` gets one `memref.dealloc` right after the last op that
+    uses it, directly or through a view; the buffers of a collective stay
+    alive until its `train.collective_wait`. Deallocations behind the same
+    op come in allocation order. The memory report's transient figures are
+    the running sum of these allocations.
+
+    ```mlir
+    %1 = memref.alloc() {train.category = #train.category<activations>} : memref<2x4xf32>
+    train.kernel ins(...) outs(%1 : memref<2x4xf32>) { ... }
+    train.kernel ins(%1 : memref<2x4xf32>) outs(%2 : memref<f32>) { ... }
+    memref.dealloc %1 : memref<2x4xf32>
+    ```
+
+    Errors: a function with deallocations already; an allocation that is
+    returned (planned functions hand results back through host
+    out-parameters).
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def TrainVerifyEmittable : Pass<"train-verify-emittable", "mlir::ModuleOp"> {
+  let summary = "Checks that a module is in the buffer form the back ends print";
+  let description = [{
+    The last planning pass, the back ends' input contract: nothing is left
+    for a back end to decide. In every function with a body:
+
+    * the function is planned (`train.planned`, from `train-bufferize`);
+    * its ops are the buffer form's only: `memref.alloc` / `dealloc` /
+      `reinterpret_cast` / `copy`, index arithmetic (`arith.constant`,
+      `muli`, `addi`), `train.storage`, `train.kernel`,
+      `train.collective_start` / `collective_wait`, `train.rank`,
+      `train.read_back`, `func.return`;
+    * every allocation has a `train.category` and exactly one
+      `memref.dealloc`;
+    * every collective is waited for exactly once;
+    * every kernel runs one op, and an elementwise op only inside a
+      `train.fused` region.
+
+    The pass changes nothing. `zeroc` runs it before it emits source, also
+    for a module given with `--no-pipeline`.
+
+    Errors: a function not planned ("run train-bufferize"); an op outside
+    the buffer form; an allocation without a category, or not freed exactly
+    once ("run train-deallocate"); a collective not waited for exactly once;
+    a kernel with more than one op, or an elementwise op outside a fused
+    region ("run train-fuse-elementwise").
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect"];
+}
+
 #endif // ZEROC_TRANSFORMS_PASSES_TD

@@ -15,6 +15,7 @@
 #include "FunctionEmitter.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -27,7 +28,10 @@ namespace zeroc::cpp {
 
 namespace {
 
+/// The tensor a value holds: its own type, or a future's value.
 RankedTensorType typeOf(Value value) {
+  if (auto future = dyn_cast<FutureType>(value.getType()))
+    return future.getValueType();
   return cast<RankedTensorType>(value.getType());
 }
 
@@ -60,10 +64,6 @@ std::string literal(double value) {
   return llvm::formatv("{0:e17}", value).str();
 }
 
-bool isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, ReluOp, SqrtOp,
-             CastOp, GeluGradOp, ReluGradOp, FillOp, BroadcastOp>(op);
-}
 
 /// The CPU runtime's function and NCCL's for each collective.
 const char *runtimeStart(Collective kind) {
@@ -89,9 +89,10 @@ StringRef ncclName(Collective kind) {
   return "";
 }
 
+/// Ops that write memory (state writes, collectives): an elementwise op is
+/// not computed inside a user's loop across one.
 bool hasEffects(Operation *op) {
-  return isa<WriteOp, AllReduceStartOp, ReduceScatterStartOp,
-             AllGatherStartOp, WaitOp, ReleaseOp>(op);
+  return mlir::hasEffect<MemoryEffects::Write>(op);
 }
 
 } // namespace
@@ -239,7 +240,8 @@ void FunctionEmitter::plan(Block &block) {
   for (Value value : values) {
     Operation *def = value.getDefiningOp();
     bool owns = !sourceOf(value) && !inlined.contains(def) &&
-                isa<RankedTensorType>(value.getType()) && !isHostScalar(value) &&
+                isa<RankedTensorType, FutureType>(value.getType()) &&
+                !isHostScalar(value) &&
                 !(isa<ReadOp>(def) && !copyingReads.contains(def));
     if (!owns)
       continue;
@@ -616,8 +618,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
        << dt(input) << ", NULL);\n";
   };
   auto collectiveCategory = [&](Operation *start) {
-    return isa<AllGatherStartOp, shard::AllGatherOp>(start) ? Category::Gathered
-                                                            : Category::Buckets;
+    return isa<AllGatherStartOp>(start) ? Category::Gathered : Category::Buckets;
   };
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -836,9 +837,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case([&](PackOp p) {
         Category category = Category::Activations;
         for (Operation *user : p.getResult().getUsers())
-          if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp,
-                  shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp>(
-                  user))
+          if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(user))
             category = collectiveCategory(user);
         define(p.getResult(), category);
         os << "  zrt_pack(" << dt(p.getResult()) << ", " << p.getInputs().size()
@@ -917,19 +916,6 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         alias(w.getResult(), ptr(started));
         return success();
       })
-      .Case<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp>(
-          [&](Operation *c) {
-            // Not scheduled: a blocking collective (start, then wait).
-            Collective kind = isa<shard::AllReduceOp>(c) ? Collective::AllReduce
-                              : isa<shard::ReduceScatterOp>(c)
-                                  ? Collective::ReduceScatter
-                                  : Collective::AllGather;
-            Value in = c->getOperand(0), out = c->getResult(0);
-            int64_t count = isa<shard::ReduceScatterOp>(c) ? numel(out) : numel(in);
-            startCollective(kind, in, out, count, collectiveCategory(c));
-            emitWait(out);
-            return success();
-          })
       .Case([&](shard::AllSliceOp s) {
         int64_t k = numel(s.getResult());
         alias(s.getResult(), "(" + ptr(s.getInput()) + " + (int64_t)zrt_rank(comm) * " +
@@ -958,7 +944,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
   Block &block = func.getBody().front();
   functionName = name.str();
   if (auto module = func->getParentOfType<ModuleOp>())
-    if (auto size = module->getAttrOfType<IntegerAttr>("train.world_size"))
+    if (auto size = trainDialect(module).getWorldSizeAttrHelper().getAttr(module))
       worldSize = size.getInt();
   bool isStep = kind == Kind::Step;
   unsigned expected = isStep ? 3 : kind == Kind::Forward ? 2 : 1;

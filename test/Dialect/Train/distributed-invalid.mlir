@@ -25,7 +25,7 @@ module {
 // -----
 
 func.func @pack_size(%a: tensor<7xf32>) {
-  // expected-error @+1 {{'train.pack' op the buffer must have 8 elements (2 chunks of the padded tensors), got 'tensor<7xf32>'}}
+  // expected-error @+1 {{'train.pack' op result type 'tensor<7xf32>' does not match the expected 'tensor<8xf32>'}}
   %b = train.pack %a shards = 2 : tensor<7xf32> -> tensor<7xf32>
   return
 }
@@ -33,7 +33,7 @@ func.func @pack_size(%a: tensor<7xf32>) {
 // -----
 
 func.func @pack_element_type(%a: tensor<4xbf16>) {
-  // expected-error @+1 {{'train.pack' op tensor #0 has type 'tensor<4xbf16>' but the buffer's element type is 'f32'}}
+  // expected-error @+1 {{'train.pack' op result type 'tensor<4xf32>' does not match the expected 'tensor<4xbf16>'}}
   %b = train.pack %a shards = 1 : tensor<4xbf16> -> tensor<4xf32>
   return
 }
@@ -74,8 +74,8 @@ func.func @unpack_size(%b: tensor<9xf32>) {
 
 func.func @no_grid(%x: tensor<4xf32>) {
   // expected-error @+1 {{'train.all_reduce_start' op no shard.grid named @dp}}
-  %f = train.all_reduce_start %x on @dp : tensor<4xf32> -> tensor<4xf32>
-  %r = train.wait %f : tensor<4xf32>
+  %f = train.all_reduce_start %x on @dp : tensor<4xf32> -> !train.future<tensor<4xf32>>
+  %r = train.wait %f : !train.future<tensor<4xf32>>
   return
 }
 
@@ -85,8 +85,8 @@ module {
   shard.grid @dp(shape = 2x2)
   func.func @grid_2d(%x: tensor<4xf32>) {
     // expected-error @+1 {{'train.all_reduce_start' op collectives run on a 1-D grid of static size, but @dp has shape [2x2]}}
-    %f = train.all_reduce_start %x on @dp : tensor<4xf32> -> tensor<4xf32>
-    %r = train.wait %f : tensor<4xf32>
+    %f = train.all_reduce_start %x on @dp : tensor<4xf32> -> !train.future<tensor<4xf32>>
+    %r = train.wait %f : !train.future<tensor<4xf32>>
     return
   }
 }
@@ -97,8 +97,8 @@ module {
   shard.grid @dp(shape = 3)
   func.func @scatter_divides(%x: tensor<4xf32>) {
     // expected-error @+1 {{'train.reduce_scatter_start' op input of 4 elements does not divide among 3 ranks}}
-    %f = train.reduce_scatter_start %x on @dp : tensor<4xf32> -> tensor<1xf32>
-    %r = train.wait %f : tensor<1xf32>
+    %f = train.reduce_scatter_start %x on @dp : tensor<4xf32> -> !train.future<tensor<1xf32>>
+    %r = train.wait %f : !train.future<tensor<1xf32>>
     return
   }
 }
@@ -109,8 +109,8 @@ module {
   shard.grid @dp(shape = 3)
   func.func @gather_size(%x: tensor<4xf32>) {
     // expected-error @+1 {{'train.all_gather_start' op result must have 12 elements on a grid of 3 ranks, got 'tensor<8xf32>'}}
-    %f = train.all_gather_start %x on @dp : tensor<4xf32> -> tensor<8xf32>
-    %r = train.wait %f : tensor<8xf32>
+    %f = train.all_gather_start %x on @dp : tensor<4xf32> -> !train.future<tensor<8xf32>>
+    %r = train.wait %f : !train.future<tensor<8xf32>>
     return
   }
 }
@@ -121,7 +121,7 @@ module {
   shard.grid @dp(shape = 3)
   func.func @start_element_type(%x: tensor<4xf32>) {
     // expected-error @+1 {{'train.all_reduce_start' op element type changes from 'f32' to 'bf16'}}
-    %f = train.all_reduce_start %x on @dp : tensor<4xf32> -> tensor<4xbf16>
+    %f = train.all_reduce_start %x on @dp : tensor<4xf32> -> !train.future<tensor<4xbf16>>
     return
   }
 }
@@ -130,17 +130,17 @@ module {
 
 module {
   shard.grid @dp(shape = 3)
-  func.func @start_used_directly(%x: tensor<4xf32>) -> tensor<4xf32> {
+  func.func @start_used_directly(%x: tensor<4xf32>) -> !train.future<tensor<4xf32>> {
     // expected-error @+1 {{'train.all_reduce_start' op result may only be used by train.wait, but 'func.return' uses it}}
-    %f = train.all_reduce_start %x on @dp : tensor<4xf32> -> tensor<4xf32>
-    return %f : tensor<4xf32>
+    %f = train.all_reduce_start %x on @dp : tensor<4xf32> -> !train.future<tensor<4xf32>>
+    return %f : !train.future<tensor<4xf32>>
   }
 }
 
 // -----
 
-func.func @wait_without_start(%x: tensor<4xf32>) {
+func.func @wait_without_start(%x: !train.future<tensor<4xf32>>) {
   // expected-error @+1 {{'train.wait' op waits for a value that no train.*_start op produced}}
-  %r = train.wait %x : tensor<4xf32>
+  %r = train.wait %x : !train.future<tensor<4xf32>>
   return
 }

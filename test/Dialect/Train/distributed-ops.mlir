@@ -41,22 +41,22 @@ func.func @packing(%a: tensor<7xf32>, %b: tensor<2x3xf32>, %seg: tensor<7xf32>) 
 // Asynchronous collectives on a 1-D grid, waited where their result is
 // needed, and the release of a gathered buffer.
 // CHECK-LABEL: module @collectives
-// CHECK:         %[[F1:.*]] = train.all_reduce_start %{{.*}} on @dp : tensor<12xf32> -> tensor<12xf32>
-// CHECK:         train.wait %[[F1]] : tensor<12xf32>
-// CHECK:         %[[F2:.*]] = train.reduce_scatter_start %{{.*}} on @dp : tensor<12xf32> -> tensor<4xf32>
-// CHECK:         train.wait %[[F2]] : tensor<4xf32>
-// CHECK:         %[[F3:.*]] = train.all_gather_start %{{.*}} on @dp : tensor<4xbf16> -> tensor<12xbf16>
-// CHECK:         %[[G:.*]] = train.wait %[[F3]] : tensor<12xbf16>
+// CHECK:         %[[F1:.*]] = train.all_reduce_start %{{.*}} on @dp : tensor<12xf32> -> !train.future<tensor<12xf32>>
+// CHECK:         train.wait %[[F1]] : !train.future<tensor<12xf32>>
+// CHECK:         %[[F2:.*]] = train.reduce_scatter_start %{{.*}} on @dp : tensor<12xf32> -> !train.future<tensor<4xf32>>
+// CHECK:         train.wait %[[F2]] : !train.future<tensor<4xf32>>
+// CHECK:         %[[F3:.*]] = train.all_gather_start %{{.*}} on @dp : tensor<4xbf16> -> !train.future<tensor<12xbf16>>
+// CHECK:         %[[G:.*]] = train.wait %[[F3]] : !train.future<tensor<12xbf16>>
 // CHECK:         train.release %[[G]] : tensor<12xbf16>
 module @collectives {
   shard.grid @dp(shape = 3)
   func.func @f(%x: tensor<12xf32>, %s: tensor<4xbf16>) {
-    %f1 = train.all_reduce_start %x on @dp : tensor<12xf32> -> tensor<12xf32>
-    %r1 = train.wait %f1 : tensor<12xf32>
-    %f2 = train.reduce_scatter_start %x on @dp : tensor<12xf32> -> tensor<4xf32>
-    %r2 = train.wait %f2 : tensor<4xf32>
-    %f3 = train.all_gather_start %s on @dp : tensor<4xbf16> -> tensor<12xbf16>
-    %g = train.wait %f3 : tensor<12xbf16>
+    %f1 = train.all_reduce_start %x on @dp : tensor<12xf32> -> !train.future<tensor<12xf32>>
+    %r1 = train.wait %f1 : !train.future<tensor<12xf32>>
+    %f2 = train.reduce_scatter_start %x on @dp : tensor<12xf32> -> !train.future<tensor<4xf32>>
+    %r2 = train.wait %f2 : !train.future<tensor<4xf32>>
+    %f3 = train.all_gather_start %s on @dp : tensor<4xbf16> -> !train.future<tensor<12xbf16>>
+    %g = train.wait %f3 : !train.future<tensor<12xbf16>>
     train.release %g : tensor<12xbf16>
     return
   }

@@ -1505,7 +1505,7 @@ func.func @layernorm_grad_weight(%x: tensor<4x8xf32>, %w: tensor<4xf32>) {
 // -----
 
 func.func @layernorm_grad_results(%x: tensor<4x8xf32>, %w: tensor<8xf32>) {
-  // expected-error @+1 {{'train.layernorm_grad' op results must have types 'tensor<4x8xf32>', 'tensor<8xf32>', 'tensor<8xf32>'}}
+  // expected-error @+1 {{'train.layernorm_grad' op result #1 type 'tensor<4x8xf32>' does not match the expected 'tensor<8xf32>'}}
   %0:3 = train.layernorm_grad %x, %x, %w eps = 1.0e-5 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>)
   return
 }
@@ -1553,7 +1553,7 @@ func.func @attention_grad_rank(%q: tensor<3x5x8xf32>) {
 // -----
 
 func.func @attention_grad_results(%q: tensor<2x3x5x8xf32>) {
-  // expected-error @+1 {{'train.attention_grad' op every result must have the query's type 'tensor<2x3x5x8xf32>'}}
+  // expected-error @+1 {{'train.attention_grad' op result #1 type 'tensor<2x3x5x8xbf16>' does not match the expected 'tensor<2x3x5x8xf32>'}}
   %0:3 = train.attention_grad %q, %q, %q, %q scale = 0.25 : (tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>) -> (tensor<2x3x5x8xf32>, tensor<2x3x5x8xbf16>, tensor<2x3x5x8xf32>)
   return
 }
@@ -1601,7 +1601,7 @@ func.func @cross_entropy_grad_targets(%one: tensor<f32>, %l: tensor<12x17x65xf32
 // -----
 
 func.func @cross_entropy_grad_result(%one: tensor<f32>, %l: tensor<8x10xbf16>, %t: tensor<8xi32>) {
-  // expected-error @+1 {{'train.cross_entropy_grad' op result type 'tensor<8x10xf32>' differs from logits type 'tensor<8x10xbf16>'}}
+  // expected-error @+1 {{'train.cross_entropy_grad' op result type 'tensor<8x10xf32>' does not match the expected 'tensor<8x10xbf16>'}}
   %0 = train.cross_entropy_grad %one, %l, %t : (tensor<f32>, tensor<8x10xbf16>, tensor<8xi32>) -> tensor<8x10xf32>
   return
 }

@@ -7,7 +7,7 @@
 // right after the loss and is waited for at the very end.
 // CHECK-LABEL: func.func @train_step
 // CHECK: train.cross_entropy
-// CHECK: %[[LOSS:.*]] = train.all_reduce_start %{{.*}} on @dp : tensor<1xf32> -> tensor<1xf32>
+// CHECK: %[[LOSS:.*]] = train.all_reduce_start %{{.*}} on @dp : tensor<1xf32> -> !train.future<tensor<1xf32>>
 // CHECK: %[[B0:.*]] = train.pack %{{.*}} shards = 2 : tensor<5xf32> -> tensor<6xf32>
 // CHECK-NEXT: %[[F0:.*]] = train.reduce_scatter_start %[[B0]]
 // CHECK: %[[B1:.*]] = train.pack %{{.*}} shards = 2 : tensor<5x4xf32> -> tensor<20xf32>
@@ -15,12 +15,12 @@
 // Backward goes on while two buckets are in flight.
 // CHECK-NEXT: train.relu_grad
 // CHECK: %[[B2:.*]] = train.pack %{{.*}} shards = 2 : tensor<4xf32> -> tensor<4xf32>
-// CHECK-NEXT: %[[W0:.*]] = train.wait %[[F0]] : tensor<3xf32>
+// CHECK-NEXT: %[[W0:.*]] = train.wait %[[F0]] : !train.future<tensor<3xf32>>
 // CHECK-NEXT: %[[A0:.*]] = train.scale %[[W0]] by 5.000000e-01
 // CHECK-NEXT: %[[U0:.*]] = train.unpack %[[A0]]
 // CHECK-NEXT: train.write %[[U0]] to @b2.grad
 // CHECK-NEXT: %[[F2:.*]] = train.reduce_scatter_start %[[B2]]
-// CHECK: %[[W1:.*]] = train.wait %[[F1]] : tensor<10xf32>
+// CHECK: %[[W1:.*]] = train.wait %[[F1]] : !train.future<tensor<10xf32>>
 // CHECK: train.reduce_scatter_start
 // Each bucket's updated parameters start their all-gather right after the
 // bucket's last update, so the gather overlaps the updates that follow; all

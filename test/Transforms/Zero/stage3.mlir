@@ -7,8 +7,8 @@
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[S1:.*]] = train.read @w1 : tensor<6xf32>
 // CHECK: %[[P1:.*]] = train.pack %[[S1]] shards = 1 : tensor<6xf32> -> tensor<6xf32>
-// CHECK: %[[F1:.*]] = train.all_gather_start %[[P1]] on @dp : tensor<6xf32> -> tensor<12xf32>
-// CHECK: %[[G1:.*]] = train.wait %[[F1]] : tensor<12xf32>
+// CHECK: %[[F1:.*]] = train.all_gather_start %[[P1]] on @dp : tensor<6xf32> -> !train.future<tensor<12xf32>>
+// CHECK: %[[G1:.*]] = train.wait %[[F1]] : !train.future<tensor<12xf32>>
 // CHECK: %[[W1:.*]] = train.unpack %[[G1]] shards = 2 : tensor<12xf32> -> tensor<4x3xf32>
 // CHECK: train.matmul %{{.*}}, %[[W1]] transpose_rhs
 // CHECK: train.release %[[G1]] : tensor<12xf32>

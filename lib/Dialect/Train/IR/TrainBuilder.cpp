@@ -1,31 +1,19 @@
 //===- TrainBuilder.cpp - typed construction of train ops -----------------===//
 
 #include "zeroc/Dialect/Train/IR/TrainBuilder.h"
-#include "zeroc/Dialect/Train/IR/TrainShapes.h"
-
-#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 
 namespace zeroc::train {
 
-namespace {
-/// Unwraps a shape rule that a pass relies on: a failure here is a bug in the
-/// pass, not bad user input.
-Shape expectShape(FailureOr<Shape> shape, const char *what) {
-  if (failed(shape))
-    llvm::report_fatal_error(llvm::Twine("TrainBuilder: invalid ") + what);
-  return *shape;
-}
-} // namespace
+// Ops with a type rule (InferTypeOpInterface) are created without result
+// types: their ODS builders call the rule, as the verifier does. A rule
+// that fails here is a bug in the pass that asked, reported as a fatal
+// error by the builder.
 
 template <typename OpTy>
 Value TrainBuilder::broadcastBinary(Value lhs, Value rhs) {
-  Shape shape = expectShape(
-      broadcastShapes(typeOf(lhs).getShape(), typeOf(rhs).getShape()),
-      "broadcast");
-  auto type = RankedTensorType::get(shape, typeOf(lhs).getElementType());
-  return OpTy::create(b, loc, type, lhs, rhs);
+  return OpTy::create(b, loc, lhs, rhs);
 }
 
 Value TrainBuilder::add(Value lhs, Value rhs) {
@@ -42,18 +30,12 @@ Value TrainBuilder::div(Value lhs, Value rhs) {
 }
 
 Value TrainBuilder::scale(Value input, double factor) {
-  return ScaleOp::create(b, loc, input.getType(), input,
-                         b.getF64FloatAttr(factor));
+  return ScaleOp::create(b, loc, input, b.getF64FloatAttr(factor));
 }
 
 Value TrainBuilder::matmul(Value lhs, Value rhs, bool transposeLhs,
                            bool transposeRhs) {
-  Shape shape = expectShape(matmulShape(typeOf(lhs).getShape(),
-                                        typeOf(rhs).getShape(), transposeLhs,
-                                        transposeRhs),
-                            "matmul");
-  auto type = RankedTensorType::get(shape, typeOf(lhs).getElementType());
-  return MatmulOp::create(b, loc, type, lhs, rhs, transposeLhs, transposeRhs);
+  return MatmulOp::create(b, loc, lhs, rhs, transposeLhs, transposeRhs);
 }
 
 Value TrainBuilder::reshape(Value input, ArrayRef<int64_t> shape) {
@@ -64,10 +46,7 @@ Value TrainBuilder::reshape(Value input, ArrayRef<int64_t> shape) {
 }
 
 Value TrainBuilder::transpose(Value input, ArrayRef<int64_t> permutation) {
-  Shape shape = expectShape(
-      transposeShape(typeOf(input).getShape(), permutation), "transpose");
-  auto type = RankedTensorType::get(shape, typeOf(input).getElementType());
-  return TransposeOp::create(b, loc, type, input,
+  return TransposeOp::create(b, loc, input,
                              b.getDenseI64ArrayAttr(permutation));
 }
 
@@ -81,10 +60,7 @@ Value TrainBuilder::transposeLastTwo(Value input) {
 Value TrainBuilder::sum(Value input, ArrayRef<int64_t> dims) {
   if (dims.empty())
     return input;
-  Shape shape =
-      expectShape(reduceShape(typeOf(input).getShape(), dims), "sum");
-  auto type = RankedTensorType::get(shape, typeOf(input).getElementType());
-  return SumOp::create(b, loc, type, input, b.getDenseI64ArrayAttr(dims));
+  return SumOp::create(b, loc, input, b.getDenseI64ArrayAttr(dims));
 }
 
 Value TrainBuilder::broadcast(Value input, ArrayRef<int64_t> shape) {
@@ -106,7 +82,7 @@ Value TrainBuilder::cast(Value input, Type elementType) {
 }
 
 Value TrainBuilder::sqrt(Value input) {
-  return SqrtOp::create(b, loc, input.getType(), input);
+  return SqrtOp::create(b, loc, input);
 }
 
 Value TrainBuilder::read(RankedTensorType type, StringRef symbol) {

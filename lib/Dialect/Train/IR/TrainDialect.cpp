@@ -3,15 +3,32 @@
 #include "zeroc/Dialect/Train/IR/TrainDialect.h"
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace zeroc::train;
 
 #include "zeroc/Dialect/Train/IR/TrainOpsDialect.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "zeroc/Dialect/Train/IR/TrainOpsTypes.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "zeroc/Dialect/Train/IR/TrainAttributes.cpp.inc"
+
 void TrainDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "zeroc/Dialect/Train/IR/TrainAttributes.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "zeroc/Dialect/Train/IR/TrainOpsTypes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "zeroc/Dialect/Train/IR/TrainOps.cpp.inc"
@@ -27,3 +44,75 @@ Operation *TrainDialect::materializeConstant(OpBuilder &builder, Attribute value
   double fill = splat.getSplatValue<APFloat>().convertToDouble();
   return FillOp::create(builder, loc, type, builder.getF64FloatAttr(fill));
 }
+
+TrainDialect &TrainDialect::get(MLIRContext *context) {
+  auto *dialect = context->getLoadedDialect<TrainDialect>();
+  assert(dialect && "the train dialect is not loaded");
+  return *dialect;
+}
+
+LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  Attribute value = attribute.getValue();
+  auto expect = [&](bool onRightOp, StringRef where, bool rightType,
+                    StringRef type) -> LogicalResult {
+    if (!onRightOp)
+      return op->emitError("'") << name << "' belongs on " << where << ", not on '"
+                                << op->getName() << "'";
+    if (!rightType)
+      return op->emitError("'") << name << "' must be " << type << ", got "
+                                << value;
+    return success();
+  };
+  bool isFunc = isa<func::FuncOp>(op), isModule = isa<ModuleOp>(op);
+  auto positive = [&](int64_t min) {
+    auto integer = dyn_cast<IntegerAttr>(value);
+    return integer && integer.getType().isInteger(64) && integer.getInt() >= min;
+  };
+  if (name == getForwardAttrHelper().getName() ||
+      name == getStepAttrHelper().getName() ||
+      name == getLogitsAttrHelper().getName() ||
+      name == getPlannedAttrHelper().getName())
+    return expect(isFunc, "a func.func", isa<UnitAttr>(value), "a unit attribute");
+  if (name == getGradientsAttrHelper().getName()) {
+    auto array = dyn_cast<ArrayAttr>(value);
+    bool symbols = array && llvm::all_of(array, [](Attribute a) {
+                     return isa<FlatSymbolRefAttr>(a);
+                   });
+    return expect(isFunc, "a func.func", symbols,
+                  "an array of parameter symbols (@name)");
+  }
+  if (name == getBatchSplitAttrHelper().getName() ||
+      name == getWorldSizeAttrHelper().getName())
+    return expect(isModule, "the module", positive(1),
+                  "a positive 64-bit integer");
+  if (name == getZeroStageAttrHelper().getName()) {
+    auto integer = dyn_cast<IntegerAttr>(value);
+    return expect(isModule, "the module",
+                  positive(0) && integer.getInt() <= 3,
+                  "a 64-bit integer in [0, 3]");
+  }
+  if (name == getModelAttrHelper().getName())
+    return expect(isModule, "the module", isa<StringAttr>(value), "a string");
+  if (name == getCategoryAttrHelper().getName())
+    return expect(isa<memref::AllocOp>(op), "a memref.alloc",
+                  isa<MemoryCategoryAttr>(value),
+                  "a memory category (#train.category<...>)");
+  return op->emitError("'") << name
+                            << "' is not an attribute of the train dialect "
+                               "(see the dialect's reference for the list)";
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+LogicalResult FutureType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 RankedTensorType valueType) {
+  if (!valueType.hasStaticShape())
+    return emitError() << "a future's value must have a static shape, got "
+                       << valueType;
+  return success();
+}
+

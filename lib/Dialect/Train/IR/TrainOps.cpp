@@ -18,6 +18,7 @@ using namespace mlir;
 using namespace zeroc::train;
 
 #include "zeroc/Dialect/Train/IR/TrainEnums.cpp.inc"
+#include "zeroc/Dialect/Train/IR/TrainInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "zeroc/Dialect/Train/IR/TrainOps.cpp.inc"
@@ -35,16 +36,6 @@ LogicalResult verifyResultType(Operation *op, Value result,
   if (result.getType() != expected)
     return op->emitOpError("result type ")
            << result.getType() << " does not match the expected " << expected;
-  return success();
-}
-
-LogicalResult verifySameElementType(Operation *op, StringRef lhsName, Value lhs,
-                                    StringRef rhsName, Value rhs) {
-  Type l = tensorType(lhs).getElementType(), r = tensorType(rhs).getElementType();
-  if (l != r)
-    return op->emitOpError() << lhsName << " element type " << l
-                             << " differs from " << rhsName
-                             << " element type " << r;
   return success();
 }
 
@@ -72,6 +63,65 @@ LogicalResult verifyFinite(Operation *op, StringRef name, double value) {
     return op->emitOpError()
            << name << " must be finite, got "
            << (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf");
+  return success();
+}
+
+/// Where an op's type rule (its inferReturnTypes) reports: through the op's
+/// location, worded as Operation::emitOpError words it, or nowhere when the
+/// rule runs without a location (a silent query).
+struct RuleErrors {
+  std::optional<Location> location;
+  StringRef opName;
+
+  explicit operator bool() const { return location.has_value(); }
+  InFlightDiagnostic operator()() const {
+    return mlir::emitError(*location) << "'" << opName << "' op ";
+  }
+  /// For the shape rules of TrainShapes.h.
+  ErrorEmitter emitter() const {
+    if (!location)
+      return nullptr;
+    return ErrorEmitter(*this);
+  }
+};
+
+/// Fails, reporting `parts` when the rule has somewhere to report.
+template <typename... Parts>
+LogicalResult report(const RuleErrors &errors, Parts &&...parts) {
+  if (errors) {
+    InFlightDiagnostic diagnostic = errors();
+    (diagnostic << ... << std::forward<Parts>(parts));
+  }
+  return failure();
+}
+
+LogicalResult sameElementType(const RuleErrors &errors, StringRef lhsName,
+                              Value lhs, StringRef rhsName, Value rhs) {
+  Type l = tensorType(lhs).getElementType(), r = tensorType(rhs).getElementType();
+  if (l != r)
+    return report(errors, lhsName, " element type ", l, " differs from ",
+                  rhsName, " element type ", r);
+  return success();
+}
+
+/// The verifier half of an op's type rule: the result types the op's
+/// inferReturnTypes gives (reporting why there are none) must be the op's.
+template <typename OpT>
+LogicalResult verifyInferredTypes(OpT op) {
+  SmallVector<Type> expected;
+  if (failed(OpT::inferReturnTypes(op.getContext(), op.getLoc(),
+                                   typename OpT::Adaptor(op), expected)))
+    return failure();
+  for (auto [index, result, type] :
+       llvm::enumerate(op->getResults(), expected)) {
+    if (result.getType() == type)
+      continue;
+    InFlightDiagnostic diagnostic = op.emitOpError("result ");
+    if (op->getNumResults() > 1)
+      diagnostic << "#" << index << " ";
+    return diagnostic << "type " << result.getType()
+                      << " does not match the expected " << type;
+  }
   return success();
 }
 
@@ -299,77 +349,127 @@ LogicalResult StateOp::verify() {
 // Forward computation
 //===----------------------------------------------------------------------===//
 
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  RankedTensorType table = tensorType(adaptor.getTable());
+  if (table.getRank() != 2)
+    return report(errors, "table must have rank 2 [vocab, dim], got ", table);
+  Shape shape(tensorType(adaptor.getIds()).getShape());
+  shape.push_back(table.getDimSize(1));
+  types.push_back(RankedTensorType::get(shape, table.getElementType()));
+  return success();
+}
+
 LogicalResult EmbeddingOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  RankedTensorType table = tensorType(getTable());
-  if (table.getRank() != 2)
-    return emitOpError("table must have rank 2 [vocab, dim], got ")
-           << table;
-  Shape shape(tensorType(getIds()).getShape());
-  shape.push_back(table.getDimSize(1));
-  return verifyResultType(*this, getResult(), shape, table.getElementType());
+  return verifyInferredTypes(*this);
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  if (failed(sameElementType(errors, "lhs", adaptor.getLhs(), "rhs",
+                             adaptor.getRhs())))
+    return failure();
+  FailureOr<Shape> shape = matmulShape(
+      tensorType(adaptor.getLhs()).getShape(),
+      tensorType(adaptor.getRhs()).getShape(), adaptor.getTransposeLhs(),
+      adaptor.getTransposeRhs(), errors.emitter());
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(
+      *shape, tensorType(adaptor.getLhs()).getElementType()));
+  return success();
 }
 
 LogicalResult MatmulOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  if (failed(verifySameElementType(*this, "lhs", getLhs(), "rhs", getRhs())))
+  return verifyInferredTypes(*this);
+}
+
+/// The type rule of the broadcasting binary ops.
+template <typename BinaryOp>
+static LogicalResult
+inferBroadcastBinary(std::optional<Location> location,
+                     typename BinaryOp::Adaptor adaptor,
+                     SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, BinaryOp::getOperationName()};
+  if (failed(sameElementType(errors, "lhs", adaptor.getLhs(), "rhs",
+                             adaptor.getRhs())))
     return failure();
-  FailureOr<Shape> shape = matmulShape(
-      tensorType(getLhs()).getShape(), tensorType(getRhs()).getShape(),
-      getTransposeLhs(), getTransposeRhs(), [&] { return emitOpError(); });
+  FailureOr<Shape> shape =
+      broadcastShapes(tensorType(adaptor.getLhs()).getShape(),
+                      tensorType(adaptor.getRhs()).getShape(),
+                      errors.emitter());
   if (failed(shape))
     return failure();
-  return verifyResultType(*this, getResult(), *shape,
-                          tensorType(getLhs()).getElementType());
+  types.push_back(RankedTensorType::get(
+      *shape, tensorType(adaptor.getLhs()).getElementType()));
+  return success();
 }
 
 template <typename BinaryOp>
 static LogicalResult verifyBroadcastBinary(BinaryOp op) {
   if (failed(verifyStaticShapes(op)))
     return failure();
-  if (failed(verifySameElementType(op, "lhs", op.getLhs(), "rhs", op.getRhs())))
-    return failure();
-  FailureOr<Shape> shape =
-      broadcastShapes(tensorType(op.getLhs()).getShape(),
-                      tensorType(op.getRhs()).getShape(),
-                      [&] { return op.emitOpError(); });
-  if (failed(shape))
-    return failure();
-  return verifyResultType(op, op.getResult(), *shape,
-                          tensorType(op.getLhs()).getElementType());
+  return verifyInferredTypes(op);
 }
 
-LogicalResult AddOp::verify() { return verifyBroadcastBinary(*this); }
-LogicalResult SubOp::verify() { return verifyBroadcastBinary(*this); }
-LogicalResult MulOp::verify() { return verifyBroadcastBinary(*this); }
-LogicalResult DivOp::verify() { return verifyBroadcastBinary(*this); }
+#define ZEROC_BROADCAST_BINARY(Op)                                             \
+  LogicalResult Op::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> location,         \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferBroadcastBinary<Op>(location, adaptor, types);                 \
+  }                                                                            \
+  LogicalResult Op::verify() { return verifyBroadcastBinary(*this); }
+ZEROC_BROADCAST_BINARY(AddOp)
+ZEROC_BROADCAST_BINARY(SubOp)
+ZEROC_BROADCAST_BINARY(MulOp)
+ZEROC_BROADCAST_BINARY(DivOp)
+#undef ZEROC_BROADCAST_BINARY
 
-LogicalResult LayerNormOp::verify() {
-  if (failed(verifyStaticShapes(*this)))
-    return failure();
-  RankedTensorType input = tensorType(getInput());
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  RankedTensorType input = tensorType(adaptor.getInput());
   if (input.getRank() < 1)
-    return emitOpError("input must have rank >= 1");
+    return report(errors, "input must have rank >= 1");
   int64_t features = input.getShape().back();
-  for (auto [name, value] : {std::pair<StringRef, Value>{"weight", getWeight()},
-                             {"bias", getBias()}}) {
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"weight", adaptor.getWeight()},
+        {"bias", adaptor.getBias()}}) {
     RankedTensorType type = tensorType(value);
     if (type.getShape() != ArrayRef<int64_t>{features})
-      return emitOpError() << name << " must have shape " << features
-                           << " (the last dimension of the input), got "
-                           << formatShape(type.getShape());
-    if (failed(verifySameElementType(*this, "input", getInput(), name, value)))
+      return report(errors, name, " must have shape ", features,
+                    " (the last dimension of the input), got ",
+                    formatShape(type.getShape()));
+    if (failed(sameElementType(errors, "input", adaptor.getInput(), name,
+                               value)))
       return failure();
   }
+  types.push_back(input);
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyStaticShapes(*this)) || failed(verifyInferredTypes(*this)))
+    return failure();
   if (failed(verifyFinite(*this, "eps", getEpsAttr().getValueAsDouble())))
     return failure();
   if (getEpsAttr().getValueAsDouble() <= 0.0)
     return emitOpError("eps must be positive, got ")
            << getEpsAttr().getValueAsDouble();
-  return verifyResultType(*this, getResult(), input.getShape(),
-                          input.getElementType());
+  return success();
 }
 
 LogicalResult SoftmaxOp::verify() {
@@ -389,43 +489,52 @@ LogicalResult CausalMaskOp::verify() {
   return success();
 }
 
-LogicalResult AttentionOp::verify() {
-  if (failed(verifyStaticShapes(*this)))
-    return failure();
-  RankedTensorType q = tensorType(getQuery()), k = tensorType(getKey()),
-                   v = tensorType(getValue());
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  RankedTensorType q = tensorType(adaptor.getQuery()),
+                   k = tensorType(adaptor.getKey()),
+                   v = tensorType(adaptor.getValue());
   for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{"query", q},
                             {"key", k},
                             {"value", v}})
     if (type.getRank() != 4)
-      return emitOpError() << name << " must have rank 4 [batch, heads, "
-                              "sequence, head_dim], got "
-                           << type;
-  if (failed(verifySameElementType(*this, "query", getQuery(), "key",
-                                   getKey())) ||
-      failed(verifySameElementType(*this, "query", getQuery(), "value",
-                                   getValue())))
+      return report(errors, name,
+                    " must have rank 4 [batch, heads, sequence, head_dim], "
+                    "got ",
+                    type);
+  if (failed(sameElementType(errors, "query", adaptor.getQuery(), "key",
+                             adaptor.getKey())) ||
+      failed(sameElementType(errors, "query", adaptor.getQuery(), "value",
+                             adaptor.getValue())))
     return failure();
   if (k.getShape() != v.getShape())
-    return emitOpError("key shape ")
-           << formatShape(k.getShape()) << " differs from value shape "
-           << formatShape(v.getShape());
+    return report(errors, "key shape ", formatShape(k.getShape()),
+                  " differs from value shape ", formatShape(v.getShape()));
   if (q.getDimSize(0) != k.getDimSize(0) || q.getDimSize(1) != k.getDimSize(1) ||
       q.getDimSize(3) != k.getDimSize(3))
-    return emitOpError("query ")
-           << formatShape(q.getShape()) << " and key "
-           << formatShape(k.getShape())
-           << " must agree in batch, heads and head_dim";
-  if (getCausal() && q.getDimSize(2) != k.getDimSize(2))
-    return emitOpError("causal attention needs as many queries as keys, got ")
-           << q.getDimSize(2) << " and " << k.getDimSize(2);
+    return report(errors, "query ", formatShape(q.getShape()), " and key ",
+                  formatShape(k.getShape()),
+                  " must agree in batch, heads and head_dim");
+  if (adaptor.getCausal() && q.getDimSize(2) != k.getDimSize(2))
+    return report(errors,
+                  "causal attention needs as many queries as keys, got ",
+                  q.getDimSize(2), " and ", k.getDimSize(2));
+  types.push_back(q);
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyStaticShapes(*this)) || failed(verifyInferredTypes(*this)))
+    return failure();
   if (failed(verifyFinite(*this, "scale", getScaleAttr().getValueAsDouble())))
     return failure();
   if (getScaleAttr().getValueAsDouble() <= 0.0)
     return emitOpError("scale must be positive, got ")
            << getScaleAttr().getValueAsDouble();
-  return verifyResultType(*this, getResult(), q.getShape(),
-                          q.getElementType());
+  return success();
 }
 
 LogicalResult ReshapeOp::verify() {
@@ -444,15 +553,24 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  RankedTensorType input = tensorType(adaptor.getInput());
+  FailureOr<Shape> shape = transposeShape(
+      input.getShape(), adaptor.getPermutation(), errors.emitter());
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, input.getElementType()));
+  return success();
+}
+
 LogicalResult TransposeOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  RankedTensorType input = tensorType(getInput());
-  FailureOr<Shape> shape = transposeShape(input.getShape(), getPermutation(),
-                                          [&] { return emitOpError(); });
-  if (failed(shape))
-    return failure();
-  return verifyResultType(*this, getResult(), *shape, input.getElementType());
+  return verifyInferredTypes(*this);
 }
 
 LogicalResult SplitOp::verify() {
@@ -477,34 +595,44 @@ LogicalResult SplitOp::verify() {
   return success();
 }
 
-LogicalResult ConcatOp::verify() {
-  if (failed(verifyStaticShapes(*this)))
-    return failure();
-  if (getInputs().empty())
-    return emitOpError("needs at least one input");
-  RankedTensorType first = tensorType(getInputs().front());
-  int64_t dim = getDim();
-  if (failed(verifyDimInRange(*this, dim, first.getRank())))
-    return failure();
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return report(errors, "needs at least one input");
+  RankedTensorType first = tensorType(inputs.front());
+  int64_t dim = adaptor.getDim();
+  if (dim < 0 || dim >= first.getRank())
+    return report(errors, "dimension ", dim, " is out of range for rank ",
+                  first.getRank());
   Shape shape(first.getShape());
   shape[dim] = 0;
-  for (auto [index, input] : llvm::enumerate(getInputs())) {
+  for (auto [index, input] : llvm::enumerate(inputs)) {
     RankedTensorType type = tensorType(input);
     Shape others(type.getShape());
     if (type.getRank() == first.getRank())
       others[dim] = 0;
     if (type.getElementType() != first.getElementType() ||
         others != ArrayRef<int64_t>(shape))
-      return emitOpError("input #")
-             << index << " of type " << type
-             << " does not match input #0 of type " << first
-             << " outside dimension " << dim;
+      return report(errors, "input #", index, " of type ", type,
+                    " does not match input #0 of type ", first,
+                    " outside dimension ", dim);
   }
   int64_t total = 0;
-  for (Value input : getInputs())
+  for (Value input : inputs)
     total += tensorType(input).getDimSize(dim);
   shape[dim] = total;
-  return verifyResultType(*this, getResult(), shape, first.getElementType());
+  types.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  return verifyInferredTypes(*this);
 }
 
 LogicalResult CrossEntropyOp::verify() {
@@ -523,20 +651,36 @@ LogicalResult CrossEntropyOp::verify() {
   return success();
 }
 
+/// The type rule of the reductions.
 template <typename ReductionOp>
-static LogicalResult verifyReduction(ReductionOp op) {
-  if (failed(verifyStaticShapes(op)))
-    return failure();
-  RankedTensorType input = tensorType(op.getInput());
-  FailureOr<Shape> shape = reduceShape(input.getShape(), op.getDims(),
-                                       [&] { return op.emitOpError(); });
+static LogicalResult inferReduction(std::optional<Location> location,
+                                    typename ReductionOp::Adaptor adaptor,
+                                    SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, ReductionOp::getOperationName()};
+  RankedTensorType input = tensorType(adaptor.getInput());
+  FailureOr<Shape> shape =
+      reduceShape(input.getShape(), adaptor.getDims(), errors.emitter());
   if (failed(shape))
     return failure();
-  return verifyResultType(op, op.getResult(), *shape, input.getElementType());
+  types.push_back(RankedTensorType::get(*shape, input.getElementType()));
+  return success();
 }
 
-LogicalResult SumOp::verify() { return verifyReduction(*this); }
-LogicalResult MeanOp::verify() { return verifyReduction(*this); }
+#define ZEROC_REDUCTION(Op)                                                    \
+  LogicalResult Op::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> location,         \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferReduction<Op>(location, adaptor, types);                       \
+  }                                                                            \
+  LogicalResult Op::verify() {                                                 \
+    if (failed(verifyStaticShapes(*this)))                                     \
+      return failure();                                                        \
+    return verifyInferredTypes(*this);                                         \
+  }
+ZEROC_REDUCTION(SumOp)
+ZEROC_REDUCTION(MeanOp)
+#undef ZEROC_REDUCTION
 
 LogicalResult CastOp::verify() {
   if (failed(verifyStaticShapes(*this)))
@@ -606,45 +750,55 @@ LogicalResult SoftmaxGradOp::verify() {
   return success();
 }
 
+LogicalResult LayerNormGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  RankedTensorType input = tensorType(adaptor.getInput());
+  if (input.getRank() < 1)
+    return report(errors, "input must have rank >= 1");
+  if (tensorType(adaptor.getGrad()) != input)
+    return report(errors, "grad type ", adaptor.getGrad().getType(),
+                  " differs from input type ", input);
+  auto features = RankedTensorType::get({input.getShape().back()},
+                                        input.getElementType());
+  if (adaptor.getWeight().getType() != features)
+    return report(errors, "weight must have type ", features, ", got ",
+                  adaptor.getWeight().getType());
+  types.append({input, features, features});
+  return success();
+}
+
 LogicalResult LayerNormGradOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  RankedTensorType input = tensorType(getInput());
-  if (input.getRank() < 1)
-    return emitOpError("input must have rank >= 1");
-  if (tensorType(getGrad()) != input)
-    return emitOpError("grad type ")
-           << getGrad().getType() << " differs from input type " << input;
-  auto features = RankedTensorType::get({input.getShape().back()},
-                                        input.getElementType());
-  if (getWeight().getType() != features)
-    return emitOpError("weight must have type ")
-           << features << ", got " << getWeight().getType();
-  if (getInputGrad().getType() != input || getWeightGrad().getType() != features ||
-      getBiasGrad().getType() != features)
-    return emitOpError("results must have types ")
-           << input << ", " << features << ", " << features;
+  return verifyInferredTypes(*this);
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  Type query = adaptor.getQuery().getType();
+  for (auto [name, operand] :
+       {std::pair<StringRef, Value>{"grad", adaptor.getGrad()},
+        {"key", adaptor.getKey()},
+        {"value", adaptor.getValue()}})
+    if (operand.getType() != query)
+      return report(errors, name, " type ", operand.getType(),
+                    " differs from query type ", query);
+  if (tensorType(adaptor.getQuery()).getRank() != 4)
+    return report(errors,
+                  "query must have rank 4 [batch, heads, sequence, "
+                  "head_dim], got ",
+                  query);
+  types.append({query, query, query});
   return success();
 }
 
 LogicalResult AttentionGradOp::verify() {
-  if (failed(verifyStaticShapes(*this)))
+  if (failed(verifyStaticShapes(*this)) || failed(verifyInferredTypes(*this)))
     return failure();
-  for (auto [name, operand] :
-       {std::pair<StringRef, Value>{"grad", getGrad()}, {"key", getKey()},
-        {"value", getValue()}})
-    if (operand.getType() != getQuery().getType())
-      return emitOpError() << name << " type " << operand.getType()
-                           << " differs from query type "
-                           << getQuery().getType();
-  if (tensorType(getQuery()).getRank() != 4)
-    return emitOpError("query must have rank 4 [batch, heads, sequence, "
-                       "head_dim], got ")
-           << getQuery().getType();
-  for (Value result : getResults())
-    if (result.getType() != getQuery().getType())
-      return emitOpError("every result must have the query's type ")
-             << getQuery().getType();
   if (failed(verifyFinite(*this, "scale", getScaleAttr().getValueAsDouble())))
     return failure();
   if (getScaleAttr().getValueAsDouble() <= 0.0)
@@ -653,21 +807,27 @@ LogicalResult AttentionGradOp::verify() {
   return success();
 }
 
+LogicalResult CrossEntropyGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  RankedTensorType logits = tensorType(adaptor.getLogits());
+  if (logits.getRank() < 1)
+    return report(errors, "logits must have rank >= 1");
+  if (tensorType(adaptor.getTargets()).getShape() !=
+      logits.getShape().drop_back())
+    return report(errors, "targets shape ",
+                  formatShape(tensorType(adaptor.getTargets()).getShape()),
+                  " must equal the logits shape without its last dimension (",
+                  formatShape(logits.getShape().drop_back()), ")");
+  types.push_back(logits);
+  return success();
+}
+
 LogicalResult CrossEntropyGradOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  RankedTensorType logits = tensorType(getLogits());
-  if (logits.getRank() < 1)
-    return emitOpError("logits must have rank >= 1");
-  if (tensorType(getTargets()).getShape() != logits.getShape().drop_back())
-    return emitOpError("targets shape ")
-           << formatShape(tensorType(getTargets()).getShape())
-           << " must equal the logits shape without its last dimension ("
-           << formatShape(logits.getShape().drop_back()) << ")";
-  if (getResult().getType() != logits)
-    return emitOpError("result type ")
-           << getResult().getType() << " differs from logits type " << logits;
-  return success();
+  return verifyInferredTypes(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -769,9 +929,28 @@ static LogicalResult verifyPacking(Operation *op, TypeRange tensors,
   return success();
 }
 
+LogicalResult PackOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return report(errors, "packs no tensor");
+  Type element = tensorType(inputs.front()).getElementType();
+  for (auto [index, input] : llvm::enumerate(inputs))
+    if (tensorType(input).getElementType() != element)
+      return report(errors, "tensor #", index, " has type ", input.getType(),
+                    " but tensor #0's element type is ", element);
+  types.push_back(RankedTensorType::get(
+      {packedElements(inputs.getTypes(), adaptor.getShards())}, element));
+  return success();
+}
+
 LogicalResult PackOp::verify() {
-  return verifyPacking(*this, getInputs().getTypes(), getResult().getType(),
-                       getShards());
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  return verifyInferredTypes(*this);
 }
 
 LogicalResult UnpackOp::verify() {
@@ -801,7 +980,8 @@ static LogicalResult verifyCollective(Operation *op, FlatSymbolRefAttr grid,
   if (failed(ranks))
     return failure();
   auto input = cast<RankedTensorType>(op->getOperand(0).getType());
-  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  RankedTensorType result =
+      cast<FutureType>(op->getResult(0).getType()).getValueType();
   int64_t expected = resultSize(input.getNumElements(), *ranks);
   if (expected < 0)
     return op->emitOpError("input of ")
@@ -838,7 +1018,8 @@ static LogicalResult verifyStartUses(Operation *op) {
   if (failed(verifyStaticShapes(op)))
     return failure();
   auto input = cast<RankedTensorType>(op->getOperand(0).getType());
-  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  RankedTensorType result =
+      cast<FutureType>(op->getResult(0).getType()).getValueType();
   if (input.getElementType() != result.getElementType())
     return op->emitOpError("element type changes from ")
            << input.getElementType() << " to " << result.getElementType();
@@ -859,3 +1040,4 @@ LogicalResult WaitOp::verify() {
     return emitOpError("waits for a value that no train.*_start op produced");
   return success();
 }
+

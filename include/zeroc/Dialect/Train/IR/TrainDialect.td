@@ -38,8 +38,37 @@ def Train_Dialect : Dialect {
     larger of each pair.
   }];
   let hasConstantMaterializer = 1;
-  let useDefaultTypePrinterParser = 0;
-  let useDefaultAttributePrinterParser = 0;
+  let hasOperationAttrVerify = 1;
+  // The attributes passes put on functions and on the module. Each is
+  // declared here (helpers: TrainDialect::get<Name>AttrHelper()) and
+  // checked by verifyOperationAttribute: where it may appear and its type.
+  let discardableAttrs = (ins
+    // func.func: the model's forward function (batch -> loss).
+    "::mlir::UnitAttr":$forward,
+    // func.func: one training step (train-optimizer's @train_step).
+    "::mlir::UnitAttr":$step,
+    // func.func: the sampler's @logits (train-logits).
+    "::mlir::UnitAttr":$logits,
+    // func.func: the parameter (a @symbol) of each gradient result, in order.
+    "::mlir::ArrayAttr":$gradients,
+    // module: the world size train-data-parallel split the batch for.
+    "::mlir::IntegerAttr":$batch_split,
+    // module: the world size and ZeRO stage of a partitioned program.
+    "::mlir::IntegerAttr":$world_size,
+    "::mlir::IntegerAttr":$zero_stage,
+    // module: the model's name, for the executable's banner.
+    "::mlir::StringAttr":$model,
+    // func.func: the function is in buffer form (train-bufferize).
+    "::mlir::UnitAttr":$planned,
+    // memref.alloc of a planned function: its #train.category<...>.
+    "::mlir::Attribute":$category
+  );
+  let extraClassDeclaration = [{
+    /// The dialect loaded in `context` (every zeroc tool loads it).
+    static TrainDialect &get(::mlir::MLIRContext *context);
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
 }
 
 class Train_Op<string mnemonic, list<Trait> traits = []>

@@ -13,7 +13,7 @@
 
 def Train_Flat : 1DTensorOf<[F32, BF16]>;
 
-def Train_PackOp : Train_Op<"pack", [Pure]> {
+def Train_PackOp : Train_Op<"pack", [Pure, InferTypeOpAdaptor]> {
   let summary = "packs tensors into one flat buffer, rank-major";
   let description = [{
     Flattens every input (row-major), pads each with zeros to a multiple of
@@ -60,14 +60,20 @@ def Train_UnpackOp : Train_Op<"unpack", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Train_FlatFuture : Type<
+    And<[CPred<"::llvm::isa<::zeroc::train::FutureType>($_self)">,
+         CPred<"::llvm::cast<::zeroc::train::FutureType>($_self)"
+               ".getValueType().getRank() == 1">]>,
+    "future of a 1-D tensor", "::zeroc::train::FutureType">;
+
 class Train_CollectiveStartOp<string mnemonic, string what>
     : Train_Op<mnemonic, [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
                           MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "starts an asynchronous " # what # " over a 1-D grid";
   let arguments = (ins Train_Flat:$input, FlatSymbolRefAttr:$grid);
-  let results = (outs Train_Flat:$result);
+  let results = (outs Train_FlatFuture:$result);
   let assemblyFormat = [{
-    $input `on` $grid attr-dict `:` type($input) `->` type($result)
+    $input `on` $grid attr-dict `:` type($input) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -76,13 +82,13 @@ def Train_AllReduceStartOp
     : Train_CollectiveStartOp<"all_reduce_start", "all-reduce (sum)"> {
   let description = [{
     Starts summing `input` over every rank of the 1-D `shard.grid`. The
-    result may only be read through `train.wait`, which is where a backend
-    blocks until the collective is done; between the two, computation
-    overlaps with communication.
+    result is a `!train.future`, read only through `train.wait`, which is
+    where a backend blocks until the collective is done; between the two,
+    computation overlaps with communication.
 
     ```mlir
-    %f = train.all_reduce_start %b on @dp : tensor<3168xf32> -> tensor<3168xf32>
-    %r = train.wait %f : tensor<3168xf32>
+    %f = train.all_reduce_start %b on @dp : tensor<3168xf32> -> !train.future<tensor<3168xf32>>
+    %r = train.wait %f : !train.future<tensor<3168xf32>>
     ```
   }];
 }
@@ -94,7 +100,7 @@ def Train_ReduceScatterStartOp
     rank r receives elements `[r*M/N, (r+1)*M/N)` of the sum.
 
     ```mlir
-    %f = train.reduce_scatter_start %b on @dp : tensor<3168xf32> -> tensor<792xf32>
+    %f = train.reduce_scatter_start %b on @dp : tensor<3168xf32> -> !train.future<tensor<792xf32>>
     ```
   }];
 }
@@ -106,17 +112,26 @@ def Train_AllGatherStartOp
     of the 1-D grid of N ranks.
 
     ```mlir
-    %f = train.all_gather_start %seg on @dp : tensor<792xf32> -> tensor<3168xf32>
+    %f = train.all_gather_start %seg on @dp : tensor<792xf32> -> !train.future<tensor<3168xf32>>
     ```
   }];
 }
 
 def Train_WaitOp : Train_Op<"wait", [MemoryEffects<[MemRead, MemWrite]>,
-                                     SameOperandsAndResultType]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    TypesMatchWith<"the result is the future's value", "future", "result",
+                   "::llvm::cast<::zeroc::train::FutureType>($_self)"
+                   ".getValueType()">]> {
   let summary = "waits for an asynchronous collective and yields its result";
-  let arguments = (ins Train_Flat:$future);
+  let description = [{
+    Completes the collective that produced `future` and yields its value.
+    A backend orders everything after the wait after the collective (on a
+    GPU, the compute stream waits for the communication stream; the host
+    does not block).
+  }];
+  let arguments = (ins Train_FlatFuture:$future);
   let results = (outs Train_Flat:$result);
-  let assemblyFormat = "$future attr-dict `:` type($result)";
+  let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
   let hasVerifier = 1;
 }
 

@@ -26,7 +26,9 @@ def Train_EmbeddingGradOp : Train_Op<"embedding_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_GeluGradOp : Train_Op<"gelu_grad", [Pure, SameOperandsAndResultType]> {
+def Train_GeluGradOp : Train_Op<"gelu_grad", [Pure,
+    SameOperandsAndResultType,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise]> {
   let summary = "cotangent of train.gelu";
   let description = [{
     `result = grad * gelu'(input)` for the given approximation.
@@ -39,7 +41,9 @@ def Train_GeluGradOp : Train_Op<"gelu_grad", [Pure, SameOperandsAndResultType]> 
   }];
 }
 
-def Train_ReluGradOp : Train_Op<"relu_grad", [Pure, SameOperandsAndResultType]> {
+def Train_ReluGradOp : Train_Op<"relu_grad", [Pure,
+    SameOperandsAndResultType,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise]> {
   let summary = "cotangent of train.relu";
   let description = [{ `result = input > 0 ? grad : 0`. }];
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input);
@@ -48,7 +52,8 @@ def Train_ReluGradOp : Train_Op<"relu_grad", [Pure, SameOperandsAndResultType]> 
 }
 
 def Train_SoftmaxGradOp : Train_Op<"softmax_grad",
-    [Pure, SameOperandsAndResultType]> {
+    [Pure, SameOperandsAndResultType,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "cotangent of train.softmax, from its output";
   let description = [{
     `result = output * (grad - sum(grad * output, last dimension))`.
@@ -59,7 +64,8 @@ def Train_SoftmaxGradOp : Train_Op<"softmax_grad",
   let hasVerifier = 1;
 }
 
-def Train_LayerNormGradOp : Train_Op<"layernorm_grad", [Pure]> {
+def Train_LayerNormGradOp : Train_Op<"layernorm_grad", [Pure,
+    InferTypeOpAdaptor]> {
   let summary = "cotangents of train.layernorm";
   let description = [{
     From the output cotangent, the forward input and weight, gives the
@@ -82,7 +88,8 @@ def Train_LayerNormGradOp : Train_Op<"layernorm_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure]> {
+def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure,
+    InferTypeOpAdaptor]> {
   let summary = "cotangents of train.attention";
   let description = [{
     Recomputes the attention probabilities from `query` and `key` and gives
@@ -105,7 +112,8 @@ def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_CrossEntropyGradOp : Train_Op<"cross_entropy_grad", [Pure]> {
+def Train_CrossEntropyGradOp : Train_Op<"cross_entropy_grad", [Pure,
+    InferTypeOpAdaptor]> {
   let summary = "cotangent of train.cross_entropy with respect to the logits";
   let description = [{
     `result = grad * (softmax(logits) - onehot(targets)) / positions`,

@@ -7,6 +7,8 @@ include "zeroc/Dialect/Train/IR/TrainDialect.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "zeroc/Dialect/Train/IR/TrainInterfaces.td"
+include "zeroc/Dialect/Train/IR/TrainTypes.td"
 
 //===----------------------------------------------------------------------===//
 // Model structure
@@ -97,7 +99,7 @@ def Train_OptimizerOp : Train_Op<"optimizer", [HasParent<"mlir::ModuleOp">]> {
 }
 
 def Train_ReadOp : Train_Op<"read", [
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>, DeclareOpInterfaceMethods<Train_AdjointOpInterface>,
     MemoryEffects<[MemRead]>]> {
   let summary = "reads the current value of a parameter or optimizer state";
   let description = [{
@@ -171,7 +173,8 @@ def Train_WriteOp : Train_Op<"write", [
 // Forward computation
 //===----------------------------------------------------------------------===//
 
-def Train_EmbeddingOp : Train_Op<"embedding", [Pure]> {
+def Train_EmbeddingOp : Train_Op<"embedding", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "gathers rows of a table by integer ids";
   let description = [{
     `result[i..., :] = table[ids[i...], :]`: a table of shape `[V, C]` and
@@ -189,7 +192,8 @@ def Train_EmbeddingOp : Train_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_MatmulOp : Train_Op<"matmul", [Pure]> {
+def Train_MatmulOp : Train_Op<"matmul", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "batched matrix product with optional transposes";
   let description = [{
     Multiplies the last two dimensions of `lhs` by the last two of `rhs`,
@@ -219,7 +223,8 @@ def Train_MatmulOp : Train_Op<"matmul", [Pure]> {
 }
 
 class Train_BroadcastBinaryOp<string mnemonic, string formula>
-    : Train_Op<mnemonic, [Pure]> {
+    : Train_Op<mnemonic, [Pure, Train_Elementwise, InferTypeOpAdaptor,
+                          DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "elementwise " # formula # " with NumPy broadcasting";
   let description = [{
     Computes `result = lhs }] # formula # [{ rhs` elementwise. Operands
@@ -240,7 +245,8 @@ def Train_SubOp : Train_BroadcastBinaryOp<"sub", "-">;
 def Train_MulOp : Train_BroadcastBinaryOp<"mul", "*">;
 def Train_DivOp : Train_BroadcastBinaryOp<"div", "/">;
 
-def Train_ScaleOp : Train_Op<"scale", [Pure, SameOperandsAndResultType]> {
+def Train_ScaleOp : Train_Op<"scale", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "multiplies every element by a constant";
   let description = [{
     ```mlir
@@ -252,7 +258,8 @@ def Train_ScaleOp : Train_Op<"scale", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
 }
 
-def Train_GeluOp : Train_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+def Train_GeluOp : Train_Op<"gelu", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `tanh`: GPT-2's approximation
@@ -269,14 +276,16 @@ def Train_GeluOp : Train_Op<"gelu", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input $approximation attr-dict `:` type($result)";
 }
 
-def Train_ReluOp : Train_Op<"relu", [Pure, SameOperandsAndResultType]> {
+def Train_ReluOp : Train_Op<"relu", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "max(x, 0)";
   let arguments = (ins Train_FloatTensor:$input);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def Train_LayerNormOp : Train_Op<"layernorm", [Pure]> {
+def Train_LayerNormOp : Train_Op<"layernorm", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "layer normalization over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + eps) * weight + bias`, with the biased variance
@@ -297,7 +306,8 @@ def Train_LayerNormOp : Train_Op<"layernorm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_SoftmaxOp : Train_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+def Train_SoftmaxOp : Train_Op<"softmax", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "softmax over the last dimension";
   let arguments = (ins Train_FloatTensor:$input);
   let results = (outs Train_FloatTensor:$result);
@@ -306,7 +316,9 @@ def Train_SoftmaxOp : Train_Op<"softmax", [Pure, SameOperandsAndResultType]> {
 }
 
 def Train_CausalMaskOp : Train_Op<"causal_mask",
-    [Pure, SameOperandsAndResultType]> {
+    [Pure, SameOperandsAndResultType,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>,
+     DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "sets entries above the diagonal to -infinity (or zero)";
   let description = [{
     On the last two dimensions `[T, S]`, `result[..., i, j] = -inf` where
@@ -325,7 +337,8 @@ def Train_CausalMaskOp : Train_Op<"causal_mask",
   let hasVerifier = 1;
 }
 
-def Train_AttentionOp : Train_Op<"attention", [Pure]> {
+def Train_AttentionOp : Train_Op<"attention", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "multi-head scaled dot-product attention";
   let description = [{
     With `query`, `key` and `value` of shape `[B, H, T, D]`, computes
@@ -348,7 +361,7 @@ def Train_AttentionOp : Train_Op<"attention", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_ReshapeOp : Train_Op<"reshape", [Pure]> {
+def Train_ReshapeOp : Train_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "reinterprets a tensor with another shape, row-major";
   let description = [{
     ```mlir
@@ -361,7 +374,8 @@ def Train_ReshapeOp : Train_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_TransposeOp : Train_Op<"transpose", [Pure]> {
+def Train_TransposeOp : Train_Op<"transpose", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "permutes dimensions";
   let description = [{
     `result` dimension `i` is `input` dimension `permutation[i]`.
@@ -379,7 +393,7 @@ def Train_TransposeOp : Train_Op<"transpose", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_SplitOp : Train_Op<"split", [Pure]> {
+def Train_SplitOp : Train_Op<"split", [Pure, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "splits a tensor into equal parts along one dimension";
   let description = [{
     ```mlir
@@ -394,7 +408,8 @@ def Train_SplitOp : Train_Op<"split", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_ConcatOp : Train_Op<"concat", [Pure]> {
+def Train_ConcatOp : Train_Op<"concat", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "joins tensors along one dimension";
   let description = [{
     ```mlir
@@ -409,7 +424,8 @@ def Train_ConcatOp : Train_Op<"concat", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_CrossEntropyOp : Train_Op<"cross_entropy", [Pure]> {
+def Train_CrossEntropyOp : Train_Op<"cross_entropy", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "mean cross-entropy of logits against integer targets";
   let description = [{
     Logits `[d..., V]` and targets `[d...]` with values in `[0, V)` give the
@@ -430,7 +446,7 @@ def Train_CrossEntropyOp : Train_Op<"cross_entropy", [Pure]> {
 }
 
 class Train_ReductionOp<string mnemonic, string what>
-    : Train_Op<mnemonic, [Pure]> {
+    : Train_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = what # " over the listed dimensions, which are removed";
   let description = [{
     ```mlir
@@ -448,7 +464,8 @@ class Train_ReductionOp<string mnemonic, string what>
 def Train_SumOp : Train_ReductionOp<"sum", "sum">;
 def Train_MeanOp : Train_ReductionOp<"mean", "arithmetic mean">;
 
-def Train_BroadcastOp : Train_Op<"broadcast", [Pure]> {
+def Train_BroadcastOp : Train_Op<"broadcast", [Pure, Train_Elementwise,
+    DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "broadcasts a tensor to a larger shape, NumPy style";
   let description = [{
     Repeats `input` along the result's extra leading dimensions and along
@@ -464,7 +481,7 @@ def Train_BroadcastOp : Train_Op<"broadcast", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_FillOp : Train_Op<"fill", [Pure, ConstantLike]> {
+def Train_FillOp : Train_Op<"fill", [Pure, ConstantLike, Train_Elementwise]> {
   let summary = "a tensor with every element equal to a constant";
   let description = [{
     ```mlir
@@ -477,14 +494,15 @@ def Train_FillOp : Train_Op<"fill", [Pure, ConstantLike]> {
   let hasFolder = 1;
 }
 
-def Train_SqrtOp : Train_Op<"sqrt", [Pure, SameOperandsAndResultType]> {
+def Train_SqrtOp : Train_Op<"sqrt", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "elementwise square root";
   let arguments = (ins Train_FloatTensor:$input);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def Train_CastOp : Train_Op<"cast", [Pure]> {
+def Train_CastOp : Train_Op<"cast", [Pure, Train_Elementwise, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "converts between f32 and bf16";
   let description = [{
     Rounds to nearest even when narrowing.
@@ -502,5 +520,6 @@ def Train_CastOp : Train_Op<"cast", [Pure]> {
 include "zeroc/Dialect/Train/IR/TrainGradOps.td"
 include "zeroc/Dialect/Train/IR/TrainOptimizerOps.td"
 include "zeroc/Dialect/Train/IR/TrainDistributedOps.td"
+include "zeroc/Dialect/Train/IR/TrainPlannedOps.td"
 
 #endif // ZEROC_DIALECT_TRAIN_IR_TRAINOPS_TD

@@ -11,7 +11,8 @@
 
 def Train_F32Tensor : RankedTensorOf<[F32]>;
 
-def Train_LRScheduleOp : Train_Op<"lr_schedule", [Pure]> {
+def Train_LRScheduleOp : Train_Op<"lr_schedule", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "the learning rate at a step";
   let description = [{
     For step `s` (counted from 0): `constant` gives `lr`. `cosine` follows
@@ -37,7 +38,8 @@ def Train_LRScheduleOp : Train_Op<"lr_schedule", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_SquaredNormOp : Train_Op<"squared_norm", [Pure]> {
+def Train_SquaredNormOp : Train_Op<"squared_norm", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "sum of squares of every element, accumulated in f32";
   let description = [{
     ```mlir
@@ -49,7 +51,8 @@ def Train_SquaredNormOp : Train_Op<"squared_norm", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
-def Train_ClipCoefOp : Train_Op<"clip_coef", [Pure]> {
+def Train_ClipCoefOp : Train_Op<"clip_coef", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "gradient scale of global-norm clipping";
   let description = [{
     From the global squared norm `n`, as torch.nn.utils.clip_grad_norm_:
@@ -68,6 +71,7 @@ def Train_ClipCoefOp : Train_Op<"clip_coef", [Pure]> {
 }
 
 def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
     AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq", "new_param",
                    "new_exp_avg", "new_exp_avg_sq"]>]> {
   let summary = "one torch.optim.AdamW step on a tensor (or a shard of it)";
@@ -103,6 +107,7 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
 }
 
 def Train_SGDUpdateOp : Train_Op<"sgd_update", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
     AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
                    "new_momentum_buffer"]>]> {
   let summary = "one torch.optim.SGD step with momentum on a tensor";

@@ -1,0 +1,50 @@
+//===- TrainInterfaces.h - op interfaces and traits of train ----*- C++ -*-===//
+
+#ifndef ZEROC_DIALECT_TRAIN_IR_TRAININTERFACES_H
+#define ZEROC_DIALECT_TRAIN_IR_TRAININTERFACES_H
+
+#include "mlir/IR/OpDefinition.h"
+
+namespace zeroc::train {
+
+class TrainBuilder;
+
+/// What an op's AdjointOpInterface::buildAdjoint sees of the adjoint being
+/// built: the cotangents of its results, which of its operands are active
+/// (depend on a parameter), and where to add the cotangents it computes.
+/// train-autodiff implements it.
+class AdjointBuilder {
+public:
+  virtual ~AdjointBuilder() = default;
+  /// A builder positioned in the adjoint, with the op's location.
+  virtual TrainBuilder &builder() = 0;
+  /// The cotangent of result `index`: zeros of its type when only other
+  /// results of the op have one.
+  virtual mlir::Value cotangent(unsigned index) = 0;
+  /// Whether `value` depends on a parameter (only those get cotangents).
+  virtual bool isActive(mlir::Value value) const = 0;
+  /// Adds `cotangent` to the cotangent of `operand` (nothing when `operand`
+  /// is not active).
+  virtual void accumulate(mlir::Value operand, mlir::Value cotangent) = 0;
+  /// Adds `cotangent` to the gradient of the train.param `name`.
+  virtual void accumulateParameter(llvm::StringRef name,
+                                   mlir::Value cotangent) = 0;
+};
+
+namespace OpTrait {
+/// See Train_Elementwise in TrainInterfaces.td.
+template <typename ConcreteType>
+class Elementwise
+    : public mlir::OpTrait::TraitBase<ConcreteType, Elementwise> {};
+} // namespace OpTrait
+
+/// Whether `op` carries the Elementwise trait.
+inline bool isElementwise(mlir::Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>();
+}
+
+} // namespace zeroc::train
+
+#include "zeroc/Dialect/Train/IR/TrainInterfaces.h.inc"
+
+#endif // ZEROC_DIALECT_TRAIN_IR_TRAININTERFACES_H

@@ -1,0 +1,614 @@
+//===- Bufferize.cpp - each function of a step into buffers ---------------===//
+//
+// Rewrites every function of a scheduled, fused per-rank program into the
+// buffer form the back ends print (docs/backend.md):
+//
+//   * the signature becomes the entry point's: tensors become memrefs, the
+//     step number a host memref, and each result a host out-parameter
+//     (train.step functions also get the learning rate's);
+//   * a train.read is its state's buffer (train.storage), or a copy of it
+//     when the state is written while the read is still live;
+//   * views (train.reshape, train.unpack with shards = 1, shard.all_slice,
+//     train.wait) are memref.reinterpret_cast of their source's buffer, at
+//     the offset they read (rank-dependent for a rank's slice);
+//   * an optimizer update whose state operand is read only by it, and whose
+//     result goes back to that state, runs in place on the state's buffer
+//     (its train.write disappears); otherwise it runs in place on a copy;
+//   * every other op (a train.fused region included) is a train.kernel from
+//     the buffers of its operands into fresh buffers (memref.alloc, with the
+//     train.category the memory report counts them in), and a train.write
+//     that remains is a memref.copy into the state's buffer;
+//   * collectives are train.collective_start / train.collective_wait on
+//     buffers, with the payload (the elements that are not padding);
+//   * results are copied to host memory with train.read_back.
+//
+// memref.dealloc is placed by train-deallocate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace zeroc {
+#define GEN_PASS_DEF_TRAINBUFFERIZE
+#include "zeroc/Transforms/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc::train;
+
+namespace {
+
+RankedTensorType tensorOf(Type type) {
+  if (auto future = dyn_cast<FutureType>(type))
+    return future.getValueType();
+  return cast<RankedTensorType>(type);
+}
+
+MemRefType memrefOf(RankedTensorType type, Attribute memorySpace = {}) {
+  return MemRefType::get(type.getShape(), type.getElementType(),
+                         MemRefLayoutAttrInterface(), memorySpace);
+}
+
+SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+bool isStateUpdate(Operation *op) { return isa<AdamWUpdateOp, SGDUpdateOp>(op); }
+
+/// The operands of an update that are state (the result it becomes is
+/// `updateResultOf`); operand 1 is the gradient.
+SmallVector<unsigned> updatedOperands(Operation *op) {
+  if (isa<AdamWUpdateOp>(op))
+    return {0, 2, 3};
+  return {0, 2};
+}
+unsigned updateResultOf(unsigned operand) { return operand == 0 ? 0 : operand - 1; }
+
+/// Where a value's elements are: a buffer that owns memory (an allocation,
+/// a state's storage or a function argument) and the offset of the first
+/// element in it, static plus (for a rank's slice) dynamic.
+struct Place {
+  Value base;
+  int64_t offset = 0;
+  Value dynamicOffset; // index, or null
+};
+
+/// The tensor-level facts the rewrite needs, computed on the block before
+/// anything changes.
+struct Analysis {
+  llvm::DenseMap<Operation *, unsigned> position;
+  /// The last op that reads a value, through the views of it.
+  llvm::DenseMap<Value, unsigned> end;
+  /// Updates computed in place on the state an operand reads, and the
+  /// writes that this makes redundant.
+  llvm::DenseSet<OpOperand *> inPlace;
+  llvm::DenseSet<Operation *> elidedWrites;
+  /// Reads that must copy: their state is written while they are live.
+  llvm::DenseSet<Operation *> copyingReads;
+
+  explicit Analysis(Block &block) {
+    unsigned index = 0;
+    for (Operation &op : block)
+      position[&op] = index++;
+    findInPlaceUpdates(block);
+    computeLiveness(block);
+    findCopyingReads(block);
+  }
+
+  static Value viewSource(Operation *op) {
+    if (auto reshape = dyn_cast<ReshapeOp>(op))
+      return reshape.getInput();
+    if (auto unpack = dyn_cast<UnpackOp>(op); unpack && unpack.getShards() == 1)
+      return unpack.getInput();
+    if (auto slice = dyn_cast<shard::AllSliceOp>(op))
+      return slice.getInput();
+    if (auto wait = dyn_cast<WaitOp>(op))
+      return wait.getFuture();
+    return nullptr;
+  }
+
+private:
+  void use(Value value, unsigned at) {
+    auto [it, inserted] = end.try_emplace(value, at);
+    if (!inserted)
+      it->second = std::max(it->second, at);
+  }
+
+  void findInPlaceUpdates(Block &block) {
+    for (Operation &op : block) {
+      if (!isStateUpdate(&op))
+        continue;
+      for (unsigned i : updatedOperands(&op)) {
+        auto read = op.getOperand(i).getDefiningOp<ReadOp>();
+        if (!read || !op.getOperand(i).hasOneUse())
+          continue;
+        for (Operation *user : op.getResult(updateResultOf(i)).getUsers())
+          if (auto write = dyn_cast<WriteOp>(user);
+              write && write.getName() == read.getName()) {
+            inPlace.insert(&op.getOpOperand(i));
+            elidedWrites.insert(write);
+          }
+      }
+    }
+  }
+
+  void computeLiveness(Block &block) {
+    for (Operation &op : block) {
+      unsigned at = position.lookup(&op);
+      for (Value operand : op.getOperands())
+        use(operand, at);
+      // The input of a collective is read until its wait.
+      if (auto wait = dyn_cast<WaitOp>(op))
+        use(wait.getFuture().getDefiningOp()->getOperand(0), at);
+    }
+    // A view keeps its source alive; an update in place keeps the state
+    // buffer it writes (the read) alive as long as its result.
+    for (Operation &op : llvm::reverse(block)) {
+      if (Value source = viewSource(&op)) {
+        if (end.count(op.getResult(0)))
+          use(source, end.lookup(op.getResult(0)));
+        continue;
+      }
+      if (isStateUpdate(&op))
+        for (unsigned i : updatedOperands(&op))
+          if (inPlace.contains(&op.getOpOperand(i)) &&
+              end.count(op.getResult(updateResultOf(i))))
+            use(op.getOperand(i), end.lookup(op.getResult(updateResultOf(i))));
+    }
+  }
+
+  void findCopyingReads(Block &block) {
+    for (Operation &op : block) {
+      auto read = dyn_cast<ReadOp>(op);
+      if (!read)
+        continue;
+      unsigned last = end.count(read.getResult()) ? end.lookup(read.getResult())
+                                                  : position.lookup(read);
+      for (Operation *next = read->getNextNode(); next; next = next->getNextNode()) {
+        if (position.lookup(next) >= last)
+          break;
+        // A write of the state, or an update in place of it through another
+        // read.
+        if (auto write = dyn_cast<WriteOp>(next);
+            write && write.getName() == read.getName() &&
+            !elidedWrites.contains(write))
+          copyingReads.insert(read);
+        if (isStateUpdate(next))
+          for (unsigned i : updatedOperands(next))
+            if (inPlace.contains(&next->getOpOperand(i)))
+              if (auto other = next->getOperand(i).getDefiningOp<ReadOp>();
+                  other != read && other.getName() == read.getName())
+                copyingReads.insert(read);
+      }
+    }
+  }
+};
+
+/// The category a collective's buffers are counted in.
+MemoryCategory collectiveCategory(Operation *start) {
+  return isa<AllGatherStartOp>(start) ? MemoryCategory::gathered_parameters
+                                      : MemoryCategory::gradient_buckets;
+}
+
+/// Elements of a collective's full buffer that are not padding: the real
+/// elements of the tensors packed into its input (reduce), or unpacked from
+/// its result (gather), else all of them.
+int64_t payloadOf(Operation *start, int64_t full) {
+  if (auto pack = start->getOperand(0).getDefiningOp<PackOp>();
+      pack && !isa<AllGatherStartOp>(start)) {
+    int64_t real = 0;
+    for (Value input : pack.getInputs())
+      real += tensorOf(input.getType()).getNumElements();
+    return real;
+  }
+  if (isa<AllGatherStartOp>(start))
+    for (Operation *wait : start->getResult(0).getUsers())
+      for (Operation *user : wait->getResult(0).getUsers())
+        if (auto unpack = dyn_cast<UnpackOp>(user)) {
+          int64_t real = 0;
+          for (Value part : unpack.getResults())
+            real += tensorOf(part.getType()).getNumElements();
+          return real;
+        }
+  return full;
+}
+
+class FunctionBufferizer {
+public:
+  FunctionBufferizer(func::FuncOp func, Attribute host)
+      : func(func), host(host), builder(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult rewrite(Operation &op);
+  LogicalResult checkHostUses(Block &block);
+
+  Location loc() const { return current->getLoc(); }
+
+  Value alloc(RankedTensorType type, MemoryCategory category) {
+    auto op = memref::AllocOp::create(builder, loc(), memrefOf(type));
+    trainDialect(op).getCategoryAttrHelper().setAttr(
+        op, MemoryCategoryAttr::get(builder.getContext(), category));
+    places[op.getResult()] = {op.getResult(), 0, nullptr};
+    return op.getResult();
+  }
+
+  /// The buffer of `value` (a view where it is one).
+  Value bufferOf(Value value) const { return buffers.lookup(value); }
+
+  /// A view of `source`'s elements from `offset` (static plus dynamic), with
+  /// the shape of `type`.
+  Value view(Value source, RankedTensorType type, int64_t offset,
+             Value dynamicOffset) {
+    Place from = places.lookup(source);
+    Place to{from.base, from.offset + offset, from.dynamicOffset};
+    if (dynamicOffset)
+      to.dynamicOffset =
+          to.dynamicOffset
+              ? arith::AddIOp::create(builder, loc(), to.dynamicOffset,
+                                      dynamicOffset)
+                    .getResult()
+              : dynamicOffset;
+    auto baseType = cast<MemRefType>(to.base.getType());
+    Value result;
+    if (!to.dynamicOffset && to.offset == 0 &&
+        baseType.getShape() == type.getShape() &&
+        baseType.getElementType() == type.getElementType()) {
+      result = to.base;
+    } else {
+      SmallVector<int64_t> strides = rowMajorStrides(type.getShape());
+      int64_t staticOffset =
+          to.dynamicOffset ? ShapedType::kDynamic : to.offset;
+      // Row-major from the base pointer itself is the identity layout.
+      MemRefLayoutAttrInterface layout;
+      if (staticOffset != 0)
+        layout = StridedLayoutAttr::get(builder.getContext(), staticOffset,
+                                        strides);
+      auto resultType = MemRefType::get(type.getShape(), type.getElementType(),
+                                        layout, baseType.getMemorySpace());
+      OpFoldResult offsetValue = builder.getIndexAttr(to.offset);
+      if (to.dynamicOffset) {
+        Value total = to.dynamicOffset;
+        if (to.offset)
+          total = arith::AddIOp::create(
+              builder, loc(), total,
+              arith::ConstantIndexOp::create(builder, loc(), to.offset));
+        offsetValue = total;
+      }
+      SmallVector<OpFoldResult> sizes, strideValues;
+      for (int64_t size : type.getShape())
+        sizes.push_back(builder.getIndexAttr(size));
+      for (int64_t stride : strides)
+        strideValues.push_back(builder.getIndexAttr(stride));
+      result = memref::ReinterpretCastOp::create(builder, loc(), resultType,
+                                                 to.base, offsetValue, sizes,
+                                                 strideValues);
+    }
+    places[result] = to;
+    return result;
+  }
+
+  /// A train.kernel that computes `op` (cloned into its body) from the
+  /// buffers `ins` into the buffers `outs`.
+  void kernel(Operation *op, ArrayRef<Value> ins, ArrayRef<Value> outs) {
+    auto k = KernelOp::create(builder, loc(), ins, outs);
+    OpBuilder::InsertionGuard guard(builder);
+    Block *body = builder.createBlock(&k.getBody());
+    IRMapping mapping;
+    for (auto [operand, in] : llvm::zip(op->getOperands(), ins)) {
+      auto type = cast<MemRefType>(in.getType());
+      mapping.map(operand,
+                  body->addArgument(RankedTensorType::get(type.getShape(),
+                                                          type.getElementType()),
+                                    op->getLoc()));
+    }
+    Operation *clone = builder.clone(*op, mapping);
+    YieldOp::create(builder, op->getLoc(), clone->getResults());
+  }
+
+  Value storage(StringRef name, RankedTensorType type) {
+    auto op = StorageOp::create(builder, loc(), memrefOf(type), name);
+    places[op.getResult()] = {op.getResult(), 0, nullptr};
+    return op.getResult();
+  }
+
+  Value rank() {
+    if (!rankValue) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(newBlock);
+      rankValue = RankOp::create(builder, func.getLoc(),
+                                 FlatSymbolRefAttr::get(builder.getContext(), "dp"));
+    }
+    return rankValue;
+  }
+
+  func::FuncOp func;
+  Attribute host;
+  OpBuilder builder;
+  std::unique_ptr<Analysis> analysis;
+  Block *newBlock = nullptr;
+  Operation *current = nullptr;
+  Value rankValue;
+  llvm::DenseMap<Value, Value> buffers;
+  llvm::DenseMap<Value, Place> places;
+  llvm::DenseMap<Value, Value> requests; // future -> request
+  llvm::DenseMap<Value, Value> received; // future -> recv buffer
+  /// The host out-parameters: one per result, then the learning rate.
+  SmallVector<Value> outputs;
+  Value lrOutput;
+};
+
+LogicalResult FunctionBufferizer::checkHostUses(Block &block) {
+  // The step number and the learning rate live in host memory: only the
+  // schedule and the optimizer updates read them.
+  for (Operation &op : block)
+    for (Value operand : op.getOperands()) {
+      bool isStep = isa<BlockArgument>(operand) &&
+                    cast<RankedTensorType>(operand.getType()).getElementType().isInteger(64) &&
+                    cast<RankedTensorType>(operand.getType()).getRank() == 0;
+      bool isLr = isa_and_nonnull<LRScheduleOp>(operand.getDefiningOp());
+      if ((isStep || isLr) &&
+          !isa<LRScheduleOp, AdamWUpdateOp, SGDUpdateOp, func::ReturnOp>(op))
+        return op.emitOpError("uses the ")
+               << (isStep ? "step number" : "learning rate")
+               << " as a tensor; it lives in host memory, where only the "
+                  "learning-rate schedule and the optimizer updates read it";
+    }
+  return success();
+}
+
+/// The one collective form the buffer form takes: train.*_start ops whose
+/// future is waited for once.
+static LogicalResult checkCollectives(Block &block) {
+  for (Operation &op : block) {
+    if (isa<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,
+            shard::BroadcastOp, shard::GatherOp, shard::ScatterOp,
+            shard::ShiftOp, shard::AllToAllOp, shard::SendOp, shard::RecvOp>(
+            op))
+      return op.emitOpError("is a blocking collective; the back ends take "
+                            "only train.*_start / train.wait pairs (run "
+                            "train-schedule)");
+    if (!isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op))
+      continue;
+    Value future = op.getResult(0);
+    auto uses = std::distance(future.use_begin(), future.use_end());
+    if (uses != 1 || !isa<WaitOp>(*future.getUsers().begin()))
+      return op.emitOpError("must be waited for exactly once by train.wait, "
+                            "but its future has ")
+             << uses << " use(s)";
+  }
+  return success();
+}
+
+LogicalResult FunctionBufferizer::run() {
+  Block &block = func.getBody().front();
+  if (failed(checkCollectives(block)) || failed(checkHostUses(block)))
+    return failure();
+  analysis = std::make_unique<Analysis>(block);
+  bool isStep = trainDialect(func).getStepAttrHelper().isAttrPresent(func);
+
+  // The entry point's signature.
+  newBlock = new Block();
+  for (BlockArgument arg : block.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      return func.emitOpError("argument #")
+             << arg.getArgNumber() << " of type " << arg.getType()
+             << " is not a tensor; train-bufferize takes tensor arguments";
+    bool hostArg = type.getRank() == 0 && type.getElementType().isInteger(64);
+    Value buffer = newBlock->addArgument(
+        memrefOf(type, hostArg ? host : Attribute()), arg.getLoc());
+    buffers[arg] = buffer;
+    places[buffer] = {buffer, 0, nullptr};
+  }
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+  auto f32 = Float32Type::get(func.getContext());
+  for (Value result : ret.getOperands()) {
+    auto type = cast<RankedTensorType>(result.getType());
+    outputs.push_back(newBlock->addArgument(
+        memrefOf(RankedTensorType::get(type.getShape(), f32), host),
+        func.getLoc()));
+  }
+  if (isStep)
+    lrOutput = newBlock->addArgument(
+        memrefOf(RankedTensorType::get({}, f32), host), func.getLoc());
+
+  builder.setInsertionPointToEnd(newBlock);
+  bool wroteLr = false;
+  for (Operation &op : block) {
+    current = &op;
+    if (isa<LRScheduleOp>(op))
+      wroteLr = true;
+    if (failed(rewrite(op)))
+      return failure();
+  }
+  if (isStep && !wroteLr) {
+    // No schedule: the step reports a learning rate of 0.
+    current = ret;
+    auto fill = FillOp::create(builder, loc(), RankedTensorType::get({}, f32),
+                               builder.getF64FloatAttr(0.0));
+    kernel(fill, {}, {lrOutput});
+    fill->erase();
+  }
+
+  // Swap the bodies.
+  Region &region = func.getBody();
+  region.push_back(newBlock);
+  block.dropAllDefinedValueUses();
+  block.erase();
+  func.setFunctionType(FunctionType::get(
+      func.getContext(), newBlock->getArgumentTypes(), TypeRange()));
+  return success();
+}
+
+LogicalResult FunctionBufferizer::rewrite(Operation &op) {
+  const Analysis &facts = *analysis;
+  auto category = [&](Operation *producer) {
+    if (auto pack = dyn_cast<PackOp>(producer))
+      for (Operation *user : pack.getResult().getUsers())
+        if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(user))
+          return collectiveCategory(user);
+    return MemoryCategory::activations;
+  };
+
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    for (auto [value, out] : llvm::zip(ret.getOperands(), outputs))
+      ReadBackOp::create(builder, loc(), bufferOf(value), out);
+    func::ReturnOp::create(builder, loc());
+    return success();
+  }
+  if (auto read = dyn_cast<ReadOp>(op)) {
+    RankedTensorType type = read.getType();
+    Value state = storage(read.getName(), type);
+    if (!facts.copyingReads.contains(read)) {
+      buffers[read.getResult()] = state;
+      return success();
+    }
+    Value copy = alloc(type, MemoryCategory::activations);
+    memref::CopyOp::create(builder, loc(), state, copy);
+    buffers[read.getResult()] = copy;
+    return success();
+  }
+  if (auto write = dyn_cast<WriteOp>(op)) {
+    if (facts.elidedWrites.contains(write))
+      return success();
+    Value value = bufferOf(write.getValue());
+    Value state = storage(write.getName(), tensorOf(write.getValue().getType()));
+    memref::CopyOp::create(builder, loc(), value, state);
+    return success();
+  }
+  if (Value source = Analysis::viewSource(&op)) {
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      WaitOp w = wait;
+      CollectiveWaitOp::create(builder, loc(), requests.lookup(w.getFuture()));
+      buffers[w.getResult()] = received.lookup(w.getFuture());
+      return success();
+    }
+    Value from = bufferOf(source);
+    if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
+      int64_t k = tensorOf(slice.getResult().getType()).getNumElements();
+      Value offset = arith::MulIOp::create(
+          builder, loc(), rank(),
+          arith::ConstantIndexOp::create(builder, loc(), k));
+      buffers[slice.getResult()] =
+          view(from, tensorOf(slice.getResult().getType()), 0, offset);
+      return success();
+    }
+    int64_t offset = 0;
+    for (Value result : op.getResults()) {
+      RankedTensorType type = tensorOf(result.getType());
+      buffers[result] = view(from, type, offset, nullptr);
+      offset += type.getNumElements();
+    }
+    return success();
+  }
+  if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op)) {
+    RankedTensorType type = tensorOf(op.getResult(0).getType());
+    Value recv = alloc(type, collectiveCategory(&op));
+    CollectiveKind kind = isa<AllReduceStartOp>(op) ? CollectiveKind::all_reduce
+                          : isa<ReduceScatterStartOp>(op)
+                              ? CollectiveKind::reduce_scatter
+                              : CollectiveKind::all_gather;
+    Value send = bufferOf(op.getOperand(0));
+    int64_t full = kind == CollectiveKind::all_gather
+                       ? type.getNumElements()
+                       : tensorOf(op.getOperand(0).getType()).getNumElements();
+    auto grid = op.getAttrOfType<FlatSymbolRefAttr>("grid");
+    auto start = CollectiveStartOp::create(builder, loc(), kind, send, recv,
+                                           grid.getValue(),
+                                           payloadOf(&op, full));
+    requests[op.getResult(0)] = start.getRequest();
+    received[op.getResult(0)] = recv;
+    return success();
+  }
+  if (isa<ReleaseOp>(op))
+    return success(); // the end of a buffer's life is train-deallocate's
+  if (isa<LRScheduleOp>(op)) {
+    SmallVector<Value> ins;
+    for (Value operand : op.getOperands())
+      ins.push_back(bufferOf(operand));
+    kernel(&op, ins, {lrOutput});
+    buffers[op.getResult(0)] = lrOutput;
+    return success();
+  }
+  if (isStateUpdate(&op)) {
+    // Each state result is its state (in place) or a copy of the operand.
+    SmallVector<Value> ins;
+    for (Value operand : op.getOperands())
+      ins.push_back(bufferOf(operand));
+    SmallVector<Value> outs;
+    for (unsigned i : updatedOperands(&op)) {
+      Value target = ins[i];
+      if (!facts.inPlace.contains(&op.getOpOperand(i))) {
+        target = alloc(tensorOf(op.getOperand(i).getType()),
+                       MemoryCategory::activations);
+        memref::CopyOp::create(builder, loc(), ins[i], target);
+        ins[i] = target;
+      }
+      outs.push_back(target);
+      buffers[op.getResult(updateResultOf(i))] = target;
+    }
+    kernel(&op, ins, outs);
+    return success();
+  }
+  if (!isMemoryEffectFree(&op))
+    return op.emitOpError("has memory effects that train-bufferize does not "
+                          "know how to keep");
+  if (auto unpack = dyn_cast<UnpackOp>(op)) {
+    // Shards > 1: the tensors are copied out of the buffer; they belong with
+    // the collective the buffer came from.
+    MemoryCategory sourceCategory = MemoryCategory::activations;
+    if (auto wait = unpack.getInput().getDefiningOp<WaitOp>())
+      sourceCategory = collectiveCategory(wait.getFuture().getDefiningOp());
+    SmallVector<Value> outs;
+    for (Value result : unpack.getResults()) {
+      outs.push_back(alloc(tensorOf(result.getType()), sourceCategory));
+      buffers[result] = outs.back();
+    }
+    kernel(&op, {bufferOf(unpack.getInput())}, outs);
+    return success();
+  }
+  SmallVector<Value> ins, outs;
+  for (Value operand : op.getOperands())
+    ins.push_back(bufferOf(operand));
+  for (Value result : op.getResults()) {
+    outs.push_back(alloc(tensorOf(result.getType()), category(&op)));
+    buffers[result] = outs.back();
+  }
+  kernel(&op, ins, outs);
+  return success();
+}
+
+struct TrainBufferizePass
+    : zeroc::impl::TrainBufferizeBase<TrainBufferizePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    Attribute host = HostMemoryAttr::get(&getContext());
+    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (func.isExternal())
+        continue;
+      if (trainDialect(func).getPlannedAttrHelper().isAttrPresent(func)) {
+        func.emitOpError("is already in buffer form (train.planned is set)");
+        return signalPassFailure();
+      }
+      FunctionBufferizer bufferizer(func, host);
+      if (failed(bufferizer.run()))
+        return signalPassFailure();
+      trainDialect(func).getPlannedAttrHelper().setAttr(
+          func, UnitAttr::get(&getContext()));
+    }
+  }
+};
+
+} // namespace

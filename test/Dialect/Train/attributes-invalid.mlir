@@ -1,0 +1,59 @@
+// RUN: zeroc-opt %s -split-input-file -verify-diagnostics
+
+// Every diagnostic of TrainDialect::verifyOperationAttribute: a discardable
+// attribute on the wrong op, of the wrong type, or not the dialect's.
+
+// expected-error @+1 {{'train.forward' belongs on a func.func, not on 'builtin.module'}}
+module attributes {train.forward} {
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'train.step' must be a unit attribute, got 1 : i64}}
+  func.func @f() attributes {train.step = 1 : i64} {
+    return
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'train.gradients' must be an array of parameter symbols (@name), got ["w"]}}
+  func.func @f() attributes {train.gradients = ["w"]} {
+    return
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'train.world_size' belongs on the module, not on 'func.func'}}
+  func.func @f() attributes {train.world_size = 2 : i64} {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'train.batch_split' must be a positive 64-bit integer, got 0 : i64}}
+module attributes {train.batch_split = 0 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'train.zero_stage' must be a 64-bit integer in [0, 3], got 4 : i64}}
+module attributes {train.zero_stage = 4 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'train.model' must be a string, got 3 : i64}}
+module attributes {train.model = 3 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'train.fast' is not an attribute of the train dialect (see the dialect's reference for the list)}}
+module attributes {train.fast} {
+}

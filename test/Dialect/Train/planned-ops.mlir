@@ -1,0 +1,63 @@
+// RUN: zeroc-opt %s | FileCheck %s
+// RUN: zeroc-opt %s | zeroc-opt | FileCheck %s
+
+// The planned form round-trips: train.fused on tensors, and the buffer ops
+// (train.storage, train.kernel, train.collective_start/wait, train.rank,
+// train.read_back, #train.host, #train.category).
+
+module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
+  shard.grid @dp(shape = 2)
+  train.param @w : tensor<4x8xf32> init = zeros
+
+  // CHECK-LABEL: func.func @fused
+  // CHECK: %[[Y:.*]] = train.fused %{{.*}}, %{{.*}} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32> {
+  // CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<2x8xf32>, %[[B:.*]]: tensor<8xf32>):
+  // CHECK-NEXT: %[[S:.*]] = train.add %[[A]], %[[B]]
+  // CHECK-NEXT: %[[G:.*]] = train.gelu %[[S]] tanh
+  // CHECK-NEXT: train.yield %[[G]] : tensor<2x8xf32>
+  func.func @fused(%x: tensor<2x8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+    %y = train.fused %x, %b : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32> {
+    ^bb0(%a: tensor<2x8xf32>, %c: tensor<8xf32>):
+      %s = train.add %a, %c : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+      %g = train.gelu %s tanh : tensor<2x8xf32>
+      train.yield %g : tensor<2x8xf32>
+    }
+    return %y : tensor<2x8xf32>
+  }
+
+  // CHECK-LABEL: func.func @buffers
+  // CHECK: %[[W:.*]] = train.storage @w : memref<4x8xf32>
+  // CHECK: %[[OUT:.*]] = memref.alloc() {train.category = #train.category<activations>} : memref<2x4xf32>
+  // CHECK: train.kernel ins(%{{.*}}, %[[W]] : memref<2x8xf32>, memref<4x8xf32>) outs(%[[OUT]] : memref<2x4xf32>) {
+  // CHECK: train.matmul
+  // CHECK: train.yield
+  // CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[OUT]] to offset: [0], sizes: [8], strides: [1] : memref<2x4xf32> to memref<8xf32>
+  // CHECK: %[[R:.*]] = train.collective_start all_reduce %[[FLAT]], %[[FLAT]] on @dp payload = 8 : memref<8xf32>, memref<8xf32>
+  // CHECK: train.collective_wait %[[R]]
+  // CHECK: %[[RANK:.*]] = train.rank on @dp
+  // CHECK: train.read_back %{{.*}}, %{{.*}} : memref<f32>, memref<f32, #train.host>
+  // CHECK: memref.dealloc %[[OUT]]
+  func.func @buffers(%x: memref<2x8xf32>, %loss: memref<f32, #train.host>) {
+    %w = train.storage @w : memref<4x8xf32>
+    %out = memref.alloc() {train.category = #train.category<activations>} : memref<2x4xf32>
+    train.kernel ins(%x, %w : memref<2x8xf32>, memref<4x8xf32>) outs(%out : memref<2x4xf32>) {
+    ^bb0(%a: tensor<2x8xf32>, %b: tensor<4x8xf32>):
+      %c = train.matmul %a, %b transpose_rhs : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+      train.yield %c : tensor<2x4xf32>
+    }
+    %flat = memref.reinterpret_cast %out to offset: [0], sizes: [8], strides: [1] : memref<2x4xf32> to memref<8xf32>
+    %r = train.collective_start all_reduce %flat, %flat on @dp payload = 8 : memref<8xf32>, memref<8xf32>
+    train.collective_wait %r
+    %rank = train.rank on @dp
+    %l = memref.alloc() {train.category = #train.category<activations>} : memref<f32>
+    train.kernel ins(%flat : memref<8xf32>) outs(%l : memref<f32>) {
+    ^bb0(%a: tensor<8xf32>):
+      %m = train.mean %a dims = [0] : tensor<8xf32> -> tensor<f32>
+      train.yield %m : tensor<f32>
+    }
+    train.read_back %l, %loss : memref<f32>, memref<f32, #train.host>
+    memref.dealloc %out : memref<2x4xf32>
+    memref.dealloc %l : memref<f32>
+    return
+  }
+}

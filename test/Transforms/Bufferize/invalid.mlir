@@ -1,0 +1,76 @@
+// RUN: zeroc-opt %s --train-bufferize -split-input-file -verify-diagnostics
+
+// Every error of train-bufferize.
+
+// expected-error @+1 {{'func.func' op is already in buffer form (train.planned is set)}}
+func.func @planned(%x: memref<4xf32>) attributes {train.planned} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 of type 'i32' is not a tensor; train-bufferize takes tensor arguments}}
+func.func @scalar(%x: i32) {
+  return
+}
+
+// -----
+
+module {
+  shard.grid @dp(shape = 2)
+  func.func @blocking(%b: tensor<8xf32>) -> tensor<8xf32> {
+    // expected-error @+1 {{'shard.all_reduce' op is a blocking collective; the back ends take only train.*_start / train.wait pairs (run train-schedule)}}
+    %r = shard.all_reduce %b on @dp grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
+    return %r : tensor<8xf32>
+  }
+}
+
+// -----
+
+module {
+  shard.grid @dp(shape = 2)
+  func.func @never_waited(%b: tensor<8xf32>) {
+    // expected-error @+1 {{'train.all_reduce_start' op must be waited for exactly once by train.wait, but its future has 0 use(s)}}
+    %f = train.all_reduce_start %b on @dp : tensor<8xf32> -> !train.future<tensor<8xf32>>
+    return
+  }
+}
+
+// -----
+
+module {
+  shard.grid @dp(shape = 2)
+  func.func @waited_twice(%b: tensor<8xf32>) -> tensor<16xf32> {
+    // expected-error @+1 {{'train.all_gather_start' op must be waited for exactly once by train.wait, but its future has 2 use(s)}}
+    %f = train.all_gather_start %b on @dp : tensor<8xf32> -> !train.future<tensor<16xf32>>
+    %r = train.wait %f : !train.future<tensor<16xf32>>
+    %s = train.wait %f : !train.future<tensor<16xf32>>
+    return %r : tensor<16xf32>
+  }
+}
+
+// -----
+
+func.func @step_as_tensor(%step: tensor<i64>) -> tensor<1xi64> {
+  // expected-error @+1 {{'train.reshape' op uses the step number as a tensor; it lives in host memory, where only the learning-rate schedule and the optimizer updates read it}}
+  %s = train.reshape %step : tensor<i64> -> tensor<1xi64>
+  return %s : tensor<1xi64>
+}
+
+// -----
+
+func.func @lr_as_tensor(%step: tensor<i64>) -> tensor<f32> {
+  %lr = train.lr_schedule %step lr = 1.0e-02 schedule = constant : (tensor<i64>) -> tensor<f32>
+  // expected-error @+1 {{'train.scale' op uses the learning rate as a tensor; it lives in host memory, where only the learning-rate schedule and the optimizer updates read it}}
+  %s = train.scale %lr by 2.0 : tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+func.func private @elsewhere(tensor<4xf32>) -> tensor<4xf32>
+func.func @call(%b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'func.call' op has memory effects that train-bufferize does not know how to keep}}
+  %r = func.call @elsewhere(%b) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
