@@ -85,12 +85,12 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
            << (cuda ? "CUDA" : "C++")
            << " backend compiles the output of the training pipeline";
   auto args = step.getArgumentTypes();
-  auto tokens = args.empty() ? RankedTensorType() : dyn_cast<RankedTensorType>(args[0]);
+  auto tokens = args.empty() ? MemRefType() : dyn_cast<MemRefType>(args[0]);
   if (!tokens || tokens.getRank() != 2 || !tokens.getElementType().isInteger())
     return step.emitError("the ")
            << (cuda ? "CUDA" : "C++")
-           << " backend expects token ids of type tensor<BxTxi32> (or i64) "
-              "as the first argument";
+           << " backend expects token ids of type memref<BxTxi32> (or i64) "
+              "as the first argument of the planned step";
 
   auto modelAttr = trainDialect(module).getModelAttrHelper().getAttr(module);
   StringRef model = modelAttr ? modelAttr.getValue() : "model";

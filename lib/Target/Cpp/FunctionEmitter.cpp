@@ -1,21 +1,21 @@
-//===- FunctionEmitter.cpp - one func.func as a C++ or CUDA C++ function --===//
+//===- FunctionEmitter.cpp - one planned func.func as C++ or CUDA C++ ----===//
 //
-// Every tensor value is a flat row-major buffer (device memory for CUDA).
-// Owned buffers come from zrt_alloc (counted in the memory category the static report uses) at
-// their definition and go back to zrt_free right after their last use;
-// train.read, train.reshape, shards=1 train.unpack, shard.all_slice and
-// train.wait results are views of another buffer. Elementwise ops whose
-// single user is an elementwise op of the same shape are computed inside
-// that user's loop, so a chain becomes one loop: an OpenMP loop for the
-// CPU, a grid-stride __global__ kernel for CUDA whose parameters are the
-// chain's inputs.
+// Prints a function in buffer form (train.planned; docs/backend.md). The
+// plan says everything: each memref.alloc / memref.dealloc is zrt_alloc /
+// zrt_free in its train.category, views (memref.reinterpret_cast) are
+// pointer arithmetic, train.storage is the state table's pointer, and each
+// train.kernel is the runtime call of its op (zrt.h) or, for a train.fused
+// body, one loop: an OpenMP loop on the CPU, a grid-stride __global__
+// kernel on CUDA (written before the function, launched on the runtime's
+// compute stream) whose parameters are the region's inputs. The printer
+// checks what it relies on (updates in place) and decides nothing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FunctionEmitter.h"
 
-#include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -28,14 +28,20 @@ namespace zeroc::cpp {
 
 namespace {
 
-/// The tensor a value holds: its own type, or a future's value.
-RankedTensorType typeOf(Value value) {
+/// The shape and element type of a tensor, a memref, or a future's value.
+ShapedType typeOf(Value value) {
   if (auto future = dyn_cast<FutureType>(value.getType()))
     return future.getValueType();
-  return cast<RankedTensorType>(value.getType());
+  return cast<ShapedType>(value.getType());
 }
 
 int64_t numel(Value value) { return typeOf(value).getNumElements(); }
+
+int64_t bytesOf(Value value) {
+  ShapedType type = typeOf(value);
+  return type.getNumElements() *
+         static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+}
 
 /// A constant array argument: a pointer into an initializer list, which
 /// lives until the end of the call's full expression.
@@ -64,191 +70,45 @@ std::string literal(double value) {
   return llvm::formatv("{0:e17}", value).str();
 }
 
+/// zrt.h's name of a memory category.
+const char *categoryName(MemoryCategory category) {
+  switch (category) {
+  case MemoryCategory::parameters:
+    return "ZRT_MEM_PARAMETERS";
+  case MemoryCategory::gradients:
+    return "ZRT_MEM_GRADIENTS";
+  case MemoryCategory::optimizer_states:
+    return "ZRT_MEM_OPTIMIZER_STATES";
+  case MemoryCategory::gathered_parameters:
+    return "ZRT_MEM_GATHERED_PARAMETERS";
+  case MemoryCategory::gradient_buckets:
+    return "ZRT_MEM_GRADIENT_BUCKETS";
+  case MemoryCategory::activations:
+    return "ZRT_MEM_ACTIVATIONS";
+  }
+  return "ZRT_MEM_ACTIVATIONS";
+}
 
-/// The CPU runtime's function and NCCL's for each collective.
-const char *runtimeStart(Collective kind) {
+const char *categoryOf(memref::AllocOp alloc) {
+  auto attr = dyn_cast_or_null<MemoryCategoryAttr>(
+      trainDialect(alloc).getCategoryAttrHelper().getAttr(alloc));
+  return categoryName(attr ? attr.getValue() : MemoryCategory::activations);
+}
+
+/// The runtime's function for each collective (both runtimes).
+const char *runtimeStart(CollectiveKind kind) {
   switch (kind) {
-  case Collective::AllReduce:
+  case CollectiveKind::all_reduce:
     return "zrt_all_reduce_start";
-  case Collective::ReduceScatter:
+  case CollectiveKind::reduce_scatter:
     return "zrt_reduce_scatter_start";
-  case Collective::AllGather:
+  case CollectiveKind::all_gather:
     return "zrt_all_gather_start";
   }
   return "";
 }
-StringRef ncclName(Collective kind) {
-  switch (kind) {
-  case Collective::AllReduce:
-    return "ncclAllReduce";
-  case Collective::ReduceScatter:
-    return "ncclReduceScatter";
-  case Collective::AllGather:
-    return "ncclAllGather";
-  }
-  return "";
-}
-
-/// Ops that write memory (state writes, collectives): an elementwise op is
-/// not computed inside a user's loop across one.
-bool hasEffects(Operation *op) {
-  return mlir::hasEffect<MemoryEffects::Write>(op);
-}
 
 } // namespace
-
-//===----------------------------------------------------------------------===//
-// Planning: fusion, liveness, copies
-//===----------------------------------------------------------------------===//
-
-bool FunctionEmitter::isFusable(Operation *op) const {
-  return isElementwise(op);
-}
-
-void FunctionEmitter::plan(Block &block) {
-  llvm::DenseMap<Operation *, unsigned> position;
-  unsigned index = 0;
-  for (Operation &op : block)
-    position[&op] = index++;
-
-  // Elementwise producers computed inside their user's loop.
-  for (Operation &op : block) {
-    if (!isFusable(&op))
-      continue;
-    if (isa<FillOp>(op)) {
-      if (llvm::all_of(op.getUsers(), [&](Operation *u) { return isFusable(u); }))
-        inlined.insert(&op);
-      continue;
-    }
-    Value result = op.getResult(0);
-    if (!result.hasOneUse())
-      continue;
-    Operation *user = *result.getUsers().begin();
-    if (user->getBlock() != &block || !isFusable(user) ||
-        typeOf(user->getResult(0)).getShape() != typeOf(result).getShape())
-      continue;
-    bool crossesEffects = false;
-    for (Operation *between = op.getNextNode(); between != user;
-         between = between->getNextNode())
-      crossesEffects |= hasEffects(between);
-    if (!crossesEffects)
-      inlined.insert(&op);
-  }
-
-  // Where each op's work actually happens: inlined ops run in their root.
-  auto effective = [&](Operation *op) {
-    while (inlined.contains(op) && !isa<FillOp>(op))
-      op = *op->getResult(0).getUsers().begin();
-    return position.lookup(op);
-  };
-
-  // Updates computed in place on the optimizer state they read, when the
-  // result goes back to the same state: the write becomes redundant.
-  for (Operation &op : block) {
-    if (!isa<AdamWUpdateOp, SGDUpdateOp>(op))
-      continue;
-    unsigned stateOperands = isa<AdamWUpdateOp>(op) ? 4 : 3;
-    for (unsigned i = 0; i < stateOperands; ++i) {
-      if (i == 1)
-        continue; // the gradient
-      unsigned resultIndex = i == 0 ? 0 : i - 1;
-      auto read = op.getOperand(i).getDefiningOp<ReadOp>();
-      if (!read || !op.getOperand(i).hasOneUse())
-        continue;
-      for (Operation *user : op.getResult(resultIndex).getUsers())
-        if (auto write = dyn_cast<WriteOp>(user);
-            write && write.getName() == read.getName()) {
-          elided.insert(write);
-          inPlaceSource[op.getResult(resultIndex)] = op.getOperand(i);
-        }
-    }
-  }
-
-  // Last use of every value, at the effective position of its users; the
-  // input of an asynchronous collective lives until the wait; the release
-  // of a gathered buffer ends the life of the tensors unpacked from it.
-  llvm::DenseMap<Value, unsigned> lastUse;
-  auto use = [&](Value v, unsigned at) {
-    auto [it, inserted] = lastUse.try_emplace(v, at);
-    if (!inserted)
-      it->second = std::max(it->second, at);
-  };
-  for (Operation &op : block) {
-    unsigned at = effective(&op);
-    if (auto release = dyn_cast<ReleaseOp>(op)) {
-      for (Operation *user : release.getBuffer().getUsers())
-        if (auto unpack = dyn_cast<UnpackOp>(user))
-          for (Value result : unpack.getResults())
-            use(result, at);
-      continue;
-    }
-    for (Value operand : op.getOperands())
-      use(operand, at);
-    if (auto wait = dyn_cast<WaitOp>(op))
-      use(wait.getFuture().getDefiningOp()->getOperand(0), at);
-  }
-
-  // The learning rate is returned to the runtime at the end of the step.
-  for (Operation &op : block)
-    if (auto schedule = dyn_cast<LRScheduleOp>(op))
-      use(schedule.getResult(), position.lookup(block.getTerminator()));
-
-  // A read must copy when its state is written while the read is live.
-  for (Operation &op : block) {
-    auto read = dyn_cast<ReadOp>(op);
-    if (!read)
-      continue;
-    unsigned end = lastUse.lookup(read.getResult());
-    for (Operation *next = read->getNextNode(); next; next = next->getNextNode()) {
-      if (position.lookup(next) >= end)
-        break;
-      if (auto write = dyn_cast<WriteOp>(next);
-          write && write.getName() == read.getName() && !elided.contains(write))
-        copyingReads.insert(read);
-    }
-  }
-
-  // Views keep their source alive; owned buffers die after their last use.
-  auto sourceOf = [&](Value v) -> Value {
-    if (Value source = inPlaceSource.lookup(v))
-      return source;
-    Operation *def = v.getDefiningOp();
-    if (!def)
-      return nullptr;
-    if (auto reshape = dyn_cast<ReshapeOp>(def))
-      return reshape.getInput();
-    if (auto unpack = dyn_cast<UnpackOp>(def); unpack && unpack.getShards() == 1)
-      return unpack.getInput();
-    if (isa<shard::AllSliceOp>(def))
-      return def->getOperand(0);
-    if (auto wait = dyn_cast<WaitOp>(def))
-      return wait.getFuture();
-    return nullptr;
-  };
-  SmallVector<Value> values;
-  for (Operation &op : block)
-    for (Value result : op.getResults())
-      values.push_back(result);
-  for (Value value : llvm::reverse(values)) {
-    Value source = sourceOf(value);
-    if (source && lastUse.count(value))
-      use(source, lastUse.lookup(value));
-  }
-  SmallVector<Operation *> byPosition;
-  for (Operation &op : block)
-    byPosition.push_back(&op);
-  for (Value value : values) {
-    Operation *def = value.getDefiningOp();
-    bool owns = !sourceOf(value) && !inlined.contains(def) &&
-                isa<RankedTensorType, FutureType>(value.getType()) &&
-                !isHostScalar(value) &&
-                !(isa<ReadOp>(def) && !copyingReads.contains(def));
-    if (!owns)
-      continue;
-    unsigned end = lastUse.count(value) ? lastUse.lookup(value) : position.lookup(def);
-    deaths[byPosition[end]].push_back(value);
-  }
-}
 
 //===----------------------------------------------------------------------===//
 // Values
@@ -290,46 +150,18 @@ std::string FunctionEmitter::ptr(Value value) {
   return var(value);
 }
 
-void FunctionEmitter::define(Value value, Category category) {
-  RankedTensorType type = typeOf(value);
-  std::string ct = cType(type.getElementType());
-  int64_t bytes = type.getNumElements() *
-                  static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
-  categories[value] = category;
-  os << "  " << ct << " *" << var(value) << " = (" << ct << " *)zrt_alloc("
-     << bytes << ", (zrt_mem_category)" << static_cast<int>(category)
-     << "); /* " << shapeText(type) << " */\n";
-}
-
-void FunctionEmitter::alias(Value view, StringRef expr) {
-  exprs[view] = expr.str();
-}
-
-void FunctionEmitter::freeDead(Operation *op) {
-  auto it = deaths.find(op);
-  if (it == deaths.end())
-    return;
-  for (Value value : it->second) {
-    RankedTensorType type = typeOf(value);
-    int64_t bytes = type.getNumElements() *
-                    static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
-    Category category = categories.count(value) ? categories.lookup(value)
-                                                : Category::Activations;
-    os << "  zrt_free(" << var(value) << ", " << bytes << ", (zrt_mem_category)"
-       << static_cast<int>(category) << ");\n";
-  }
-}
+std::string FunctionEmitter::index(Value value) { return ptr(value); }
 
 //===----------------------------------------------------------------------===//
-// Elementwise loops
+// Fused elementwise loops
 //===----------------------------------------------------------------------===//
 
 std::string FunctionEmitter::loadExpr(Value value, ArrayRef<int64_t> shape,
                                       StringRef index) {
   Operation *def = value.getDefiningOp();
-  if (def && inlined.contains(def))
+  if (def && isa<FusedOp>(def->getParentOp()))
     return scalarExpr(value, shape, index);
-  RankedTensorType type = typeOf(value);
+  ShapedType type = typeOf(value);
   ArrayRef<int64_t> own = type.getShape();
   std::string at;
   if (own == shape) {
@@ -411,12 +243,11 @@ std::string FunctionEmitter::scalarExpr(Value value, ArrayRef<int64_t> shape,
       .Default([&](Operation *) { return std::string("0.0f"); });
 }
 
-LogicalResult FunctionEmitter::emitElementwiseRoot(Operation *op) {
-  if (cuda)
-    return emitElementwiseKernel(op);
-  Value result = op->getResult(0);
-  RankedTensorType type = typeOf(result);
-  define(result, Category::Activations);
+LogicalResult FunctionEmitter::emitFusedLoop(FusedOp fused, Value out) {
+  ShapedType type = typeOf(out);
+  Value result = cast<YieldOp>(fused.getBody().front().getTerminator())
+                     .getValues()
+                     .front();
   std::string expr = scalarExpr(result, type.getShape(), "i");
   std::string store = type.getElementType().isBF16()
                           ? "zrt_f32_to_bf16(" + expr + ")"
@@ -424,16 +255,20 @@ LogicalResult FunctionEmitter::emitElementwiseRoot(Operation *op) {
   int64_t n = type.getNumElements();
   os << (n >= 32768 ? "  #pragma omp parallel for simd\n" : "  #pragma omp simd\n");
   os << "  for (int64_t i = 0; i < " << n << "; ++i)\n"
-     << "    " << var(result) << "[i] = " << store << ";\n";
+     << "    " << ptr(out) << "[i] = " << store << ";\n";
   return success();
 }
 
-LogicalResult FunctionEmitter::emitElementwiseKernel(Operation *op) {
-  Value result = op->getResult(0);
-  RankedTensorType type = typeOf(result);
-  define(result, Category::Activations);
+LogicalResult FunctionEmitter::emitFusedKernel(FusedOp fused, Value out) {
+  ShapedType type = typeOf(out);
+  Value result = cast<YieldOp>(fused.getBody().front().getTerminator())
+                     .getValues()
+                     .front();
+  Operation *root = result.getDefiningOp();
   std::string name = "zc_" + functionName + "_k" + std::to_string(nextKernel++) +
-                     "_" + op->getName().stripDialect().str();
+                     "_" +
+                     (root ? root->getName().stripDialect().str()
+                           : std::string("copy"));
 
   kernelParams.clear();
   kernelArgs.clear();
@@ -446,7 +281,9 @@ LogicalResult FunctionEmitter::emitElementwiseKernel(Operation *op) {
 
   // The kernel: one thread per element of a grid-stride loop.
   std::string ct = cType(type.getElementType());
-  kernelOs << "/* " << shapeText(type) << " */\n"
+  kernelOs << "/* " << shapeText(RankedTensorType::get(type.getShape(),
+                                                      type.getElementType()))
+           << " */\n"
            << "__global__ void " << name << "(int64_t n, " << ct
            << " *__restrict__ out";
   for (auto &[value, host] : kernelArgs)
@@ -462,137 +299,92 @@ LogicalResult FunctionEmitter::emitElementwiseKernel(Operation *op) {
   // (the loop strides over the rest).
   int64_t blocks = std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, 8192));
   os << "  " << name << "<<<" << blocks << ", 256, 0, stream>>>(" << n << ", "
-     << var(result);
+     << ptr(out);
   for (auto &[value, host] : kernelArgs)
     os << ", " << host;
   os << ");\n  zrt_check_launch(\"" << name << "\");\n";
   return success();
 }
 
-void FunctionEmitter::emitNcclStart(Collective kind, Value input,
-                                    Value result, int64_t count) {
-  // The collective runs on the communication stream once the compute
-  // stream has produced its input; its `done` event orders the wait.
-  StringRef call = ncclName(kind);
-  bool gather = kind == Collective::AllGather;
-  Type element = typeOf(input).getElementType();
-  if (worldSize == 1) {
-    // One rank: the collective is a copy, and no NCCL communicator is
-    // ever made (a lone GPU needs no network).
-    os << "  /* " << call.drop_front(4) << " over one rank: a copy */\n"
-       << "  zc_check(cudaMemcpyAsync(" << var(result) << ", " << ptr(input)
-       << ", " << numel(result) * (element.getIntOrFloatBitWidth() / 8)
-       << ", cudaMemcpyDeviceToDevice, stream), \"cudaMemcpyAsync\");\n";
-    return;
-  }
-  unsigned ready = nextEvent++, done = nextEvent++;
-  doneEvent[result] = done;
-  os << "  /* " << call.drop_front(4) << " " << ptr(input) << " -> " << var(result)
-     << " on the communication stream */\n"
-     << "  zc_check(cudaEventRecord(events[" << ready
-     << "], stream), \"cudaEventRecord\");\n"
-     << "  zc_check(cudaStreamWaitEvent(comm_stream, events[" << ready
-     << "], 0), \"cudaStreamWaitEvent\");\n"
-     << "  zrt_check_nccl(" << call << "(" << ptr(input) << ", " << var(result)
-     << ", " << count << ", " << (element.isBF16() ? "ncclBfloat16" : "ncclFloat32")
-     << (gather ? "" : ", ncclSum") << ", nccl, comm_stream), \"" << call
-     << "\");\n"
-     << "  zc_check(cudaEventRecord(events[" << done
-     << "], comm_stream), \"cudaEventRecord\");\n"
-     << "  zrt_count_collective(" << static_cast<int>(kind) << ", "
-     << numel(gather ? result : input)
-     << ", " << dtype(element) << ");\n";
-}
-
-void FunctionEmitter::emitWait(Value started) {
-  if (!cuda) {
-    os << "  zrt_wait(" << var(started) << "_request);\n";
-    return;
-  }
-  if (worldSize == 1)
-    return; // the copy is on the compute stream already
-  // The compute stream waits; the host does not.
-  os << "  zc_check(cudaStreamWaitEvent(stream, events["
-     << doneEvent.lookup(started) << "], 0), \"cudaStreamWaitEvent\"); /* "
-     << var(started) << " is ready */\n";
-}
-
-bool FunctionEmitter::isHostScalar(Value value) const {
-  if (isa_and_nonnull<LRScheduleOp>(value.getDefiningOp()))
-    return true;
-  auto arg = dyn_cast<BlockArgument>(value);
-  return arg && arg.getArgNumber() == 2; // the step of a train.step function
-}
-
-LogicalResult FunctionEmitter::checkHostScalarUses(Block &block) {
-  // The GPU reads the step and the learning rate only through the
-  // optimizer updates' scalar arguments; anything else would read host
-  // memory from a kernel.
-  for (Operation &op : block)
-    for (Value operand : op.getOperands())
-      if (isHostScalar(operand) &&
-          !isa<LRScheduleOp, AdamWUpdateOp, SGDUpdateOp, func::ReturnOp>(op))
-        return op.emitOpError("uses the ")
-               << (isa<BlockArgument>(operand) ? "step number"
-                                               : "learning rate")
-               << " as a tensor, which the CUDA backend keeps on the host; "
-                  "only the optimizer updates may read it";
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
-// Other ops
+// Kernels
 //===----------------------------------------------------------------------===//
+
+LogicalResult FunctionEmitter::emitKernel(KernelOp kernel) {
+  Operation *op = kernel.getSingleOp();
+  if (!op)
+    return kernel.emitOpError("must run one op (run train-verify-emittable)");
+  Block &body = kernel.getBody().front();
+  for (auto [arg, in] : llvm::zip(body.getArguments(), kernel.getIns()))
+    alias(arg, ptr(in));
+  auto yield = cast<YieldOp>(body.getTerminator());
+  for (auto [value, out] : llvm::zip(yield.getValues(), kernel.getOuts()))
+    alias(value, ptr(out));
+
+  if (auto fused = dyn_cast<FusedOp>(op)) {
+    Block &region = fused.getBody().front();
+    for (auto [arg, input] : llvm::zip(region.getArguments(), fused.getInputs()))
+      alias(arg, ptr(input));
+    return cuda ? emitFusedKernel(fused, kernel.getOuts().front())
+                : emitFusedLoop(fused, kernel.getOuts().front());
+  }
+  if (auto schedule = dyn_cast<LRScheduleOp>(op)) {
+    // On the host: it depends on the step alone.
+    os << "  " << ptr(schedule.getResult()) << "[0] = zrt_lr_schedule("
+       << ptr(schedule.getStep()) << "[0], "
+       << literal(schedule.getLrAttr().getValueAsDouble()) << ", "
+       << (schedule.getSchedule() == LRSchedule::cosine ? 1 : 0) << ", "
+       << schedule.getWarmup() << ", "
+       << literal(schedule.getMinLrAttr().getValueAsDouble()) << ", "
+       << schedule.getMaxSteps() << ");\n";
+    return success();
+  }
+  if (isa<AdamWUpdateOp, SGDUpdateOp>(op)) {
+    // The runtime updates in place: each state result must be its operand's
+    // buffer (train-bufferize copies a state operand that is not).
+    unsigned states = isa<AdamWUpdateOp>(op) ? 4 : 3;
+    for (unsigned i = 0; i < states; ++i) {
+      if (i == 1)
+        continue;
+      unsigned r = i == 0 ? 0 : i - 1;
+      if (kernel.getIns()[i] != kernel.getOuts()[r])
+        return kernel.emitOpError("updates operand #")
+               << i << " out of place; the runtime's optimizer kernels update "
+               << "in place (train-bufferize copies the state first)";
+    }
+    return emitUpdate(op);
+  }
+  return emitCall(op);
+}
 
 LogicalResult FunctionEmitter::emitUpdate(Operation *op) {
-  bool adamw = isa<AdamWUpdateOp>(op);
-  unsigned stateOperands = adamw ? 4 : 3;
-  // Each state result either is its state (computed in place) or gets a
-  // fresh copy of the operand to update.
-  SmallVector<std::string> targets;
-  for (unsigned i = 0; i < stateOperands; ++i) {
-    if (i == 1)
-      continue;
-    unsigned r = i == 0 ? 0 : i - 1;
-    Value operand = op->getOperand(i), result = op->getResult(r);
-    if (inPlaceSource.count(result)) {
-      alias(result, ptr(operand));
-    } else {
-      define(result, Category::Activations);
-      os << "  zrt_copy(" << var(result) << ", " << ptr(operand) << ", "
-         << numel(operand) * 4 << ");\n";
-    }
-    targets.push_back(ptr(result));
-  }
   Value grad = op->getOperand(1);
   int64_t n = numel(grad);
   if (auto a = dyn_cast<AdamWUpdateOp>(op)) {
-    os << "  zrt_adamw(" << targets[0] << ", " << ptr(grad) << ", " << targets[1]
-       << ", " << targets[2] << ", " << n << ", " << ptr(a.getLr()) << "[0], "
-       << ptr(a.getStep()) << "[0], " << literal(a.getBeta1Attr().getValueAsDouble())
-       << ", " << literal(a.getBeta2Attr().getValueAsDouble()) << ", "
+    os << "  zrt_adamw(" << ptr(a.getParam()) << ", " << ptr(grad) << ", "
+       << ptr(a.getExpAvg()) << ", " << ptr(a.getExpAvgSq()) << ", " << n
+       << ", " << ptr(a.getLr()) << "[0], " << ptr(a.getStep()) << "[0], "
+       << literal(a.getBeta1Attr().getValueAsDouble()) << ", "
+       << literal(a.getBeta2Attr().getValueAsDouble()) << ", "
        << literal(a.getEpsAttr().getValueAsDouble()) << ", "
        << literal(a.getWeightDecayAttr().getValueAsDouble()) << ");\n";
-  } else {
-    auto s = cast<SGDUpdateOp>(op);
-    os << "  zrt_sgd(" << targets[0] << ", " << ptr(grad) << ", " << targets[1]
-       << ", " << n << ", " << ptr(s.getLr()) << "[0], "
-       << literal(s.getMomentumAttr().getValueAsDouble()) << ", "
-       << literal(s.getWeightDecayAttr().getValueAsDouble()) << ");\n";
+    return success();
   }
+  auto s = cast<SGDUpdateOp>(op);
+  os << "  zrt_sgd(" << ptr(s.getParam()) << ", " << ptr(grad) << ", "
+     << ptr(s.getMomentumBuffer()) << ", " << n << ", " << ptr(s.getLr())
+     << "[0], " << literal(s.getMomentumAttr().getValueAsDouble()) << ", "
+     << literal(s.getWeightDecayAttr().getValueAsDouble()) << ");\n";
   return success();
 }
 
-LogicalResult FunctionEmitter::emitOp(Operation *op) {
+LogicalResult FunctionEmitter::emitCall(Operation *op) {
   auto dt = [&](Value v) { return dtype(typeOf(v).getElementType()); };
   auto rowsOf = [&](Value v) {
     ArrayRef<int64_t> shape = typeOf(v).getShape();
     return numel(v) / (shape.empty() ? 1 : shape.back());
   };
   auto lastDim = [&](Value v) { return typeOf(v).getShape().back(); };
-  auto stateRef = [&](StringRef name) {
-    return "S[" + std::to_string(states.index.lookup(name)) + "].data";
-  };
   auto pointerList = [&](ValueRange values, bool constant) {
     std::string text = constant ? "ZC_LIST(const void *, " : "ZC_LIST(void *, ";
     SmallVector<std::string> parts;
@@ -607,48 +399,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       n.push_back(numel(v));
     return ints(n);
   };
-  auto startCollective = [&](Collective kind, Value input, Value result,
-                             int64_t count, Category category) {
-    define(result, category);
-    if (cuda)
-      return emitNcclStart(kind, input, result, count);
-    os << "  zrt_request *" << var(result) << "_request = "
-       << runtimeStart(kind) << "(comm, "
-       << ptr(input) << ", " << var(result) << ", " << count << ", "
-       << dt(input) << ", NULL);\n";
-  };
-  auto collectiveCategory = [&](Operation *start) {
-    return isa<AllGatherStartOp>(start) ? Category::Gathered : Category::Buckets;
-  };
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](ReadOp read) {
-        std::string ct = cType(read.getType().getElementType());
-        std::string state = "((" + ct + " *)" + stateRef(read.getName()) + ")";
-        if (!copyingReads.contains(read)) {
-          alias(read.getResult(), state);
-          return success();
-        }
-        define(read.getResult(), Category::Activations);
-        os << "  zrt_copy(" << var(read.getResult()) << ", " << state << ", "
-           << numel(read.getResult()) * (read.getType().getElementTypeBitWidth() / 8)
-           << "); /* @" << read.getName() << " changes while this copy is live */\n";
-        return success();
-      })
-      .Case([&](WriteOp write) {
-        if (elided.contains(write))
-          return success();
-        os << "  zrt_copy(" << stateRef(write.getName()) << ", "
-           << ptr(write.getValue()) << ", "
-           << numel(write.getValue()) *
-                  (typeOf(write.getValue()).getElementTypeBitWidth() / 8)
-           << "); /* -> @" << write.getName() << " */\n";
-        return success();
-      })
-      .Case([&](ReshapeOp reshape) {
-        alias(reshape.getResult(), ptr(reshape.getInput()));
-        return success();
-      })
       .Case([&](MatmulOp mm) {
         ArrayRef<int64_t> a = typeOf(mm.getLhs()).getShape();
         ArrayRef<int64_t> b = typeOf(mm.getRhs()).getShape();
@@ -662,9 +414,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
           m *= batch;
           batch = 1;
         }
-        define(mm.getResult(), Category::Activations);
         os << "  zrt_matmul(" << dt(mm.getLhs()) << ", " << ptr(mm.getLhs())
-           << ", " << ptr(mm.getRhs()) << ", " << var(mm.getResult()) << ", "
+           << ", " << ptr(mm.getRhs()) << ", " << ptr(mm.getResult()) << ", "
            << batch << ", " << m << ", " << n << ", " << k << ", "
            << (mm.getTransposeLhs() ? 1 : 0) << ", "
            << (mm.getTransposeRhs() ? 1 : 0) << ", " << m * k << ", " << strideB
@@ -672,55 +423,48 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](LayerNormOp ln) {
-        define(ln.getResult(), Category::Activations);
         os << "  zrt_layernorm(" << dt(ln.getInput()) << ", " << ptr(ln.getInput())
            << ", " << ptr(ln.getWeight()) << ", " << ptr(ln.getBias()) << ", "
-           << var(ln.getResult()) << ", " << rowsOf(ln.getInput()) << ", "
+           << ptr(ln.getResult()) << ", " << rowsOf(ln.getInput()) << ", "
            << lastDim(ln.getInput()) << ", "
            << literal(ln.getEpsAttr().getValueAsDouble()) << ");\n";
         return success();
       })
       .Case([&](LayerNormGradOp g) {
-        for (Value r : g.getResults())
-          define(r, Category::Activations);
         os << "  zrt_layernorm_grad(" << dt(g.getInput()) << ", " << ptr(g.getGrad())
            << ", " << ptr(g.getInput()) << ", " << ptr(g.getWeight()) << ", "
-           << var(g.getInputGrad()) << ", " << var(g.getWeightGrad()) << ", "
-           << var(g.getBiasGrad()) << ", " << rowsOf(g.getInput()) << ", "
+           << ptr(g.getInputGrad()) << ", " << ptr(g.getWeightGrad()) << ", "
+           << ptr(g.getBiasGrad()) << ", " << rowsOf(g.getInput()) << ", "
            << lastDim(g.getInput()) << ", "
            << literal(g.getEpsAttr().getValueAsDouble()) << ");\n";
         return success();
       })
       .Case([&](SoftmaxOp s) {
-        define(s.getResult(), Category::Activations);
         os << "  zrt_softmax(" << dt(s.getInput()) << ", " << ptr(s.getInput())
-           << ", " << var(s.getResult()) << ", " << rowsOf(s.getInput()) << ", "
+           << ", " << ptr(s.getResult()) << ", " << rowsOf(s.getInput()) << ", "
            << lastDim(s.getInput()) << ");\n";
         return success();
       })
       .Case([&](SoftmaxGradOp s) {
-        define(s.getResult(), Category::Activations);
         os << "  zrt_softmax_grad(" << dt(s.getGrad()) << ", " << ptr(s.getGrad())
-           << ", " << ptr(s.getOutput()) << ", " << var(s.getResult()) << ", "
+           << ", " << ptr(s.getOutput()) << ", " << ptr(s.getResult()) << ", "
            << rowsOf(s.getGrad()) << ", " << lastDim(s.getGrad()) << ");\n";
         return success();
       })
       .Case([&](CausalMaskOp c) {
         ArrayRef<int64_t> shape = typeOf(c.getInput()).getShape();
         int64_t t = shape[shape.size() - 2], s = shape.back();
-        define(c.getResult(), Category::Activations);
         os << "  zrt_causal_mask(" << dt(c.getInput()) << ", " << ptr(c.getInput())
-           << ", " << var(c.getResult()) << ", " << numel(c.getInput()) / (t * s)
+           << ", " << ptr(c.getResult()) << ", " << numel(c.getInput()) / (t * s)
            << ", " << t << ", " << s << ", " << (c.getZero() ? 1 : 0) << ");\n";
         return success();
       })
       .Case([&](AttentionOp a) {
         ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
         int64_t s = typeOf(a.getKey()).getShape()[2];
-        define(a.getResult(), Category::Activations);
         os << "  zrt_attention(" << dt(a.getQuery()) << ", " << ptr(a.getQuery())
            << ", " << ptr(a.getKey()) << ", " << ptr(a.getValue()) << ", "
-           << var(a.getResult()) << ", " << q[0] * q[1] << ", " << q[2] << ", " << s
+           << ptr(a.getResult()) << ", " << q[0] * q[1] << ", " << q[2] << ", " << s
            << ", " << q[3] << ", " << literal(a.getScaleAttr().getValueAsDouble())
            << ", " << (a.getCausal() ? 1 : 0) << ");\n";
         return success();
@@ -728,57 +472,50 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case([&](AttentionGradOp a) {
         ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
         int64_t s = typeOf(a.getKey()).getShape()[2];
-        for (Value r : a.getResults())
-          define(r, Category::Activations);
         os << "  zrt_attention_grad(" << dt(a.getQuery()) << ", " << ptr(a.getGrad())
            << ", " << ptr(a.getQuery()) << ", " << ptr(a.getKey()) << ", "
-           << ptr(a.getValue()) << ", " << var(a.getQueryGrad()) << ", "
-           << var(a.getKeyGrad()) << ", " << var(a.getValueGrad()) << ", "
+           << ptr(a.getValue()) << ", " << ptr(a.getQueryGrad()) << ", "
+           << ptr(a.getKeyGrad()) << ", " << ptr(a.getValueGrad()) << ", "
            << q[0] * q[1] << ", " << q[2] << ", " << s << ", " << q[3] << ", "
            << literal(a.getScaleAttr().getValueAsDouble()) << ", "
            << (a.getCausal() ? 1 : 0) << ");\n";
         return success();
       })
       .Case([&](CrossEntropyOp ce) {
-        define(ce.getLoss(), Category::Activations);
         os << "  zrt_cross_entropy(" << dt(ce.getLogits()) << ", "
            << ptr(ce.getLogits()) << ", " << ptr(ce.getTargets()) << ", "
            << dt(ce.getTargets()) << ", " << rowsOf(ce.getLogits()) << ", "
-           << lastDim(ce.getLogits()) << ", " << var(ce.getLoss()) << ");\n";
+           << lastDim(ce.getLogits()) << ", " << ptr(ce.getLoss()) << ");\n";
         return success();
       })
       .Case([&](CrossEntropyGradOp ce) {
-        define(ce.getResult(), Category::Activations);
         os << "  zrt_cross_entropy_grad(" << dt(ce.getLogits()) << ", "
            << ptr(ce.getGrad()) << ", " << ptr(ce.getLogits()) << ", "
            << ptr(ce.getTargets()) << ", " << dt(ce.getTargets()) << ", "
-           << var(ce.getResult()) << ", " << rowsOf(ce.getLogits()) << ", "
+           << ptr(ce.getResult()) << ", " << rowsOf(ce.getLogits()) << ", "
            << lastDim(ce.getLogits()) << ");\n";
         return success();
       })
       .Case([&](EmbeddingOp e) {
         ArrayRef<int64_t> table = typeOf(e.getTable()).getShape();
-        define(e.getResult(), Category::Activations);
         os << "  zrt_embedding(" << dt(e.getTable()) << ", " << ptr(e.getTable())
            << ", " << ptr(e.getIds()) << ", " << dt(e.getIds()) << ", "
-           << var(e.getResult()) << ", " << numel(e.getIds()) << ", " << table[0]
+           << ptr(e.getResult()) << ", " << numel(e.getIds()) << ", " << table[0]
            << ", " << table[1] << ");\n";
         return success();
       })
       .Case([&](EmbeddingGradOp e) {
         ArrayRef<int64_t> table = typeOf(e.getResult()).getShape();
-        define(e.getResult(), Category::Activations);
         os << "  zrt_embedding_grad(" << dt(e.getGrad()) << ", " << ptr(e.getGrad())
            << ", " << ptr(e.getIds()) << ", " << dt(e.getIds()) << ", "
-           << var(e.getResult()) << ", " << numel(e.getIds()) << ", " << table[0]
+           << ptr(e.getResult()) << ", " << numel(e.getIds()) << ", " << table[0]
            << ", " << table[1] << ");\n";
         return success();
       })
       .Case([&](TransposeOp t) {
         ArrayRef<int64_t> shape = typeOf(t.getInput()).getShape();
-        define(t.getResult(), Category::Activations);
         os << "  zrt_transpose(" << dt(t.getInput()) << ", " << ptr(t.getInput())
-           << ", " << var(t.getResult()) << ", " << shape.size()
+           << ", " << ptr(t.getResult()) << ", " << shape.size()
            << ", " << ints(shape) << ", "
            << ints(t.getPermutation()) << ");\n";
         return success();
@@ -792,9 +529,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
           count *= shape[d];
         }
         double scale = isa<MeanOp>(r.getOperation()) ? 1.0 / count : 1.0;
-        define(r.getResult(), Category::Activations);
         os << "  zrt_reduce_sum(" << dt(r.getInput()) << ", " << ptr(r.getInput())
-           << ", " << var(r.getResult()) << ", " << shape.size()
+           << ", " << ptr(r.getResult()) << ", " << shape.size()
            << ", " << ints(shape) << ", "
            << ints(flags, "uint8_t") << ", " << literal(scale) << ");\n";
         return success();
@@ -808,7 +544,6 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
           inner *= shape[d];
         SmallVector<int64_t> sizes;
         for (Value r : s.getResults()) {
-          define(r, Category::Activations);
           sizes.push_back(typeOf(r).getShape()[dim]);
         }
         os << "  zrt_split(" << dt(s.getInput()) << ", " << ptr(s.getInput()) << ", "
@@ -827,111 +562,141 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         SmallVector<int64_t> sizes;
         for (Value v : c.getInputs())
           sizes.push_back(typeOf(v).getShape()[dim]);
-        define(c.getResult(), Category::Activations);
         os << "  zrt_concat(" << dt(c.getResult()) << ", " << c.getInputs().size()
            << ", " << pointerList(c.getInputs(), true) << ", "
-           << ints(sizes) << ", " << var(c.getResult()) << ", " << outer << ", "
+           << ints(sizes) << ", " << ptr(c.getResult()) << ", " << outer << ", "
            << inner << ");\n";
         return success();
       })
       .Case([&](PackOp p) {
-        Category category = Category::Activations;
-        for (Operation *user : p.getResult().getUsers())
-          if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(user))
-            category = collectiveCategory(user);
-        define(p.getResult(), category);
         os << "  zrt_pack(" << dt(p.getResult()) << ", " << p.getInputs().size()
            << ", " << pointerList(p.getInputs(), true) << ", "
-           << numels(p.getInputs()) << ", " << var(p.getResult()) << ", "
+           << numels(p.getInputs()) << ", " << ptr(p.getResult()) << ", "
            << p.getShards() << ");\n";
         return success();
       })
       .Case([&](UnpackOp u) {
-        if (u.getShards() == 1) {
-          int64_t offset = 0;
-          for (Value r : u.getResults()) {
-            alias(r, "(" + ptr(u.getInput()) + " + " + std::to_string(offset) + ")");
-            offset += numel(r);
-          }
-          return success();
-        }
-        Category category = categories.count(u.getInput())
-                                ? categories.lookup(u.getInput())
-                                : Category::Activations;
-        Value source = u.getInput();
-        while (!categories.count(source) && source.getDefiningOp() &&
-               isa<WaitOp>(source.getDefiningOp()))
-          source = cast<WaitOp>(source.getDefiningOp()).getFuture();
-        if (categories.count(source))
-          category = categories.lookup(source);
-        for (Value r : u.getResults())
-          define(r, category);
         os << "  zrt_unpack(" << dt(u.getInput()) << ", " << ptr(u.getInput())
            << ", " << u.getNumResults() << ", " << pointerList(u.getResults(), false)
            << ", " << numels(u.getResults()) << ", " << u.getShards() << ");\n";
         return success();
       })
       .Case([&](SquaredNormOp s) {
-        define(s.getResult(), Category::Activations);
         os << "  zrt_squared_norm(" << dt(s.getInput()) << ", "
            << ptr(s.getInput()) << ", " << numel(s.getInput()) << ", "
-           << var(s.getResult()) << ");\n";
+           << ptr(s.getResult()) << ");\n";
         return success();
       })
       .Case([&](ClipCoefOp c) {
-        define(c.getResult(), Category::Activations);
         os << "  zrt_clip_coef(" << ptr(c.getSquaredNorm()) << ", "
            << literal(c.getMaxNormAttr().getValueAsDouble()) << ", "
-           << var(c.getResult()) << ");\n";
-        return success();
-      })
-      .Case([&](LRScheduleOp l) {
-        // On the host: it depends on the step alone.
-        os << "  const float " << var(l.getResult()) << "[1] = {zrt_lr_schedule("
-           << ptr(l.getStep()) << "[0], " << literal(l.getLrAttr().getValueAsDouble())
-           << ", " << (l.getSchedule() == LRSchedule::cosine ? 1 : 0) << ", "
-           << l.getWarmup() << ", " << literal(l.getMinLrAttr().getValueAsDouble())
-           << ", " << l.getMaxSteps() << ")};\n";
-        return success();
-      })
-      .Case<AdamWUpdateOp, SGDUpdateOp>([&](Operation *u) { return emitUpdate(u); })
-      .Case([&](AllReduceStartOp s) {
-        startCollective(Collective::AllReduce, s.getInput(), s.getResult(),
-                        numel(s.getInput()), Category::Buckets);
-        return success();
-      })
-      .Case([&](ReduceScatterStartOp s) {
-        startCollective(Collective::ReduceScatter, s.getInput(), s.getResult(),
-                        numel(s.getResult()), Category::Buckets);
-        return success();
-      })
-      .Case([&](AllGatherStartOp s) {
-        startCollective(Collective::AllGather, s.getInput(), s.getResult(),
-                        numel(s.getInput()), Category::Gathered);
-        return success();
-      })
-      .Case([&](WaitOp w) {
-        Value started = w.getFuture();
-        emitWait(started);
-        alias(w.getResult(), ptr(started));
-        return success();
-      })
-      .Case([&](shard::AllSliceOp s) {
-        int64_t k = numel(s.getResult());
-        alias(s.getResult(), "(" + ptr(s.getInput()) + " + (int64_t)zrt_rank(comm) * " +
-                  std::to_string(k) + ")");
-        return success();
-      })
-      .Case([&](ReleaseOp r) {
-        os << "  /* release " << ptr(r.getBuffer())
-           << ": the gathered parameters die here */\n";
+           << ptr(c.getResult()) << ");\n";
         return success();
       })
       .Default([&](Operation *other) -> LogicalResult {
-        if (isElementwise(other))
-          return emitElementwiseRoot(other);
         return other->emitOpError("has no lowering in zeroc's ")
                << (cuda ? "CUDA" : "C++ (CPU)") << " backend";
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// The plan's ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult FunctionEmitter::emitOp(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](memref::AllocOp alloc) {
+        std::string ct = cType(alloc.getType().getElementType());
+        os << "  " << ct << " *" << var(alloc.getResult()) << " = (" << ct
+           << " *)zrt_alloc(" << bytesOf(alloc.getResult()) << ", "
+           << categoryOf(alloc) << "); /* "
+           << shapeText(RankedTensorType::get(alloc.getType().getShape(),
+                                              alloc.getType().getElementType()))
+           << " */\n";
+        return success();
+      })
+      .Case([&](memref::DeallocOp dealloc) -> LogicalResult {
+        auto alloc = dealloc.getMemref().getDefiningOp<memref::AllocOp>();
+        if (!alloc)
+          return dealloc.emitOpError("frees a buffer that no memref.alloc made");
+        os << "  zrt_free(" << ptr(alloc.getResult()) << ", "
+           << bytesOf(alloc.getResult()) << ", " << categoryOf(alloc) << ");\n";
+        return success();
+      })
+      .Case([&](memref::ReinterpretCastOp view) {
+        std::string base = ptr(view.getSource());
+        std::string offset;
+        if (!view.getOffsets().empty())
+          offset = index(view.getOffsets().front());
+        else if (int64_t k = view.getStaticOffsets().front())
+          offset = std::to_string(k);
+        alias(view.getResult(),
+              offset.empty() ? base : "(" + base + " + " + offset + ")");
+        return success();
+      })
+      .Case([&](arith::ConstantOp constant) -> LogicalResult {
+        auto value = dyn_cast<IntegerAttr>(constant.getValue());
+        if (!value)
+          return constant.emitOpError("is not an index constant");
+        alias(constant.getResult(), std::to_string(value.getInt()));
+        return success();
+      })
+      .Case([&](arith::MulIOp mul) {
+        alias(mul.getResult(),
+              "(" + index(mul.getLhs()) + " * " + index(mul.getRhs()) + ")");
+        return success();
+      })
+      .Case([&](arith::AddIOp add) {
+        alias(add.getResult(),
+              "(" + index(add.getLhs()) + " + " + index(add.getRhs()) + ")");
+        return success();
+      })
+      .Case([&](RankOp rank) {
+        alias(rank.getRank(), "((int64_t)zrt_rank(comm))");
+        return success();
+      })
+      .Case([&](StorageOp storage) {
+        std::string ct =
+            cType(cast<MemRefType>(storage.getType()).getElementType());
+        alias(storage.getBuffer(),
+              "((" + ct + " *)S[" +
+                  std::to_string(states.index.lookup(storage.getName())) +
+                  "].data)");
+        return success();
+      })
+      .Case([&](memref::CopyOp copy) {
+        os << "  zrt_copy(" << ptr(copy.getTarget()) << ", "
+           << ptr(copy.getSource()) << ", " << bytesOf(copy.getSource())
+           << ");\n";
+        return success();
+      })
+      .Case([&](ReadBackOp read) {
+        os << "  zrt_read_f32(" << ptr(read.getHost()) << ", "
+           << ptr(read.getSource()) << ", "
+           << dtype(typeOf(read.getSource()).getElementType()) << ", "
+           << numel(read.getSource()) << ");\n";
+        return success();
+      })
+      .Case([&](CollectiveStartOp start) {
+        int64_t count = start.getKind() == CollectiveKind::reduce_scatter
+                            ? numel(start.getRecv())
+                            : numel(start.getSend());
+        os << "  zrt_request *" << var(start.getRequest()) << " = "
+           << runtimeStart(start.getKind()) << "(comm, " << ptr(start.getSend())
+           << ", " << ptr(start.getRecv()) << ", " << count << ", "
+           << dtype(typeOf(start.getSend()).getElementType()) << ", "
+           << (cuda ? "stream" : "NULL") << ");\n";
+        return success();
+      })
+      .Case([&](CollectiveWaitOp wait) {
+        os << "  zrt_wait(" << ptr(wait.getRequest()) << ");\n";
+        return success();
+      })
+      .Case([&](KernelOp kernel) { return emitKernel(kernel); })
+      .Case([&](func::ReturnOp) { return success(); })
+      .Default([&](Operation *other) -> LogicalResult {
+        return other->emitOpError("is not part of the buffer form the ")
+               << (cuda ? "CUDA" : "C++") << " backend prints";
       });
 }
 
@@ -941,22 +706,23 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
 
 LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
                                     Kind kind) {
+  if (!trainDialect(func).getPlannedAttrHelper().isAttrPresent(func))
+    return func.emitError("the ")
+           << (cuda ? "CUDA" : "C++")
+           << " backend prints functions in buffer form (train.planned); run "
+              "the planning passes (--train-planning)";
   Block &block = func.getBody().front();
   functionName = name.str();
-  if (auto module = func->getParentOfType<ModuleOp>())
-    if (auto size = trainDialect(module).getWorldSizeAttrHelper().getAttr(module))
-      worldSize = size.getInt();
   bool isStep = kind == Kind::Step;
-  unsigned expected = isStep ? 3 : kind == Kind::Forward ? 2 : 1;
-  if (block.getNumArguments() != expected)
-    return func.emitError("the C++ backend expects (tokens")
-           << (kind == Kind::Logits ? ")"
-               : isStep             ? ", targets, step)"
-                                    : ", targets)")
-           << " arguments";
-  if (cuda && isStep && failed(checkHostScalarUses(block)))
-    return failure();
-  plan(block);
+  unsigned inputs = isStep ? 3 : kind == Kind::Forward ? 2 : 1;
+  unsigned outputs = isStep ? 3 : 1;
+  if (block.getNumArguments() != inputs + outputs)
+    return func.emitError("the ")
+           << (cuda ? "CUDA" : "C++") << " backend expects the arguments "
+           << (kind == Kind::Logits ? "(tokens, logits)"
+               : isStep ? "(tokens, targets, step, loss, grad_norm, lr)"
+                        : "(tokens, targets, loss)")
+           << " of a planned entry point";
   os << "static void " << name << "(zrt_comm *comm, const void *tokens, ";
   if (kind == Kind::Logits)
     os << "float *logits) {\n";
@@ -968,66 +734,27 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
   os << "  (void)comm; /* for programs without collectives */\n";
   if (cuda)
     os << "  cudaStream_t stream = (cudaStream_t)zrt_compute_stream();\n";
-  size_t headerEnd = bodyText.size();
-  auto bindArg = [&](BlockArgument arg, StringRef from) {
-    std::string ct = cType(typeOf(arg).getElementType());
-    exprs[arg] = "((const " + ct + " *)" + from.str() + ")";
+  auto bindInput = [&](unsigned i, StringRef from) {
+    std::string ct = cType(typeOf(block.getArgument(i)).getElementType());
+    alias(block.getArgument(i), "((const " + ct + " *)" + from.str() + ")");
   };
-  bindArg(block.getArgument(0), "tokens");
+  bindInput(0, "tokens");
   if (kind != Kind::Logits)
-    bindArg(block.getArgument(1), "targets");
+    bindInput(1, "targets");
   if (isStep) {
     os << "  const int64_t step_arg[1] = {step};\n";
-    exprs[block.getArgument(2)] = "step_arg";
+    alias(block.getArgument(2), "step_arg");
   }
-  for (Operation &op : block) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      // The values the host needs: read back (on a GPU, the step's one
-      // synchronisation).
-      auto readBack = [&](StringRef to, Value value) {
-        os << "  zrt_read_f32(" << to << ", " << ptr(value) << ", "
-           << dtype(typeOf(value).getElementType()) << ", " << numel(value)
-           << ");\n";
-      };
-      if (kind == Kind::Logits) {
-        readBack("logits", ret.getOperand(0));
-        freeDead(&op);
-        continue;
-      }
-      readBack("loss", ret.getOperand(0));
-      if (isStep) {
-        readBack("grad_norm", ret.getOperand(1));
-        LRScheduleOp schedule;
-        block.walk([&](LRScheduleOp op) { schedule = op; });
-        os << "  *lr = " << (schedule ? ptr(schedule.getResult()) + "[0]" : "0.0f")
-           << ";\n";
-      }
-      freeDead(&op);
-      continue;
-    }
-    if (isInlined(&op))
-      continue;
+  static const char *const stepOutputs[] = {"loss", "grad_norm", "lr"};
+  for (unsigned i = 0; i < outputs; ++i)
+    alias(block.getArgument(inputs + i),
+          kind == Kind::Logits ? "logits"
+          : isStep             ? stepOutputs[i]
+                               : "loss");
+  for (Operation &op : block)
     if (failed(emitOp(&op)))
       return failure();
-    freeDead(&op);
-  }
   os << "}\n\n";
-  if (nextEvent > 0) {
-    // Two events per collective (its input is ready, it is done), created
-    // on the first call and reused by every step.
-    std::string setup;
-    llvm::raw_string_ostream setupOs(setup);
-    setupOs << "  static cudaEvent_t events[" << nextEvent
-            << "]; /* ready and done of each collective */\n"
-            << "  static bool events_created = false;\n"
-            << "  if (!events_created) {\n"
-            << "    zc_create_events(events, " << nextEvent << ");\n"
-            << "    events_created = true;\n"
-            << "  }\n"
-            << "  cudaStream_t comm_stream = (cudaStream_t)zrt_comm_stream();\n"
-            << "  ncclComm_t nccl = (ncclComm_t)zrt_nccl_comm(comm);\n";
-    bodyText.insert(headerEnd, setup);
-  }
   out << kernelText << bodyText;
   return success();
 }

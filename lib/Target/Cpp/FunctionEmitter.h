@@ -1,4 +1,4 @@
-//===- FunctionEmitter.h - one func.func as a C++ function ------*- C++ -*-===//
+//===- FunctionEmitter.h - one planned func.func as C++ ----------*- C++ -*-===//
 
 #ifndef ZEROC_LIB_TARGET_CPP_FUNCTIONEMITTER_H
 #define ZEROC_LIB_TARGET_CPP_FUNCTIONEMITTER_H
@@ -8,7 +8,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -21,18 +20,13 @@ struct StateTable {
   llvm::StringMap<unsigned> index;
 };
 
-/// A collective, numbered as zrt_count_collective counts them.
-enum class Collective { AllReduce = 0, ReduceScatter = 1, AllGather = 2 };
-
-/// The memory category of a buffer, as zrt.h numbers them.
-enum class Category { Gathered = 3, Buckets = 4, Activations = 5 };
-
-/// Emits one function: buffers allocated at their definition and freed
-/// after their last use, fused elementwise loops, runtime calls. For CUDA,
-/// every buffer is device memory and each fused loop becomes a __global__
-/// kernel (written before the function) launched on the runtime's compute
-/// stream; the step's scalars that the host needs (the learning rate, the
-/// step) stay host values.
+/// Prints one function in buffer form (train.planned, see
+/// docs/backend.md): every op of the plan becomes its C++ counterpart,
+/// and nothing is decided here. memref.alloc / dealloc are zrt_alloc /
+/// zrt_free in their category, views are pointer arithmetic, a
+/// train.kernel is a runtime call or (a train.fused body) one loop, which
+/// on CUDA is a __global__ kernel written before the function and launched
+/// on the runtime's compute stream.
 class FunctionEmitter {
 public:
   FunctionEmitter(llvm::raw_ostream &out, const StateTable &states,
@@ -46,38 +40,27 @@ public:
                            Kind kind);
 
 private:
-  // Planning.
-  void plan(mlir::Block &block);
-  bool isFusable(mlir::Operation *op) const;
-  bool isInlined(mlir::Operation *op) const { return inlined.contains(op); }
-
-  // Values.
+  // Values: C variables and expressions.
   std::string var(mlir::Value value);
-  std::string ptr(mlir::Value value); // typed pointer expression
+  std::string ptr(mlir::Value value);
+  std::string index(mlir::Value value);
   std::string cType(mlir::Type elementType) const;
   std::string dtype(mlir::Type elementType) const;
-  void define(mlir::Value value, Category category);
-  /// `view` reads the storage that the C expression `expr` points to.
-  void alias(mlir::Value view, llvm::StringRef expr);
-  void freeDead(mlir::Operation *op);
+  void alias(mlir::Value value, std::string expr) { exprs[value] = expr; }
 
-  // Ops.
+  // Ops of the plan.
   mlir::LogicalResult emitOp(mlir::Operation *op);
-  mlir::LogicalResult emitElementwiseRoot(mlir::Operation *op);
-  mlir::LogicalResult emitElementwiseKernel(mlir::Operation *op);
-  /// CUDA collectives: NCCL on the communication stream, ordered with the
-  /// compute stream by events.
-  void emitNcclStart(Collective kind, mlir::Value input, mlir::Value result,
-                     int64_t count);
-  void emitWait(mlir::Value started);
-  /// Values computed on the host: the step argument and the learning rate.
-  bool isHostScalar(mlir::Value value) const;
-  mlir::LogicalResult checkHostScalarUses(mlir::Block &block);
+  mlir::LogicalResult emitKernel(train::KernelOp kernel);
+  mlir::LogicalResult emitCall(mlir::Operation *op);
+  mlir::LogicalResult emitUpdate(mlir::Operation *op);
+  mlir::LogicalResult emitFusedLoop(train::FusedOp fused, mlir::Value out);
+  mlir::LogicalResult emitFusedKernel(train::FusedOp fused, mlir::Value out);
+  /// The C expression of element `index` of `value` (a value of the fused
+  /// body) over a loop of `shape`.
   std::string scalarExpr(mlir::Value value, llvm::ArrayRef<int64_t> shape,
                          llvm::StringRef index);
   std::string loadExpr(mlir::Value value, llvm::ArrayRef<int64_t> shape,
                        llvm::StringRef index);
-  mlir::LogicalResult emitUpdate(mlir::Operation *op);
 
   llvm::raw_ostream &out;
   const StateTable &states;
@@ -86,33 +69,17 @@ private:
   /// `out` kernels first once the function is done.
   std::string bodyText, kernelText;
   llvm::raw_string_ostream os{bodyText}, kernelOs{kernelText};
-  /// While a kernel is written: its pointer parameter for each value it
-  /// loads, and the host expressions passed for them, in order.
+  /// While a fused kernel is written: its pointer parameter for each value
+  /// it loads, and the host expressions passed for them, in order.
   llvm::DenseMap<mlir::Value, std::string> kernelParams;
   llvm::SmallVector<std::pair<mlir::Value, std::string>> kernelArgs;
   bool inKernel = false;
   unsigned nextKernel = 0;
-  /// CUDA: the event each collective's result records when it is done.
-  llvm::DenseMap<mlir::Value, unsigned> doneEvent;
-  unsigned nextEvent = 0;
-  /// The module's train.world_size: one rank's collectives are copies.
-  int64_t worldSize = 1;
   std::string functionName;
   llvm::DenseMap<mlir::Value, std::string> names;
+  /// Pointer (or index) expressions of views, states, arguments and of the
+  /// tensors inside a kernel body.
   llvm::DenseMap<mlir::Value, std::string> exprs;
-  /// The buffer each value's storage belongs to (itself when it owns one).
-  llvm::DenseMap<mlir::Value, mlir::Value> base;
-  llvm::DenseMap<mlir::Value, Category> categories;
-  /// Owned buffers that die after this op.
-  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>> deaths;
-  /// Elementwise ops computed inside their single user's loop.
-  llvm::DenseSet<mlir::Operation *> inlined;
-  /// Writes made redundant by an update computed in place.
-  llvm::DenseSet<mlir::Operation *> elided;
-  /// Update results computed in place on the state their operand reads.
-  llvm::DenseMap<mlir::Value, mlir::Value> inPlaceSource;
-  /// Reads that must copy because the state changes while they are live.
-  llvm::DenseSet<mlir::Operation *> copyingReads;
   unsigned nextName = 0;
 };
 
