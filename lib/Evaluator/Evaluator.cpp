@@ -281,8 +281,14 @@ std::vector<std::string> unsupportedOps(MLIRContext *context,
   registerStateOps(registry);
   registerUpstreamOps(registry);
   // Declarations the interpreter reads from the module, never executes.
-  const StringRef declarations[] = {"train.param", "train.state",
-                                    "train.optimizer", "shard.grid"};
+  // Declarations, the fused region (run through its body, see execute) and
+  // the buffer form the planning passes write for the back ends, which the
+  // evaluator does not run (it runs tensor IR; the executables run buffers).
+  const StringRef declarations[] = {
+      "train.param",           "train.state",  "train.optimizer",
+      "shard.grid",            "train.fused",  "train.yield",
+      "train.storage",         "train.kernel", "train.collective_start",
+      "train.collective_wait", "train.rank",   "train.read_back"};
   std::vector<std::string> missing;
   for (RegisteredOperationName name : context->getRegisteredOperations()) {
     if (name.getDialectNamespace() != dialectNamespace ||

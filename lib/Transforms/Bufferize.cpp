@@ -425,21 +425,25 @@ LogicalResult FunctionBufferizer::run() {
         memrefOf(RankedTensorType::get({}, f32), host), func.getLoc());
 
   builder.setInsertionPointToEnd(newBlock);
-  bool wroteLr = false;
+  bool hasSchedule = !block.getOps<LRScheduleOp>().empty();
   for (Operation &op : block) {
     current = &op;
-    if (isa<LRScheduleOp>(op))
-      wroteLr = true;
+    if (isa<func::ReturnOp>(op) && isStep && !hasSchedule) {
+      // No schedule: the step reports a learning rate of 0.
+      auto type = RankedTensorType::get({}, f32);
+      auto fused = FusedOp::create(builder, loc(), type, ValueRange());
+      {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.createBlock(&fused.getBody());
+        Value zero = FillOp::create(builder, loc(), type,
+                                    builder.getF64FloatAttr(0.0));
+        YieldOp::create(builder, loc(), zero);
+      }
+      kernel(fused, {}, {lrOutput});
+      fused->erase();
+    }
     if (failed(rewrite(op)))
       return failure();
-  }
-  if (isStep && !wroteLr) {
-    // No schedule: the step reports a learning rate of 0.
-    current = ret;
-    auto fill = FillOp::create(builder, loc(), RankedTensorType::get({}, f32),
-                               builder.getF64FloatAttr(0.0));
-    kernel(fill, {}, {lrOutput});
-    fill->erase();
   }
 
   // Swap the bodies.

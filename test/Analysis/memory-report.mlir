@@ -3,6 +3,7 @@
 //
 // RUN: zeroc %s --no-pipeline --emit=memory-report | FileCheck %s
 // RUN: zeroc %s --no-pipeline --emit=memory-table | FileCheck %s --check-prefix=TABLE
+// RUN: zeroc %s --no-pipeline --emit=planned | FileCheck %s --check-prefix=PLAN
 
 // Ψ = 10*6 + 7 = 67. With shards = 4 rank 0 stores ceil(60/4) = 15 and
 // ceil(7/4) = 2 elements of each declaration.
@@ -11,25 +12,20 @@
 //   optimizer states  f32:  3 kinds * (15 + 2) * 4     = 204
 //   model states                                       = 272
 //
-// Liveness (op index: bytes, category G/B/A; [def, end]). The train.unpack
-// at 5 has shards = 4, so it copies: %f dies there, and %w and %b are new
-// gathered buffers that the train.release of %g at 10 frees.
-//   2 %seg    34 G [2, 4]   its all-gather runs until the wait at 4
-//   3 %f     136 G [3, 5]   the wait %g is a view of it; its last use is the
-//                           unpack at 5 (the release does not use it)
-//   5 %w     120 G [5, 10]  copied out of %g, released at 10
-//   5 %b      14 G [5, 10]
-//   6 %h      60 A [6, 8]
-//   7 %loss    4 A [7, 17]
-//   8 %dw    120 A [8, 11]
-//   9 %db     14 A [9, 11]
-//  11 %bucket 136 B [11, 13] its reduce-scatter runs until the wait at 13
-//  12 %rf     34 B [12, 16] the unpack at 14 has shards = 1: a view of it
-//  17 %l       4 B [17, 18] an upstream all-reduce's result is a bucket
-// Peaks: G 136 + 120 + 14 = 270 at 5 (the gathered buffer and its copy);
-// A 60 + 4 + 120 = 184 at 8; B 136 + 34 = 170 at 12; combined at 8:
-// 134 (G) + 184 (A) = 318 (at 5 only 270; at 11 138 (A) + 136 (B) = 274).
-// Model states + peak: 272 + 318 = 590.
+// Transient memory: the running sum of the planned allocations (RUN line
+// 3 prints them), bytes by category G/B/A, in program order. The train.unpack
+// has shards = 4, so it copies (its parts are new gathered buffers).
+//   + 34 G   %seg, packed for the all-gather (freed after its wait)
+//   +136 G   the gathered buffer (freed after the unpack)
+//   +120 G   %w    +14 G %b (copied out of it): G = 34 + 136 - 34 + 134 = 270
+//   + 60 A   %h           (%w is freed after the matmul that reads it)
+//   +  4 A   %loss, +120 A %dw: A = 184 (G = 14: %b only)
+//   + 14 A   %db          (%h freed before; %b after): A = 138
+//   +136 B   %bucket, packed for the reduce-scatter: 138 A + 136 B = 274
+//   + 34 B   its receive buffer (%dw and %db freed before): B = 170
+//   +  4 B   the loss's all-reduce buffer
+// Peaks: G 270, B 170, A 184; combined 274 (at the bucket's pack).
+// Model states + peak: 272 + 274 = 546.
 //
 // Communication, N = 4, padding excluded (n = 67 real elements, not 68):
 //   all_gather     3/4 * 67 = 50.25 -> 50 elements, 100 bytes (bf16)
@@ -52,9 +48,9 @@
 // CHECK-NEXT:   "gathered_parameters": 270,
 // CHECK-NEXT:   "gradient_buckets": 170,
 // CHECK-NEXT:   "activations": 184,
-// CHECK-NEXT:   "peak": 318
+// CHECK-NEXT:   "peak": 274
 // CHECK-NEXT: },
-// CHECK-NEXT: "peak_bytes_per_rank": 590,
+// CHECK-NEXT: "peak_bytes_per_rank": 546,
 // CHECK-NEXT: "communication_per_rank_per_step": {
 // CHECK-NEXT:   "elements": 102,
 // CHECK-NEXT:   "bytes": 208,
@@ -77,7 +73,7 @@
 // CHECK-NEXT: "collectives": [
 // CHECK-NEXT:   {"op":"all_gather","elements":50,"bytes":100,"tensors":2,"payload_elements":67,"buffer_elements":68,"ranks":4,"async":true},
 // CHECK-NEXT:   {"op":"reduce_scatter","elements":50,"bytes":100,"tensors":2,"payload_elements":67,"buffer_elements":68,"ranks":4,"async":true},
-// CHECK-NEXT:   {"op":"all_reduce","elements":2,"bytes":8,"tensors":1,"payload_elements":1,"buffer_elements":1,"ranks":4,"async":false}
+// CHECK-NEXT:   {"op":"all_reduce","elements":2,"bytes":8,"tensors":1,"payload_elements":1,"buffer_elements":1,"ranks":4,"async":true}
 // CHECK-NEXT: ]
 
 // TABLE:      zeroc memory report: ZeRO stage 3, N = 4 ranks (rank 0, @train_step)
@@ -91,8 +87,8 @@
 // TABLE-NEXT:   gathered parameters  270
 // TABLE-NEXT:   gradient buckets     170
 // TABLE-NEXT:   activations          184
-// TABLE-NEXT:   combined peak        318
-// TABLE:      model states + peak    590
+// TABLE-NEXT:   combined peak        274
+// TABLE:      model states + peak    546
 // TABLE:      all_reduce             2      0.00 MiB         1
 // TABLE-NEXT: reduce_scatter         50      0.00 MiB         1
 // TABLE-NEXT: all_gather             50      0.00 MiB         1
@@ -101,6 +97,21 @@
 // TABLE-NEXT: 0    all_gather             2                     50      0.00 MiB
 // TABLE-NEXT: 1    reduce_scatter         2                     50      0.00 MiB
 // TABLE-NEXT: 2    all_reduce             1                      2      0.00 MiB
+
+// The allocations the report sums, in the order above.
+// PLAN-LABEL: func.func @train_step
+// PLAN: memref.alloc() {train.category = #train.category<gathered_parameters>} : memref<17xbf16>
+// PLAN: memref.alloc() {train.category = #train.category<gathered_parameters>} : memref<68xbf16>
+// PLAN: memref.alloc() {train.category = #train.category<gathered_parameters>} : memref<10x6xbf16>
+// PLAN: memref.alloc() {train.category = #train.category<gathered_parameters>} : memref<7xbf16>
+// PLAN: memref.alloc() {train.category = #train.category<activations>} : memref<3x10xbf16>
+// PLAN: memref.alloc() {train.category = #train.category<activations>} : memref<f32>
+// PLAN: memref.alloc() {train.category = #train.category<activations>} : memref<10x6xbf16>
+// PLAN: memref.alloc() {train.category = #train.category<activations>} : memref<7xbf16>
+// PLAN: memref.alloc() {train.category = #train.category<gradient_buckets>} : memref<68xbf16>
+// PLAN: memref.alloc() {train.category = #train.category<gradient_buckets>} : memref<17xbf16>
+// PLAN: memref.alloc() {train.category = #train.category<gradient_buckets>} : memref<1xf32>
+// PLAN-NOT: memref.alloc
 
 module attributes {train.world_size = 4 : i64, train.zero_stage = 3 : i64} {
   shard.grid @dp(shape = 4)
@@ -134,7 +145,10 @@ module attributes {train.world_size = 4 : i64, train.zero_stage = 3 : i64} {
     %gw, %gb = train.unpack %rs shards = 1 : tensor<17xbf16> -> tensor<15xbf16>, tensor<2xbf16>
     train.write %gw to @w.grad : tensor<15xbf16>
     train.write %gb to @b.grad : tensor<2xbf16>
-    %l = shard.all_reduce %loss on @dp grid_axes = [0] : tensor<f32> -> tensor<f32>
+    %l1 = train.reshape %loss : tensor<f32> -> tensor<1xf32>
+    %lf = train.all_reduce_start %l1 on @dp : tensor<1xf32> -> !train.future<tensor<1xf32>>
+    %lw = train.wait %lf : !train.future<tensor<1xf32>>
+    %l = train.reshape %lw : tensor<1xf32> -> tensor<f32>
     return %l : tensor<f32>
   }
 }

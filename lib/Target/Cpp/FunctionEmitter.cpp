@@ -253,7 +253,9 @@ LogicalResult FunctionEmitter::emitFusedLoop(FusedOp fused, Value out) {
                           ? "zrt_f32_to_bf16(" + expr + ")"
                           : expr;
   int64_t n = type.getNumElements();
-  os << (n >= 32768 ? "  #pragma omp parallel for simd\n" : "  #pragma omp simd\n");
+  if (!cuda)
+    os << (n >= 32768 ? "  #pragma omp parallel for simd\n"
+                      : "  #pragma omp simd\n");
   os << "  for (int64_t i = 0; i < " << n << "; ++i)\n"
      << "    " << ptr(out) << "[i] = " << store << ";\n";
   return success();
@@ -325,8 +327,12 @@ LogicalResult FunctionEmitter::emitKernel(KernelOp kernel) {
     Block &region = fused.getBody().front();
     for (auto [arg, input] : llvm::zip(region.getArguments(), fused.getInputs()))
       alias(arg, ptr(input));
-    return cuda ? emitFusedKernel(fused, kernel.getOuts().front())
-                : emitFusedLoop(fused, kernel.getOuts().front());
+    // Host memory (a constant learning rate) is written by the host.
+    Value out = kernel.getOuts().front();
+    bool host = isa_and_nonnull<HostMemoryAttr>(
+        cast<MemRefType>(out.getType()).getMemorySpace());
+    return cuda && !host ? emitFusedKernel(fused, out)
+                         : emitFusedLoop(fused, out);
   }
   if (auto schedule = dyn_cast<LRScheduleOp>(op)) {
     // On the host: it depends on the step alone.

@@ -95,7 +95,7 @@ func.func @kernel_out_type(%x: memref<4xf32>, %y: memref<4xbf16>) {
 // -----
 
 func.func @kernel_host_out(%x: memref<4xf32>, %y: memref<4xf32, #train.host>) {
-  // expected-error @+1 {{'train.kernel' op writes the host buffer 'memref<4xf32, #train.host>'; only the learning-rate schedule is computed on the host}}
+  // expected-error @+1 {{'train.kernel' op writes the host buffer 'memref<4xf32, #train.host>'; only the learning-rate schedule (or a constant) is computed on the host}}
   train.kernel ins(%x : memref<4xf32>) outs(%y : memref<4xf32, #train.host>) {
   ^bb0(%a: tensor<4xf32>):
     %s = train.scale %a by 2.0 : tensor<4xf32>

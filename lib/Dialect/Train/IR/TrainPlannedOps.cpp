@@ -95,12 +95,20 @@ LogicalResult KernelOp::verify() {
       return emitOpError("yielded value #")
              << index << " of type " << value.getType()
              << " does not fit output buffer " << out.getType();
+  // The host computes the learning rate: its schedule, or a constant.
+  auto isHostWork = [](Operation *op) {
+    if (isa_and_nonnull<LRScheduleOp>(op))
+      return true;
+    auto fused = dyn_cast_or_null<FusedOp>(op);
+    return fused && llvm::all_of(fused.getBody().front().without_terminator(),
+                                 [](Operation &inner) { return isa<FillOp>(inner); });
+  };
   for (Value out : getOuts())
-    if (isHost(cast<MemRefType>(out.getType())) &&
-        !llvm::isa_and_nonnull<LRScheduleOp>(getSingleOp()))
+    if (isHost(cast<MemRefType>(out.getType())) && !isHostWork(getSingleOp()))
       return emitOpError("writes the host buffer ")
              << out.getType()
-             << "; only the learning-rate schedule is computed on the host";
+             << "; only the learning-rate schedule (or a constant) is "
+                "computed on the host";
   for (Operation &op : body.without_terminator())
     if (!isMemoryEffectFree(&op))
       return emitOpError("body holds '")
