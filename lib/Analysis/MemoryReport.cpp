@@ -138,6 +138,8 @@ Category categoryOf(Operation *op, Value result) {
 bool isView(Operation *op) {
   if (auto unpack = dyn_cast<UnpackOp>(op))
     return unpack.getShards() == 1;
+  if (auto dropout = dyn_cast<DropoutOp>(op))
+    return !dropout.getStep(); // evaluation: the identity
   return isa<ReadOp, ReshapeOp, WaitOp, shard::AllSliceOp>(op);
 }
 
@@ -151,6 +153,8 @@ Value viewSource(Operation *op) {
     return reshape.getInput();
   if (auto wait = dyn_cast<WaitOp>(op))
     return wait.getFuture();
+  if (auto dropout = dyn_cast<DropoutOp>(op))
+    return dropout.getInput();
   return nullptr;
 }
 

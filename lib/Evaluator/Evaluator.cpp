@@ -58,6 +58,7 @@ Interpreter::Interpreter(ModuleOp module, Options options)
   registerDistributedOps(registry);
   registerStateOps(registry);
   registerUpstreamOps(registry);
+  registerLlamaOps(registry);
 }
 
 /// Checks a handler's results against the op's result types and rounds them
@@ -262,6 +263,7 @@ std::vector<std::string> unsupportedOps(MLIRContext *context,
   registerDistributedOps(registry);
   registerStateOps(registry);
   registerUpstreamOps(registry);
+  registerLlamaOps(registry);
   // Declarations the interpreter reads from the module, never executes.
   const StringRef declarations[] = {"train.param", "train.state",
                                     "train.optimizer", "shard.grid"};

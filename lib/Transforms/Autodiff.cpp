@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ForwardRewrite.h"
+#include "LlamaDerivatives.h"
 
 #include "zeroc/Dialect/Train/IR/TrainBuilder.h"
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
@@ -95,6 +96,12 @@ private:
       return;
     Value &slot = cotangents[value];
     slot = slot ? tb.add(slot, cotangent) : cotangent;
+  }
+
+  /// Where the rules of LlamaDerivatives.h send their cotangents.
+  zeroc::autodiff::Cotangents sink() {
+    return {[this](Value v) { return isActive(v); },
+            [this](Value v, Value dv) { accumulate(v, dv); }};
   }
 
   LogicalResult matmulRule(MatmulOp op, Value dy);
@@ -219,9 +226,10 @@ LogicalResult Adjoint::backprop(Operation *op) {
         return success();
       })
       .Case([&](AttentionOp attn) {
-        Type type = attn.getQuery().getType();
         auto grad = AttentionGradOp::create(
-            tb.builder(), tb.getLoc(), type, type, type, DY, attn.getQuery(),
+            tb.builder(), tb.getLoc(), attn.getQuery().getType(),
+            attn.getKey().getType(), attn.getValue().getType(), DY,
+            attn.getQuery(),
             attn.getKey(), attn.getValue(), attn.getCausalAttr(),
             attn.getScaleAttr());
         accumulate(attn.getQuery(), grad.getQueryGrad());
@@ -278,6 +286,21 @@ LogicalResult Adjoint::backprop(Operation *op) {
                                               ce.getLogits(), ce.getTargets()));
         return success();
       })
+      .Case([&](RmsNormOp op) {
+        return zeroc::autodiff::rmsnormDerivative(tb, op, DY, sink());
+      })
+      .Case([&](SiluOp op) {
+        return zeroc::autodiff::siluDerivative(tb, op, DY, sink());
+      })
+      .Case([&](RopeOp op) {
+        return zeroc::autodiff::ropeDerivative(tb, op, DY, sink());
+      })
+      .Case([&](SliceOp op) {
+        return zeroc::autodiff::sliceDerivative(tb, op, DY, sink());
+      })
+      .Case([&](DropoutOp op) {
+        return zeroc::autodiff::dropoutDerivative(tb, op, DY, sink());
+      })
       .Default([&](Operation *other) {
         return other->emitOpError(
             "has no derivative: train-autodiff cannot differentiate through "
@@ -318,10 +341,21 @@ LogicalResult Adjoint::matmulRule(MatmulOp mm, Value dy) {
 LogicalResult Adjoint::concatRule(ConcatOp concat, Value dy) {
   Type first = concat.getInputs().front().getType();
   if (llvm::any_of(concat.getInputs(),
-                   [&](Value v) { return v.getType() != first; }))
-    return concat.emitOpError(
-        "has no derivative: train-autodiff differentiates train.concat only "
-        "when every input has the same type");
+                   [&](Value v) { return v.getType() != first; })) {
+    // Inputs of different sizes: each input's cotangent is its slice of dy.
+    ArrayRef<int64_t> shape = TrainBuilder::typeOf(dy).getShape();
+    int64_t dim = concat.getDim(), offset = 0;
+    for (Value input : concat.getInputs()) {
+      SmallVector<int64_t> offsets(shape.size(), 0), strides(shape.size(), 1);
+      offsets[dim] = offset;
+      ArrayRef<int64_t> sizes = TrainBuilder::typeOf(input).getShape();
+      offset += sizes[dim];
+      if (isActive(input))
+        accumulate(input, SliceOp::create(tb.builder(), tb.getLoc(), dy,
+                                          offsets, sizes, strides));
+    }
+    return success();
+  }
   SmallVector<Type> types(concat.getInputs().size(), first);
   auto split = SplitOp::create(tb.builder(), tb.getLoc(), types, dy,
                                concat.getDimAttr());

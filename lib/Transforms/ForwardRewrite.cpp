@@ -83,7 +83,14 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
         return one(shape, typeOf(emb.getTable()).getElementType());
       })
       .Case<LayerNormOp, SoftmaxOp, CausalMaskOp, GeluOp, ReluOp, ScaleOp,
-            SqrtOp>([&](auto op) { return sameAs(op->getOperand(0)); })
+            SqrtOp, RmsNormOp, SiluOp, RopeOp, DropoutOp>(
+          [&](auto op) { return sameAs(op->getOperand(0)); })
+      .Case([&](SliceOp slice) {
+        // Sizes come from the result type; the batch dimension, which a
+        // slice must take whole, is resized by BatchDims::propagate.
+        return one(Shape(typeOf(slice.getResult()).getShape()),
+                   typeOf(slice.getInput()).getElementType());
+      })
       .Case([&](AttentionOp attn) { return sameAs(attn.getQuery()); })
       .Case([&](ReshapeOp reshape) -> FailureOr<SmallVector<Type>> {
         RankedTensorType input = typeOf(reshape.getInput());
@@ -144,6 +151,8 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
 /// Where each value's batch dimension is, for values computed from the batch.
 class BatchDims {
 public:
+  explicit BatchDims(int64_t ranks) : ranks(ranks) {}
+
   void set(Value value, int64_t dim) { dims[value] = dim; }
   std::optional<int64_t> of(Value value) const {
     auto it = dims.find(value);
@@ -180,6 +189,19 @@ public:
           std::distance(perm.begin(), llvm::find(perm, *in)));
       return success();
     }
+    if (auto slice = dyn_cast<SliceOp>(op))
+      return propagateSlice(slice, *in);
+    if (auto dropout = dyn_cast<DropoutOp>(op)) {
+      // The mask of a local element is that of its place in the global
+      // batch (see train.dropout).
+      if (dropout.getBatchDimAttr())
+        return dropout.emitOpError("already records a batch split");
+      Builder b(op->getContext());
+      dropout.setBatchDimAttr(b.getI64IntegerAttr(*in));
+      dropout.setRanksAttr(b.getI64IntegerAttr(ranks));
+      set(dropout.getResult(), *in);
+      return success();
+    }
     if (auto sum = dyn_cast<SumOp>(op)) {
       int64_t removed = llvm::count_if(sum.getDims(),
                                        [&](int64_t d) { return d < *in; });
@@ -192,6 +214,24 @@ public:
   }
 
 private:
+  /// A slice keeps the batch only when it takes it whole: offset 0, stride
+  /// 1 and, before the split, the whole dimension (the operand has already
+  /// been divided by `ranks`).
+  LogicalResult propagateSlice(SliceOp slice, int64_t dim) {
+    int64_t local = typeOf(slice.getInput()).getDimSize(dim);
+    RankedTensorType result = typeOf(slice.getResult());
+    if (slice.getOffsets()[dim] != 0 || slice.getStrides()[dim] != 1 ||
+        result.getDimSize(dim) != local * ranks)
+      return slice.emitOpError("slices the batch dimension ")
+             << dim << ", which does not split across ranks";
+    Shape shape(result.getShape());
+    shape[dim] = local;
+    slice.getResult().setType(withShape(shape, result.getElementType()));
+    set(slice.getResult(), dim);
+    return success();
+  }
+
+  int64_t ranks;
   llvm::DenseMap<Value, int64_t> dims;
 };
 
@@ -208,7 +248,7 @@ LogicalResult reinferResultTypes(Operation *op) {
 
 LogicalResult splitBatch(func::FuncOp func, int64_t ranks) {
   Block &body = func.getBody().front();
-  BatchDims batch;
+  BatchDims batch(ranks);
   for (BlockArgument arg : body.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type || type.getRank() == 0)

@@ -75,6 +75,12 @@ struct TrainLogitsPass : zeroc::impl::TrainLogitsBase<TrainLogitsPass> {
     copyRet->setOperand(0, copyLoss.getLogits());
     copyLoss.erase();
     copy.eraseArgument(1);
+    // Sampling runs without dropout (a step-less train.dropout is the
+    // identity already; this makes it plain).
+    for (auto dropout : llvm::make_early_inc_range(copy.getOps<DropoutOp>())) {
+      dropout.getResult().replaceAllUsesWith(dropout.getInput());
+      dropout.erase();
+    }
     // One sequence: the batch of the forward function divided by itself.
     auto tokens = cast<RankedTensorType>(copy.getArgument(0).getType());
     if (failed(zeroc::splitBatch(logits, tokens.getDimSize(0)))) {

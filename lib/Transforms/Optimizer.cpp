@@ -64,6 +64,11 @@ struct TrainOptimizerPass
     auto stepType =
         RankedTensorType::get({}, IntegerType::get(module.getContext(), 64));
     Value step = body.addArgument(stepType, func.getLoc());
+    // Dropout drops in the training step only: it takes the step there
+    // (its mask depends on it), and stays the identity in @forward.
+    for (auto dropout : body.getOps<DropoutOp>())
+      if (!dropout.getStep())
+        dropout.getStepMutable().assign(step);
     builder.setInsertionPoint(ret);
     SmallVector<zeroc::ParamGradient> grads;
     for (auto [param, grad] :

@@ -129,14 +129,51 @@ void zrt_softmax_grad(zrt_dtype dtype, const void *dy, const void *y, void *dx,
 void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y, int64_t batch,
                      int64_t t, int64_t s, int zero);
 
-/* q: [bh, t, d], k and v: [bh, s, d] (bh = batch * heads); out: [bh, t, d]. */
+/* q: [bh, t, d] (bh = batch * heads); k and v: [bh / group, s, d], query
+ * head h reading key/value head h / group (grouped-query attention; group
+ * 1 is multi-head attention); out: [bh, t, d]. dk and dv sum over the
+ * group's query heads. */
 void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
-                   const void *v, void *out, int64_t bh, int64_t t, int64_t s,
-                   int64_t d, double scale, int causal);
+                   const void *v, void *out, int64_t bh, int64_t group,
+                   int64_t t, int64_t s, int64_t d, double scale, int causal);
 void zrt_attention_grad(zrt_dtype dtype, const void *dout, const void *q,
                         const void *k, const void *v, void *dq, void *dk,
-                        void *dv, int64_t bh, int64_t t, int64_t s, int64_t d,
-                        double scale, int causal);
+                        void *dv, int64_t bh, int64_t group, int64_t t,
+                        int64_t s, int64_t d, double scale, int causal);
+
+/* y = x * rsqrt(mean(x^2, row) + eps) * weight, per row of `cols`; the
+ * statistics in f32 or wider whatever the dtype. */
+void zrt_rmsnorm(zrt_dtype dtype, const void *x, const void *weight, void *y,
+                 int64_t rows, int64_t cols, double eps);
+/* dx; dweight is the sum over rows (overwritten). */
+void zrt_rmsnorm_grad(zrt_dtype dtype, const void *dy, const void *x,
+                      const void *weight, void *dx, void *dweight,
+                      int64_t rows, int64_t cols, double eps);
+
+/* Rotary embeddings (train.rope) of `rows` rows of d features (d even):
+ * row r is at position (r / period) % positions and its pairs (2i, 2i+1)
+ * (style 0, interleaved) or (i, i + d/2) (style 1, rotate-half) turn by
+ * position * theta^(-2i/d), or by its opposite when inverse != 0. */
+void zrt_rope(zrt_dtype dtype, const void *x, void *y, int64_t rows,
+              int64_t d, int64_t positions, int64_t period, double theta,
+              int style, int inverse);
+
+/* y = x[offsets + i * strides] (train.slice); y has out_shape. */
+void zrt_slice(zrt_dtype dtype, const void *x, void *y, int rank,
+               const int64_t *in_shape, const int64_t *offsets,
+               const int64_t *strides, const int64_t *out_shape);
+/* dx (in_shape) = zeros with dy (out_shape) at the slice's positions. */
+void zrt_slice_grad(zrt_dtype dtype, const void *dy, void *dx, int rank,
+                    const int64_t *in_shape, const int64_t *offsets,
+                    const int64_t *strides, const int64_t *out_shape);
+
+/* train.dropout: y[i] = keep(i) ? x[i] * (1 / (1 - p)) : 0 for i < n, with keep
+ * from zeroc/Support/Random.h's Philox stream `seed` at `step` and the
+ * element's global position: x is viewed as [outer, rows, inner] whose
+ * rows are global rows [row_offset, row_offset + rows) of global_rows. */
+void zrt_dropout(zrt_dtype dtype, const void *x, void *y, int64_t n,
+                 int64_t inner, int64_t rows, int64_t row_offset,
+                 int64_t global_rows, double p, uint64_t seed, int64_t step);
 
 /* *loss = mean over rows of logsumexp(logits[r]) - logits[r][targets[r]];
  * a target outside [0, cols) fails naming it. `loss` is one f32 of

@@ -18,7 +18,7 @@
 //   model.safetensors        the full fp32 weights, gathered with MPI (the
 //                            master copy where there is one), named as the
 //                            parameters; a model without an lm_head param
-//                            gets lm_head.weight = transformer.wte.weight
+//                            gets lm_head.weight = its token embedding
 //   state.rankR.safetensors  rank R's storage of every state, raw, with
 //                            metadata: model, world_size, zero_stage, rank,
 //                            step, seed, fingerprint
@@ -221,10 +221,18 @@ inline double initialValue(const zrt_state &param, uint64_t seed,
   return 0.0;
 }
 
+/// The token embedding an lm_head may be tied to: GPT-2's or Llama's
+/// (Hugging Face's) name, whichever the model has.
+const char *tokenEmbeddingName(const zrt_program &program) {
+  return findParam(program, "model.embed_tokens.weight")
+             ? "model.embed_tokens.weight"
+             : "transformer.wte.weight";
+}
+
 /// Whether the model ties lm_head to the token embedding: it has
-/// transformer.wte.weight and no lm_head.weight parameter.
+/// the embedding and no lm_head.weight parameter.
 bool tiesLmHead(const zrt_program &program) {
-  return findParam(program, "transformer.wte.weight") &&
+  return findParam(program, tokenEmbeddingName(program)) &&
          !findParam(program, "lm_head.weight");
 }
 
@@ -468,7 +476,7 @@ void initializeFromSeed(const zrt_program &program, uint64_t seed) {
 std::string initializeFromFile(const zrt_program &program,
                                const std::string &path) {
   st::File file;
-  if (std::string error = st::readFile(path, file); !error.empty())
+  if (std::string error = readInitFile(path, file); !error.empty())
     return "--init: " + error;
   std::string model = modelName(program);
   bool tied = tiesLmHead(program);
@@ -479,16 +487,16 @@ std::string initializeFromFile(const zrt_program &program,
     if (!param && !tiedHead)
       return prefix + "model '" + model + "' has no parameter of that name";
     if (tiedHead)
-      param = findParam(program, "transformer.wte.weight");
+      param = findParam(program, tokenEmbeddingName(program));
     if (tensor.dtype != st::DType::F32 && tensor.dtype != st::DType::BF16 &&
         tensor.dtype != st::DType::F64)
       return prefix + "dtype " + st::dtypeName(tensor.dtype) +
              " is not F32 or BF16";
     if (tensor.shape != logicalShape(*param))
       return prefix + "shape " + formatShape(tensor.shape) + " differs from " +
-             (tiedHead ? "the tied transformer.wte.weight's "
-                       : "the "
-                         "parameter's ") +
+             (tiedHead ? std::string("the tied ") +
+                             tokenEmbeddingName(program) + "'s "
+                       : std::string("the parameter's ")) +
              formatShape(logicalShape(*param));
   }
   for (int s = 0; s < program.num_states; ++s)
@@ -498,13 +506,13 @@ std::string initializeFromFile(const zrt_program &program,
              std::string(program.states[s].name) + "' " +
              formatShape(logicalShape(program.states[s]));
   if (const st::Tensor *head = tied ? file.find("lm_head.weight") : nullptr) {
-    const st::Tensor *wte = file.find("transformer.wte.weight");
+    const st::Tensor *wte = file.find(tokenEmbeddingName(program));
     for (int64_t i = 0; i < head->numElements(); ++i)
       if (static_cast<float>(fileValue(*head, i)) !=
           static_cast<float>(fileValue(*wte, i)))
         return path +
-               ": tensor 'lm_head.weight' differs from "
-               "'transformer.wte.weight' at element " +
+               ": tensor 'lm_head.weight' differs from '" +
+               tokenEmbeddingName(program) + "' at element " +
                std::to_string(i) + ", but model '" + model +
                "' ties them (it has no lm_head.weight parameter)";
   }
@@ -591,7 +599,7 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
     model.tensors.push_back(
         floatTensor(param.name, logicalShape(param), values));
     if (tiesLmHead(program) &&
-        std::strcmp(param.name, "transformer.wte.weight") == 0)
+        std::strcmp(param.name, tokenEmbeddingName(program)) == 0)
       model.tensors.push_back(
           floatTensor("lm_head.weight", logicalShape(param), values));
   }

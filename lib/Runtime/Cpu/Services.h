@@ -25,6 +25,7 @@
 #define ZEROC_RUNTIME_CPU_SERVICES_H
 
 #include "zeroc/Runtime/zrt.h"
+#include "zeroc/Support/SafeTensors.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -259,6 +260,11 @@ void initializeFromSeed(const zrt_program &program, uint64_t seed);
 /// full tensors named as the parameters; other states are zeros.
 std::string initializeFromFile(const zrt_program &program,
                                const std::string &path);
+
+/// The tensors of --init `path` (HfCheckpoint.cpp): a safetensors file, or
+/// a sharded Hugging Face checkpoint (its model.safetensors.index.json, or
+/// the folder holding it) read as one file.
+std::string readInitFile(const std::string &path, safetensors::File &file);
 
 /// The fingerprint of the state table (names, kinds, dtypes, shapes,
 /// shards), as 16 hex digits.

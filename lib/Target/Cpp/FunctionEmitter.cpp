@@ -62,7 +62,8 @@ std::string literal(double value) {
 
 bool isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, ReluOp, SqrtOp,
-             CastOp, GeluGradOp, ReluGradOp, FillOp, BroadcastOp>(op);
+             CastOp, GeluGradOp, ReluGradOp, FillOp, BroadcastOp, SiluOp,
+             SiluGradOp>(op);
 }
 
 /// The CPU runtime's function and NCCL's for each collective.
@@ -222,6 +223,8 @@ void FunctionEmitter::plan(Block &block) {
       return def->getOperand(0);
     if (auto wait = dyn_cast<WaitOp>(def))
       return wait.getFuture();
+    if (auto dropout = dyn_cast<DropoutOp>(def); dropout && !dropout.getStep())
+      return dropout.getInput(); // evaluation: the identity
     return nullptr;
   };
   SmallVector<Value> values;
@@ -401,6 +404,10 @@ std::string FunctionEmitter::scalarExpr(Value value, ArrayRef<int64_t> shape,
         return "zc_relu_grad(" + arg(0) + ", " + arg(1) + ")";
       })
       .Case([&](SqrtOp) { return "sqrtf(" + arg(0) + ")"; })
+      .Case([&](SiluOp) { return "zc_silu(" + arg(0) + ")"; })
+      .Case([&](SiluGradOp) {
+        return "zc_silu_grad(" + arg(0) + ", " + arg(1) + ")";
+      })
       .Case([&](CastOp) { return arg(0); })
       .Case([&](BroadcastOp) { return arg(0); })
       .Case([&](FillOp f) {
@@ -529,12 +536,13 @@ LogicalResult FunctionEmitter::checkHostScalarUses(Block &block) {
   for (Operation &op : block)
     for (Value operand : op.getOperands())
       if (isHostScalar(operand) &&
-          !isa<LRScheduleOp, AdamWUpdateOp, SGDUpdateOp, func::ReturnOp>(op))
+          !isa<LRScheduleOp, AdamWUpdateOp, SGDUpdateOp, DropoutOp,
+               func::ReturnOp>(op))
         return op.emitOpError("uses the ")
                << (isa<BlockArgument>(operand) ? "step number"
                                                : "learning rate")
                << " as a tensor, which the CUDA backend keeps on the host; "
-                  "only the optimizer updates may read it";
+                  "only the optimizer updates and dropout may read it";
   return success();
 }
 
@@ -717,9 +725,11 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
         int64_t s = typeOf(a.getKey()).getShape()[2];
         define(a.getResult(), Category::Activations);
+        int64_t group = q[1] / typeOf(a.getKey()).getShape()[1];
         os << "  zrt_attention(" << dt(a.getQuery()) << ", " << ptr(a.getQuery())
            << ", " << ptr(a.getKey()) << ", " << ptr(a.getValue()) << ", "
-           << var(a.getResult()) << ", " << q[0] * q[1] << ", " << q[2] << ", " << s
+           << var(a.getResult()) << ", " << q[0] * q[1] << ", " << group
+           << ", " << q[2] << ", " << s
            << ", " << q[3] << ", " << literal(a.getScaleAttr().getValueAsDouble())
            << ", " << (a.getCausal() ? 1 : 0) << ");\n";
         return success();
@@ -727,13 +737,15 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case([&](AttentionGradOp a) {
         ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
         int64_t s = typeOf(a.getKey()).getShape()[2];
+        int64_t group = q[1] / typeOf(a.getKey()).getShape()[1];
         for (Value r : a.getResults())
           define(r, Category::Activations);
         os << "  zrt_attention_grad(" << dt(a.getQuery()) << ", " << ptr(a.getGrad())
            << ", " << ptr(a.getQuery()) << ", " << ptr(a.getKey()) << ", "
            << ptr(a.getValue()) << ", " << var(a.getQueryGrad()) << ", "
            << var(a.getKeyGrad()) << ", " << var(a.getValueGrad()) << ", "
-           << q[0] * q[1] << ", " << q[2] << ", " << s << ", " << q[3] << ", "
+           << q[0] * q[1] << ", " << group << ", " << q[2] << ", " << s << ", "
+           << q[3] << ", "
            << literal(a.getScaleAttr().getValueAsDouble()) << ", "
            << (a.getCausal() ? 1 : 0) << ");\n";
         return success();
@@ -896,6 +908,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case<AdamWUpdateOp, SGDUpdateOp>([&](Operation *u) { return emitUpdate(u); })
+      .Case<RmsNormOp, RmsNormGradOp, RopeOp, SliceOp, SliceGradOp, DropoutOp>(
+          [&](Operation *l) { return emitLlamaOp(l); })
       .Case([&](AllReduceStartOp s) {
         startCollective(Collective::AllReduce, s.getInput(), s.getResult(),
                         numel(s.getInput()), Category::Buckets);

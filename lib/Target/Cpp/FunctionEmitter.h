@@ -78,6 +78,8 @@ private:
   std::string loadExpr(mlir::Value value, llvm::ArrayRef<int64_t> shape,
                        llvm::StringRef index);
   mlir::LogicalResult emitUpdate(mlir::Operation *op);
+  /// The ops of Llama-class models (LlamaEmitter.cpp): runtime calls.
+  mlir::LogicalResult emitLlamaOp(mlir::Operation *op);
 
   llvm::raw_ostream &out;
   const StateTable &states;

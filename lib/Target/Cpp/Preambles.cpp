@@ -64,6 +64,12 @@ static inline float zc_gelu_erf_grad(float dy, float x) {
   return dy * (0.5f * (1.0f + erff(x * 0.7071067811865476f)) +
                x * expf(-0.5f * x * x) * 0.3989422804014327f);
 }
+/* SiLU, x * sigmoid(x), and its cotangent dy * s * (1 + x * (1 - s)). */
+static inline float zc_silu(float x) { return x / (1.0f + zc_exp(-x)); }
+static inline float zc_silu_grad(float dy, float x) {
+  float s = 1.0f / (1.0f + zc_exp(-x));
+  return dy * s * (1.0f + x * (1.0f - s));
+}
 )cpp";
 }
 
@@ -111,6 +117,11 @@ __device__ __forceinline__ float zc_gelu_erf(float x) {
 __device__ __forceinline__ float zc_gelu_erf_grad(float dy, float x) {
   return dy * (0.5f * (1.0f + erff(x * 0.7071067811865476f)) +
                x * expf(-0.5f * x * x) * 0.3989422804014327f);
+}
+__device__ __forceinline__ float zc_silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ float zc_silu_grad(float dy, float x) {
+  float s = 1.0f / (1.0f + expf(-x));
+  return dy * s * (1.0f + x * (1.0f - s));
 }
 
 /* Fails naming the CUDA call. */

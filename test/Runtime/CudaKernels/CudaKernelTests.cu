@@ -20,6 +20,7 @@
 
 #include "Cuda.h"
 #include "zeroc/Runtime/zrt.h"
+#include "zeroc/Support/Random.h"
 
 #include <algorithm>
 #include <cmath>
@@ -630,21 +631,23 @@ void testCausalMask(zrt_dtype dt, int64_t batch, int64_t t, int64_t s,
 }
 
 void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,
-                   bool causal) {
-  Rng rng(313 + bh * 5 + t * 7 + s * 11 + d * 13 + causal);
+                   bool causal, int64_t group = 1) {
+  Rng rng(313 + bh * 5 + t * 7 + s * 11 + d * 13 + causal + group * 17);
   double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  Tensor q(dt, bh * t * d), k(dt, bh * s * d), v(dt, bh * s * d),
+  int64_t kvh = bh / group; // grouped-query attention: kv head h / group
+  Tensor q(dt, bh * t * d), k(dt, kvh * s * d), v(dt, kvh * s * d),
       dout(dt, bh * t * d);
   q.fillNormal(rng);
   k.fillNormal(rng);
   v.fillNormal(rng);
   dout.fillNormal(rng);
-  Vec out(bh * t * d, 0), dq(bh * t * d, 0), dk(bh * s * d, 0),
-      dv(bh * s * d, 0);
+  Vec out(bh * t * d, 0), dq(bh * t * d, 0), dk(kvh * s * d, 0),
+      dv(kvh * s * d, 0);
   Vec p(t * s), dp(t * s);
   for (int64_t h = 0; h < bh; ++h) {
-    const double *qh = &q.v[h * t * d], *kh = &k.v[h * s * d],
-                 *vh = &v.v[h * s * d], *doh = &dout.v[h * t * d];
+    int64_t kv = h / group;
+    const double *qh = &q.v[h * t * d], *kh = &k.v[kv * s * d],
+                 *vh = &v.v[kv * s * d], *doh = &dout.v[h * t * d];
     for (int64_t i = 0; i < t; ++i) {
       int64_t valid = causal ? std::min(i + 1, s) : s;
       double m = -kInf;
@@ -681,15 +684,16 @@ void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,
     for (int64_t i = 0; i < t; ++i)
       for (int64_t j = 0; j < s; ++j)
         for (int64_t c = 0; c < d; ++c) {
-          dv[(h * s + j) * d + c] += p[i * s + j] * doh[i * d + c];
+          dv[(kv * s + j) * d + c] += p[i * s + j] * doh[i * d + c];
           dq[(h * t + i) * d + c] += scale * dp[i * s + j] * kh[j * d + c];
-          dk[(h * s + j) * d + c] += scale * dp[i * s + j] * qh[i * d + c];
+          dk[(kv * s + j) * d + c] += scale * dp[i * s + j] * qh[i * d + c];
         }
   }
   const char *flash = std::getenv("ZEROC_FLASH_ATTENTION");
   std::string tag =
-      fmt("%s bh %lld t %lld s %lld d %lld%s%s", name(dt), (long long)bh,
+      fmt("%s bh %lld t %lld s %lld d %lld%s%s%s", name(dt), (long long)bh,
           (long long)t, (long long)s, (long long)d, causal ? " causal" : "",
+          group > 1 ? fmt(" group %lld", (long long)group).c_str() : "",
           flash && flash[0] == '1' ? " (ZEROC_FLASH_ATTENTION=1)" : "");
   double rt = rtolOf(dt, 1e-5);
   double at = (dt == ZRT_BF16 ? 4e-3 : 1e-5) * std::sqrt(static_cast<double>(s));
@@ -697,17 +701,18 @@ void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,
   k.upload();
   v.upload();
   dout.upload();
-  Tensor o(dt, bh * t * d), gq(dt, bh * t * d), gk(dt, bh * s * d),
-      gv(dt, bh * s * d);
+  Tensor o(dt, bh * t * d), gq(dt, bh * t * d), gk(dt, kvh * s * d),
+      gv(dt, kvh * s * d);
   o.poison();
   gq.poison();
   gk.poison();
   gv.poison();
-  zrt_attention(dt, q.dev, k.dev, v.dev, o.dev, bh, t, s, d, scale, causal);
+  zrt_attention(dt, q.dev, k.dev, v.dev, o.dev, bh, group, t, s, d, scale,
+                causal);
   checker.close("zrt_attention out " + tag, o.download(), out, rt, at);
   zrt_attention_grad(dt, dout.dev, q.dev, k.dev, v.dev, gq.dev, gk.dev,
-                     gv.dev, bh, t, s, d, scale, causal);
-  double gat = 2 * at;
+                     gv.dev, bh, group, t, s, d, scale, causal);
+  double gat = 2 * at * std::sqrt(static_cast<double>(group));
   checker.close("zrt_attention_grad dq " + tag, gq.download(), dq, rt, gat);
   checker.close("zrt_attention_grad dk " + tag, gk.download(), dk, rt, gat);
   checker.close("zrt_attention_grad dv " + tag, gv.download(), dv, rt, gat);
@@ -726,6 +731,10 @@ void testAttentions() {
     testAttention(dt, 33, 24, 24, 16, true);
     testAttention(dt, 4, 256, 256, 64, true);
     testAttention(dt, 1, 7, 13, 3, true);
+    // Grouped-query attention.
+    testAttention(dt, 8, 7, 7, 5, true, 2);
+    testAttention(dt, 8, 130, 130, 64, true, 4);
+    testAttention(dt, 6, 9, 5, 4, false, 3);
   }
   // The fused bf16 path (KernelsFlashAttention.cu): d in {32, 64, 128};
   // other cases fall back to the cuBLASLt path.
@@ -1294,6 +1303,181 @@ std::vector<FailCase> failCases() {
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Llama-class models: RMSNorm, rotary embeddings, slices, dropout
+//===----------------------------------------------------------------------===//
+
+void testRmsnorm(zrt_dtype dt, int64_t rows, int64_t cols) {
+  Rng rng(131 + rows * 3 + cols);
+  double eps = 1e-5;
+  Tensor x(dt, rows * cols), w(dt, cols), dy(dt, rows * cols);
+  x.fillNormal(rng, 0.2, 1.0);
+  w.fillNormal(rng, 1.0, 0.3);
+  dy.fillNormal(rng);
+  Vec y(rows * cols), dx(rows * cols), dw(cols, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ms = 0, gx = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      ms += x.v[r * cols + c] * x.v[r * cols + c];
+      gx += dy.v[r * cols + c] * w.v[c] * x.v[r * cols + c];
+    }
+    double rrms = 1.0 / std::sqrt(ms / cols + eps);
+    gx /= cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      double xv = x.v[r * cols + c], g = dy.v[r * cols + c] * w.v[c];
+      y[r * cols + c] = xv * rrms * w.v[c];
+      dx[r * cols + c] = rrms * (g - xv * rrms * rrms * gx);
+      dw[c] += dy.v[r * cols + c] * xv * rrms;
+    }
+  }
+  std::string tag = fmt("%s %lldx%lld", name(dt), (long long)rows,
+                        (long long)cols);
+  double rt = rtolOf(dt, 1e-5), at = dt == ZRT_BF16 ? 2e-2 : 2e-5;
+  x.upload();
+  w.upload();
+  dy.upload();
+  Tensor out(dt, rows * cols), gx(dt, rows * cols), gw(dt, cols);
+  out.poison();
+  gx.poison();
+  gw.poison();
+  zrt_rmsnorm(dt, x.dev, w.dev, out.dev, rows, cols, eps);
+  checker.close("zrt_rmsnorm " + tag, out.download(), y, rt, at);
+  zrt_rmsnorm_grad(dt, dy.dev, x.dev, w.dev, gx.dev, gw.dev, rows, cols, eps);
+  checker.close("zrt_rmsnorm_grad dx " + tag, gx.download(), dx, rt, at);
+  checker.close("zrt_rmsnorm_grad dweight " + tag, gw.download(), dw, rt,
+                at * std::sqrt(static_cast<double>(rows)));
+}
+
+void testRope(zrt_dtype dt, int64_t rows, int64_t d, int64_t positions,
+              int64_t period, double theta, int style) {
+  Rng rng(151 + rows + d * 3 + style);
+  Tensor x(dt, rows * d), y(dt, rows * d), back(dt, rows * d);
+  x.fillNormal(rng);
+  Vec ref(rows * d);
+  int64_t half = d / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t p = (r / period) % positions;
+    for (int64_t i = 0; i < half; ++i) {
+      double angle = p * std::pow(theta, -2.0 * i / d);
+      int64_t a = style == 0 ? 2 * i : i, b = style == 0 ? 2 * i + 1 : i + half;
+      ref[r * d + a] = x.v[r * d + a] * std::cos(angle) - x.v[r * d + b] * std::sin(angle);
+      ref[r * d + b] = x.v[r * d + b] * std::cos(angle) + x.v[r * d + a] * std::sin(angle);
+    }
+  }
+  x.upload();
+  y.poison();
+  back.poison();
+  zrt_rope(dt, x.dev, y.dev, rows, d, positions, period, theta, style, 0);
+  zrt_rope(dt, y.dev, back.dev, rows, d, positions, period, theta, style, 1);
+  std::string tag = fmt("%s %s rows %lld d %lld positions %lld period %lld",
+                        name(dt), style == 0 ? "interleaved" : "rotate_half",
+                        (long long)rows, (long long)d, (long long)positions,
+                        (long long)period);
+  double tol = dt == ZRT_BF16 ? 1.6e-2 : 4e-6;
+  checker.close("zrt_rope " + tag, y.download(), ref, tol, tol);
+  checker.close("zrt_rope inverse " + tag, back.download(), x.v, 2 * tol,
+                2 * tol);
+}
+
+void testSlice(zrt_dtype dt, const std::vector<int64_t> &in,
+               const std::vector<int64_t> &offsets,
+               const std::vector<int64_t> &strides,
+               const std::vector<int64_t> &out) {
+  int64_t n = 1, m = 1;
+  for (int64_t s : out)
+    n *= s;
+  for (int64_t s : in)
+    m *= s;
+  Tensor x(dt, m), y(dt, n), g(dt, n), dx(dt, m);
+  for (int64_t i = 0; i < m; ++i)
+    x.set(i, static_cast<double>(i % 251) - 100.0);
+  for (int64_t i = 0; i < n; ++i)
+    g.set(i, static_cast<double>(i % 127) + 0.5);
+  Vec ry(n), rdx(m, 0.0);
+  int rank = static_cast<int>(in.size());
+  for (int64_t o = 0; o < n; ++o) {
+    int64_t rest = o, src = 0, stride = 1;
+    std::vector<int64_t> at(rank);
+    for (int dim = rank - 1; dim >= 0; --dim) {
+      at[dim] = rest % out[dim];
+      rest /= out[dim];
+    }
+    for (int dim = rank - 1; dim >= 0; --dim) {
+      src += (offsets[dim] + at[dim] * strides[dim]) * stride;
+      stride *= in[dim];
+    }
+    ry[o] = x.v[src];
+    rdx[src] = g.v[o];
+  }
+  x.upload();
+  g.upload();
+  y.poison();
+  dx.poison();
+  zrt_slice(dt, x.dev, y.dev, rank, in.data(), offsets.data(), strides.data(),
+            out.data());
+  zrt_slice_grad(dt, g.dev, dx.dev, rank, in.data(), offsets.data(),
+                 strides.data(), out.data());
+  std::string tag = fmt("%s rank %d -> %lld elements", name(dt), rank,
+                        (long long)n);
+  checker.exact("zrt_slice " + tag, y.download(), ry);
+  checker.exact("zrt_slice_grad " + tag, dx.download(), rdx);
+}
+
+void testDropout(zrt_dtype dt) {
+  // The mask is Random.h's, as on the CPU: compare with the host formula.
+  int64_t outer = 3, rows = 8, inner = 4099, n = outer * rows * inner;
+  Rng rng(171);
+  Tensor x(dt, n), y(dt, n);
+  x.fillNormal(rng, 1.0, 0.5);
+  x.upload();
+  double p = 0.1;
+  uint32_t threshold = zeroc::random::dropoutThreshold(p);
+  float scale = static_cast<float>(1.0 / (1.0 - p));
+  Vec ref(n);
+  int64_t kept = 0;
+  for (int64_t r0 : {0, 4}) { // rows [r0, r0 + 4) of 8 (a rank of two)
+    Vec part(outer * 4 * inner);
+    Tensor xs(dt, outer * 4 * inner), ys(dt, outer * 4 * inner);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < 4 * inner; ++i)
+        xs.v[o * 4 * inner + i] = x.v[(o * rows + r0) * inner + i];
+    for (int64_t i = 0; i < outer * 4 * inner; ++i) {
+      uint64_t position = zeroc::random::dropoutPosition(i, inner, 4, r0, rows);
+      bool keep = zeroc::random::dropoutKeeps(42, 9, position, threshold);
+      kept += keep;
+      part[i] = keep ? roundTo(dt, static_cast<float>(xs.v[i]) * scale) : 0.0;
+    }
+    xs.upload();
+    ys.poison();
+    zrt_dropout(dt, xs.dev, ys.dev, outer * 4 * inner, inner, 4, r0, rows, p,
+                42, 9);
+    checker.exact(fmt("zrt_dropout %s rows [%lld, %lld) of %lld", name(dt),
+                      (long long)r0, (long long)r0 + 4, (long long)rows),
+                  ys.download(), part);
+  }
+  double fraction = static_cast<double>(kept) / n;
+  double sigma = std::sqrt(p * (1 - p) / n);
+  checker.truth(fmt("zrt_dropout %s kept fraction", name(dt)),
+                std::fabs(fraction - (1 - p)) < 5 * sigma,
+                fmt("%.5f of %lld, 1 - p = %.2f", fraction, (long long)n, 1 - p));
+}
+
+void testLlama() {
+  for (zrt_dtype dt : kFloatTypes) {
+    testRmsnorm(dt, 21, 13);
+    testRmsnorm(dt, 300, 768);
+    testRope(dt, 5 * 3 * 4, 6, 5, 3, 10000.0, 0);
+    testRope(dt, 2 * 4 * 9, 8, 9, 1, 500000.0, 1);
+    testRope(dt, 4 * 4096, 128, 4096, 1, 500000.0, 1);
+    testDropout(dt);
+  }
+  for (zrt_dtype dt : {ZRT_F32, ZRT_BF16, ZRT_I32}) {
+    testSlice(dt, {1, 32, 48}, {0, 0, 0}, {1, 1, 1}, {1, 17, 48});
+    testSlice(dt, {3, 4, 7}, {1, 0, 1}, {1, 2, 2}, {2, 2, 3});
+    testSlice(dt, {64, 130}, {3, 5}, {3, 1}, {20, 120});
+  }
+}
+
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -1325,6 +1509,7 @@ int main(int argc, char **argv) {
   testMatmuls();
   testNorms();
   testAttentions();
+  testLlama();
   testLosses();
   testShapes();
   testOptimizer();

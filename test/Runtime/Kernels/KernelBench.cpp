@@ -172,15 +172,15 @@ void benchAttention(int64_t batch, int64_t seq) {
       std::snprintf(shape, sizeof(shape), "%lldx%lldx%lldx64%s", (long long)bh,
                     (long long)seq, (long long)seq, causal ? " causal" : "");
       Timing t = timeIt([&] {
-        zrt_attention(dtype, q.data(), k.data(), v.data(), out.data(), bh, seq,
-                      seq, d, scale, causal);
+        zrt_attention(dtype, q.data(), k.data(), v.data(), out.data(), bh, 1,
+                      seq, seq, d, scale, causal);
       });
       report("attention fwd", dtype, shape, t, 4.0 * pairs * d * bh,
              "GFLOP/s");
       t = timeIt([&] {
         zrt_attention_grad(dtype, dout.data(), q.data(), k.data(), v.data(),
-                           dq.data(), dk.data(), dv.data(), bh, seq, seq, d,
-                           scale, causal);
+                           dq.data(), dk.data(), dv.data(), bh, 1, seq, seq,
+                           d, scale, causal);
       });
       report("attention bwd", dtype, shape, t, 10.0 * pairs * d * bh,
              "GFLOP/s");

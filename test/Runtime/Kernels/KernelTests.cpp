@@ -595,6 +595,8 @@ void testCausalMask() {
 struct AttnShape {
   int64_t bh, t, s, d;
   bool causal;
+  int64_t group = 1; // query heads per key/value head
+  int64_t kvh() const { return bh / group; }
 };
 
 void refAttentionProbs(const Vec &q, const Vec &k, const AttnShape &a,
@@ -605,7 +607,8 @@ void refAttentionProbs(const Vec &q, const Vec &k, const AttnShape &a,
     for (int64_t j = 0; j < a.s; ++j) {
       double dot = 0;
       for (int64_t c = 0; c < a.d; ++c)
-        dot += q[(h * a.t + i) * a.d + c] * k[(h * a.s + j) * a.d + c];
+        dot += q[(h * a.t + i) * a.d + c] *
+               k[(h / a.group * a.s + j) * a.d + c];
       scores[i * a.s + j] = a.causal && j > i ? -kInf : scale * dot;
     }
   refSoftmax(scores, a.t, a.s, p);
@@ -621,7 +624,7 @@ void refAttention(const Vec &q, const Vec &k, const Vec &v, const AttnShape &a,
       for (int64_t c = 0; c < a.d; ++c) {
         double sum = 0;
         for (int64_t j = 0; j < a.s; ++j)
-          sum += p[i * a.s + j] * v[(h * a.s + j) * a.d + c];
+          sum += p[i * a.s + j] * v[(h / a.group * a.s + j) * a.d + c];
         out[(h * a.t + i) * a.d + c] = sum;
       }
   }
@@ -631,14 +634,15 @@ void refAttentionGrad(const Vec &dout, const Vec &q, const Vec &k,
                       const Vec &v, const AttnShape &a, double scale, Vec &dq,
                       Vec &dk, Vec &dv) {
   dq.assign(a.bh * a.t * a.d, 0);
-  dk.assign(a.bh * a.s * a.d, 0);
-  dv.assign(a.bh * a.s * a.d, 0);
+  dk.assign(a.kvh() * a.s * a.d, 0);
+  dv.assign(a.kvh() * a.s * a.d, 0);
   Vec p, dp(a.t * a.s);
   for (int64_t h = 0; h < a.bh; ++h) {
     refAttentionProbs(q, k, a, h, scale, p);
+    int64_t kv = h / a.group;
     auto Q = [&](int64_t i, int64_t c) { return q[(h * a.t + i) * a.d + c]; };
-    auto K = [&](int64_t j, int64_t c) { return k[(h * a.s + j) * a.d + c]; };
-    auto V = [&](int64_t j, int64_t c) { return v[(h * a.s + j) * a.d + c]; };
+    auto K = [&](int64_t j, int64_t c) { return k[(kv * a.s + j) * a.d + c]; };
+    auto V = [&](int64_t j, int64_t c) { return v[(kv * a.s + j) * a.d + c]; };
     auto DO = [&](int64_t i, int64_t c) {
       return dout[(h * a.t + i) * a.d + c];
     };
@@ -647,7 +651,7 @@ void refAttentionGrad(const Vec &dout, const Vec &q, const Vec &k,
         double sum = 0;
         for (int64_t i = 0; i < a.t; ++i)
           sum += p[i * a.s + j] * DO(i, c);
-        dv[(h * a.s + j) * a.d + c] = sum;
+        dv[(kv * a.s + j) * a.d + c] += sum;
       }
     for (int64_t i = 0; i < a.t; ++i) {
       double dot = 0;
@@ -673,34 +677,36 @@ void refAttentionGrad(const Vec &dout, const Vec &q, const Vec &k,
         double sum = 0;
         for (int64_t i = 0; i < a.t; ++i)
           sum += dp[i * a.s + j] * Q(i, c);
-        dk[(h * a.s + j) * a.d + c] = scale * sum;
+        dk[(kv * a.s + j) * a.d + c] += scale * sum;
       }
   }
 }
 
 std::string attnName(const char *what, zrt_dtype dtype, const AttnShape &a) {
   char text[160];
-  std::snprintf(text, sizeof(text), "%s %s bh=%lld t=%lld s=%lld d=%lld%s",
+  std::snprintf(text, sizeof(text), "%s %s bh=%lld t=%lld s=%lld d=%lld%s%s",
                 what, name(dtype), (long long)a.bh, (long long)a.t,
-                (long long)a.s, (long long)a.d, a.causal ? " causal" : "");
+                (long long)a.s, (long long)a.d, a.causal ? " causal" : "",
+                a.group > 1 ? (" group=" + std::to_string(a.group)).c_str()
+                            : "");
   return text;
 }
 
 void testAttention(zrt_dtype dtype, AttnShape a, Rng &rng) {
   double scale = 1.0 / std::sqrt(static_cast<double>(a.d));
   Buf q = randomBuf(dtype, a.bh * a.t * a.d, rng);
-  Buf k = randomBuf(dtype, a.bh * a.s * a.d, rng);
-  Buf v = randomBuf(dtype, a.bh * a.s * a.d, rng);
+  Buf k = randomBuf(dtype, a.kvh() * a.s * a.d, rng);
+  Buf v = randomBuf(dtype, a.kvh() * a.s * a.d, rng);
   Buf dout = randomBuf(dtype, a.bh * a.t * a.d, rng);
   Buf out(dtype, a.bh * a.t * a.d), dq(dtype, a.bh * a.t * a.d),
-      dk(dtype, a.bh * a.s * a.d), dv(dtype, a.bh * a.s * a.d);
+      dk(dtype, a.kvh() * a.s * a.d), dv(dtype, a.kvh() * a.s * a.d);
   for (Buf *b : {&out, &dq, &dk, &dv})
     b->poison();
-  zrt_attention(dtype, q.data(), k.data(), v.data(), out.data(), a.bh, a.t,
-                a.s, a.d, scale, a.causal);
+  zrt_attention(dtype, q.data(), k.data(), v.data(), out.data(), a.bh,
+                a.group, a.t, a.s, a.d, scale, a.causal);
   zrt_attention_grad(dtype, dout.data(), q.data(), k.data(), v.data(),
-                     dq.data(), dk.data(), dv.data(), a.bh, a.t, a.s, a.d,
-                     scale, a.causal);
+                     dq.data(), dk.data(), dv.data(), a.bh, a.group, a.t, a.s,
+                     a.d, scale, a.causal);
   for (Buf *b : {&out, &dq, &dk, &dv})
     checker.absorb(*b);
   Vec rout, rdq, rdk, rdv;
@@ -710,7 +716,7 @@ void testAttention(zrt_dtype dtype, AttnShape a, Rng &rng) {
   double rtol = rtolFor(dtype), unit = dtype == ZRT_BF16 ? 2e-3 : 2e-6;
   checker.close(attnName("attention", dtype, a) + " out", out.values(), rout,
                 rtol, unit);
-  double t = std::sqrt(static_cast<double>(std::max(a.t, a.s)));
+  double t = std::sqrt(static_cast<double>(std::max(a.t, a.s) * a.group));
   checker.close(attnName("attention_grad", dtype, a) + " dq", dq.values(), rdq,
                 rtol, unit * t);
   checker.close(attnName("attention_grad", dtype, a) + " dk", dk.values(), rdk,
@@ -722,19 +728,19 @@ void testAttention(zrt_dtype dtype, AttnShape a, Rng &rng) {
 void testAttentionFd(AttnShape a, Rng &rng) {
   double scale = 1.0 / std::sqrt(static_cast<double>(a.d));
   std::vector<float> q = toFloats(randomBuf(ZRT_F32, a.bh * a.t * a.d, rng).values());
-  std::vector<float> k = toFloats(randomBuf(ZRT_F32, a.bh * a.s * a.d, rng).values());
-  std::vector<float> v = toFloats(randomBuf(ZRT_F32, a.bh * a.s * a.d, rng).values());
+  std::vector<float> k = toFloats(randomBuf(ZRT_F32, a.kvh() * a.s * a.d, rng).values());
+  std::vector<float> v = toFloats(randomBuf(ZRT_F32, a.kvh() * a.s * a.d, rng).values());
   Vec dout = randomBuf(ZRT_F32, a.bh * a.t * a.d, rng).values();
   std::vector<float> doutf = toFloats(dout), dq(q.size()), dk(k.size()),
                      dv(v.size());
   zrt_attention_grad(ZRT_F32, doutf.data(), q.data(), k.data(), v.data(),
-                     dq.data(), dk.data(), dv.data(), a.bh, a.t, a.s, a.d,
-                     scale, a.causal);
+                     dq.data(), dk.data(), dv.data(), a.bh, a.group, a.t, a.s,
+                     a.d, scale, a.causal);
   auto loss = [&](const std::vector<float> &qq, const std::vector<float> &kk,
                   const std::vector<float> &vv) {
     std::vector<float> out(a.bh * a.t * a.d);
     zrt_attention(ZRT_F32, qq.data(), kk.data(), vv.data(), out.data(), a.bh,
-                  a.t, a.s, a.d, scale, a.causal);
+                  a.group, a.t, a.s, a.d, scale, a.causal);
     return weighted(out, dout);
   };
   double h = 1e-2;
@@ -758,9 +764,14 @@ void testAttentions() {
     testAttention(dtype, {2, 130, 130, 16, true}, rng); // row blocks, groups
     testAttention(dtype, {2, 130, 71, 16, false}, rng);
     testAttention(dtype, {33, 10, 12, 4, true}, rng); // one task per head
+    // Grouped-query attention: 2 or 4 query heads per key/value head.
+    testAttention(dtype, {8, 7, 7, 5, true, 2}, rng);
+    testAttention(dtype, {8, 130, 130, 16, true, 4}, rng); // shared groups
+    testAttention(dtype, {68, 9, 5, 4, false, 2}, rng);    // one task a head
   }
   testAttentionFd({2, 5, 7, 4, false}, rng);
   testAttentionFd({2, 6, 6, 4, true}, rng);
+  testAttentionFd({6, 5, 5, 4, true, 3}, rng);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1288,6 +1299,261 @@ void testOptimizer() {
 }
 
 //===----------------------------------------------------------------------===//
+// Llama-class models: RMSNorm, rotary embeddings, slices, dropout
+//===----------------------------------------------------------------------===//
+
+void refRmsnorm(const Vec &x, const Vec &w, int64_t rows, int64_t cols,
+                double eps, Vec &y, Vec *dy = nullptr, Vec *dx = nullptr,
+                Vec *dw = nullptr) {
+  y.assign(rows * cols, 0);
+  if (dx) {
+    dx->assign(rows * cols, 0);
+    dw->assign(cols, 0);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    double ms = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      ms += x[r * cols + c] * x[r * cols + c];
+    double rrms = 1.0 / std::sqrt(ms / cols + eps);
+    double gx = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      y[r * cols + c] = x[r * cols + c] * rrms * w[c];
+      if (dy)
+        gx += (*dy)[r * cols + c] * w[c] * x[r * cols + c];
+    }
+    if (!dx)
+      continue;
+    gx /= cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      double g = (*dy)[r * cols + c] * w[c];
+      (*dx)[r * cols + c] = rrms * (g - x[r * cols + c] * rrms * rrms * gx);
+      (*dw)[c] += (*dy)[r * cols + c] * x[r * cols + c] * rrms;
+    }
+  }
+}
+
+void testRmsnorm(zrt_dtype dtype, int64_t rows, int64_t cols, Rng &rng) {
+  double eps = 1e-5;
+  Buf x = randomBuf(dtype, rows * cols, rng, 0.2);
+  Buf w = randomBuf(dtype, cols, rng, 1.0, 0.3);
+  Buf dy = randomBuf(dtype, rows * cols, rng);
+  Buf y(dtype, rows * cols), dx(dtype, rows * cols), dw(dtype, cols);
+  for (Buf *b : {&y, &dx, &dw})
+    b->poison();
+  zrt_rmsnorm(dtype, x.data(), w.data(), y.data(), rows, cols, eps);
+  zrt_rmsnorm_grad(dtype, dy.data(), x.data(), w.data(), dx.data(), dw.data(),
+                   rows, cols, eps);
+  for (Buf *b : {&y, &dx, &dw})
+    checker.absorb(*b);
+  Vec ry, rdx, rdw, dyv = dy.values();
+  refRmsnorm(x.values(), w.values(), rows, cols, eps, ry, &dyv, &rdx, &rdw);
+  char what[96];
+  std::snprintf(what, sizeof(what), "rmsnorm %s %lldx%lld", name(dtype),
+                (long long)rows, (long long)cols);
+  double rtol = rtolFor(dtype), unit = dtype == ZRT_BF16 ? 4e-3 : 4e-6;
+  checker.close(std::string(what) + " y", y.values(), ry, rtol, unit);
+  checker.close(std::string(what) + " dx", dx.values(), rdx, rtol, unit);
+  checker.close(std::string(what) + " dweight", dw.values(), rdw, rtol,
+                unit * std::sqrt(static_cast<double>(rows)));
+}
+
+void testRmsnormFd(Rng &rng) {
+  int64_t rows = 3, cols = 7;
+  std::vector<float> x = toFloats(randomBuf(ZRT_F32, rows * cols, rng).values());
+  std::vector<float> w = toFloats(randomBuf(ZRT_F32, cols, rng, 1.0).values());
+  Vec dy = randomBuf(ZRT_F32, rows * cols, rng).values();
+  std::vector<float> dyf = toFloats(dy), dx(x.size()), dw(cols);
+  zrt_rmsnorm_grad(ZRT_F32, dyf.data(), x.data(), w.data(), dx.data(),
+                   dw.data(), rows, cols, 1e-5);
+  auto loss = [&](const std::vector<float> &xx, const std::vector<float> &ww) {
+    std::vector<float> y(rows * cols);
+    zrt_rmsnorm(ZRT_F32, xx.data(), ww.data(), y.data(), rows, cols, 1e-5);
+    return weighted(y, dy);
+  };
+  checkFd("rmsnorm_grad f32 3x7 dx", toVec(dx),
+          finiteDiff(x, [&](auto &v) { return loss(v, w); }, 1e-2));
+  checkFd("rmsnorm_grad f32 3x7 dweight", toVec(dw),
+          finiteDiff(w, [&](auto &v) { return loss(x, v); }, 1e-2));
+}
+
+/// train.rope on rows of d at position (r / period) % positions.
+void refRope(const Vec &x, int64_t rows, int64_t d, int64_t positions,
+             int64_t period, double theta, int style, bool inverse, Vec &y) {
+  y.assign(x.size(), 0);
+  int64_t half = d / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t p = (r / period) % positions;
+    for (int64_t i = 0; i < half; ++i) {
+      double angle = p * std::pow(theta, -2.0 * i / d);
+      double c = std::cos(angle), s = inverse ? -std::sin(angle) : std::sin(angle);
+      int64_t a = style == 0 ? 2 * i : i, b = style == 0 ? 2 * i + 1 : i + half;
+      y[r * d + a] = x[r * d + a] * c - x[r * d + b] * s;
+      y[r * d + b] = x[r * d + b] * c + x[r * d + a] * s;
+    }
+  }
+}
+
+void testRope(zrt_dtype dtype, int64_t rows, int64_t d, int64_t positions,
+              int64_t period, double theta, int style, Rng &rng) {
+  Buf x = randomBuf(dtype, rows * d, rng);
+  Buf y(dtype, rows * d), back(dtype, rows * d);
+  y.poison();
+  back.poison();
+  zrt_rope(dtype, x.data(), y.data(), rows, d, positions, period, theta, style,
+           0);
+  zrt_rope(dtype, y.data(), back.data(), rows, d, positions, period, theta,
+           style, 1);
+  checker.absorb(y);
+  checker.absorb(back);
+  Vec ry;
+  refRope(x.values(), rows, d, positions, period, theta, style, false, ry);
+  char what[160];
+  std::snprintf(what, sizeof(what),
+                "rope %s %s rows=%lld d=%lld positions=%lld period=%lld theta=%g",
+                name(dtype), style == 0 ? "interleaved" : "rotate_half",
+                (long long)rows, (long long)d, (long long)positions,
+                (long long)period, theta);
+  double tol = dtype == ZRT_BF16 ? 8e-3 : 4e-6;
+  checker.close(std::string(what) + " y", y.values(), ry, tol, tol);
+  // The inverse rotation undoes it (up to the rounding of y).
+  checker.close(std::string(what) + " inverse", back.values(), x.values(),
+                2 * tol, 2 * tol);
+}
+
+/// A static slice's reference: element o of out_shape reads
+/// in[offsets + index(o) * strides].
+void testSliceOf(zrt_dtype dtype, const std::vector<int64_t> &in,
+                 const std::vector<int64_t> &offsets,
+                 const std::vector<int64_t> &strides,
+                 const std::vector<int64_t> &out) {
+  int64_t n = numel(out), m = numel(in);
+  Buf x(dtype, m), y(dtype, n), g(dtype, n), dx(dtype, m);
+  for (int64_t i = 0; i < m; ++i)
+    x.set(i, static_cast<double>(i % 251) - 100.0);
+  for (int64_t i = 0; i < n; ++i)
+    g.set(i, static_cast<double>(i % 127) + 0.5);
+  y.poison();
+  dx.poison();
+  int rank = static_cast<int>(in.size());
+  zrt_slice(dtype, x.data(), y.data(), rank, in.data(), offsets.data(),
+            strides.data(), out.data());
+  zrt_slice_grad(dtype, g.data(), dx.data(), rank, in.data(), offsets.data(),
+                 strides.data(), out.data());
+  checker.absorb(y);
+  checker.absorb(dx);
+  Vec ry(n), rdx(m, 0.0), xv = x.values(), gv = g.values();
+  for (int64_t o = 0; o < n; ++o) {
+    std::vector<int64_t> at = unravel(o, out);
+    for (size_t dim = 0; dim < at.size(); ++dim)
+      at[dim] = offsets[dim] + at[dim] * strides[dim];
+    ry[o] = xv[ravel(at, in)];
+    rdx[ravel(at, in)] = gv[o];
+  }
+  std::string what = std::string("slice ") + name(dtype) + " " + shapeText(in) +
+                     " offsets " + shapeText(offsets) + " strides " +
+                     shapeText(strides) + " -> " + shapeText(out);
+  checker.close(what, y.values(), ry, 0.0, 0.0);
+  checker.close(what + " grad", dx.values(), rdx, 0.0, 0.0);
+}
+
+void testDropout(zrt_dtype dtype, Rng &rng) {
+  // Statistics: the kept fraction within 5 standard deviations of 1 - p,
+  // every kept element scaled by exactly f32(1 / (1 - p)), the others 0.
+  for (double p : {0.1, 0.5}) {
+    int64_t rows = 64, inner = 4099, n = rows * inner;
+    Buf x = randomBuf(dtype, n, rng, 1.0, 0.5), y(dtype, n);
+    zrt_dropout(dtype, x.data(), y.data(), n, inner, rows, 0, rows, p, 1234,
+                7);
+    checker.absorb(y);
+    float scale = static_cast<float>(1.0 / (1.0 - p));
+    int64_t kept = 0, wrong = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double yi = y.get(i);
+      if (yi == 0.0 && x.get(i) != 0.0)
+        continue;
+      ++kept;
+      Buf one(dtype, 1);
+      one.set(0, static_cast<float>(x.get(i)) * scale);
+      wrong += one.get(0) != yi;
+    }
+    double fraction = static_cast<double>(kept) / n;
+    double sigma = std::sqrt(p * (1 - p) / n);
+    char detail[160];
+    std::snprintf(detail, sizeof(detail),
+                  "kept %.5f of %lld (1 - p = %.2f, sigma %.5f), %lld kept "
+                  "values not x / (1 - p)",
+                  fraction, (long long)n, 1 - p, sigma, (long long)wrong);
+    checker.truth(std::string("dropout ") + name(dtype) + " p=" +
+                      std::to_string(p).substr(0, 3) + " statistics",
+                  std::fabs(fraction - (1 - p)) < 5 * sigma && wrong == 0,
+                  detail);
+  }
+  // A batch split over ranks: each rank's rows give the global result's.
+  int64_t outer = 3, rows = 8, inner = 37, n = outer * rows * inner;
+  Buf x = randomBuf(dtype, n, rng), whole(dtype, n);
+  zrt_dropout(dtype, x.data(), whole.data(), n, inner, rows, 0, rows, 0.3, 99,
+              4);
+  bool same = true;
+  for (int64_t ranks : {2, 4}) {
+    int64_t local = rows / ranks;
+    for (int64_t r = 0; r < ranks; ++r) {
+      Buf part(dtype, outer * local * inner), out(dtype, outer * local * inner);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < local * inner; ++i)
+          part.set((o * local) * inner + i,
+                   x.get((o * rows + r * local) * inner + i));
+      zrt_dropout(dtype, part.data(), out.data(), outer * local * inner, inner,
+                  local, r * local, rows, 0.3, 99, 4);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < local * inner; ++i)
+          same = same && out.get((o * local) * inner + i) ==
+                             whole.get((o * rows + r * local) * inner + i);
+    }
+  }
+  checker.truth(std::string("dropout ") + name(dtype) +
+                    " rows split over 2 and 4 ranks",
+                same, same ? "every rank's mask is its rows of the global one"
+                           : "masks DIFFER");
+  // Another step or seed draws another mask.
+  Buf other(dtype, n), reseeded(dtype, n);
+  zrt_dropout(dtype, x.data(), other.data(), n, inner, rows, 0, rows, 0.3, 99,
+              5);
+  zrt_dropout(dtype, x.data(), reseeded.data(), n, inner, rows, 0, rows, 0.3,
+              100, 4);
+  int64_t sameStep = 0, sameSeed = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    sameStep += (other.get(i) == 0) == (whole.get(i) == 0);
+    sameSeed += (reseeded.get(i) == 0) == (whole.get(i) == 0);
+  }
+  // Independent masks agree on p^2 + (1-p)^2 = 58% of the elements.
+  checker.truth(std::string("dropout ") + name(dtype) + " step and seed",
+                sameStep < n * 0.7 && sameSeed < n * 0.7,
+                "masks agree on " + std::to_string(sameStep) + " (next step) and " +
+                    std::to_string(sameSeed) + " (next seed) of " +
+                    std::to_string(n));
+}
+
+void testLlamaKernels() {
+  Rng rng(11);
+  for (zrt_dtype dtype : {ZRT_F32, ZRT_BF16}) {
+    testRmsnorm(dtype, 21, 13, rng);
+    testRmsnorm(dtype, 300, 768, rng); // parallel rows and blocks
+    testRope(dtype, 5 * 3 * 4, 6, 5, 3, 10000.0, 0, rng);
+    testRope(dtype, 2 * 4 * 9, 8, 9, 1, 500000.0, 1, rng);
+    testRope(dtype, 4 * 4096, 64, 4096, 1, 500000.0, 1, rng); // long positions
+    testDropout(dtype, rng);
+  }
+  testRmsnormFd(rng);
+  for (zrt_dtype dtype : {ZRT_F32, ZRT_BF16, ZRT_I32}) {
+    testSliceOf(dtype, {1, 32, 48}, {0, 0, 0}, {1, 1, 1}, {1, 17, 48});
+    testSliceOf(dtype, {3, 4, 7}, {1, 0, 1}, {1, 2, 2}, {2, 2, 3});
+    testSliceOf(dtype, {2, 5, 3, 8}, {0, 0, 0, 4}, {1, 1, 1, 1}, {2, 5, 3, 4});
+    testSliceOf(dtype, {64, 130}, {3, 5}, {3, 1}, {20, 120});
+    testSliceOf(dtype, {6}, {5}, {1}, {1});
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Deliberate errors (--fail=NAME), for the lit tests of zrt_fail messages
 //===----------------------------------------------------------------------===//
 
@@ -1368,6 +1634,7 @@ int main(int argc, char **argv) {
   testSoftmaxFd(rng);
   testCausalMask();
   testAttentions();
+  testLlamaKernels();
   for (zrt_dtype dtype : {ZRT_F32, ZRT_BF16})
     for (zrt_dtype idDtype : {ZRT_I32, ZRT_I64}) {
       testCrossEntropy(dtype, idDtype, 7, 13, rng);

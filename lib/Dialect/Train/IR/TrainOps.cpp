@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Dialect/Train/IR/TrainLlamaShapes.h"
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -394,38 +395,22 @@ LogicalResult AttentionOp::verify() {
     return failure();
   RankedTensorType q = tensorType(getQuery()), k = tensorType(getKey()),
                    v = tensorType(getValue());
-  for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{"query", q},
-                            {"key", k},
-                            {"value", v}})
-    if (type.getRank() != 4)
-      return emitOpError() << name << " must have rank 4 [batch, heads, "
-                              "sequence, head_dim], got "
-                           << type;
+  FailureOr<Shape> shape =
+      attentionShape(q.getShape(), k.getShape(), v.getShape(), getCausal(),
+                     [&] { return emitOpError(); });
+  if (failed(shape))
+    return failure();
   if (failed(verifySameElementType(*this, "query", getQuery(), "key",
                                    getKey())) ||
       failed(verifySameElementType(*this, "query", getQuery(), "value",
                                    getValue())))
     return failure();
-  if (k.getShape() != v.getShape())
-    return emitOpError("key shape ")
-           << formatShape(k.getShape()) << " differs from value shape "
-           << formatShape(v.getShape());
-  if (q.getDimSize(0) != k.getDimSize(0) || q.getDimSize(1) != k.getDimSize(1) ||
-      q.getDimSize(3) != k.getDimSize(3))
-    return emitOpError("query ")
-           << formatShape(q.getShape()) << " and key "
-           << formatShape(k.getShape())
-           << " must agree in batch, heads and head_dim";
-  if (getCausal() && q.getDimSize(2) != k.getDimSize(2))
-    return emitOpError("causal attention needs as many queries as keys, got ")
-           << q.getDimSize(2) << " and " << k.getDimSize(2);
   if (failed(verifyFinite(*this, "scale", getScaleAttr().getValueAsDouble())))
     return failure();
   if (getScaleAttr().getValueAsDouble() <= 0.0)
     return emitOpError("scale must be positive, got ")
            << getScaleAttr().getValueAsDouble();
-  return verifyResultType(*this, getResult(), q.getShape(),
-                          q.getElementType());
+  return verifyResultType(*this, getResult(), *shape, q.getElementType());
 }
 
 LogicalResult ReshapeOp::verify() {
@@ -630,21 +615,24 @@ LogicalResult LayerNormGradOp::verify() {
 LogicalResult AttentionGradOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  for (auto [name, operand] :
-       {std::pair<StringRef, Value>{"grad", getGrad()}, {"key", getKey()},
-        {"value", getValue()}})
-    if (operand.getType() != getQuery().getType())
-      return emitOpError() << name << " type " << operand.getType()
-                           << " differs from query type "
-                           << getQuery().getType();
-  if (tensorType(getQuery()).getRank() != 4)
-    return emitOpError("query must have rank 4 [batch, heads, sequence, "
-                       "head_dim], got ")
-           << getQuery().getType();
-  for (Value result : getResults())
-    if (result.getType() != getQuery().getType())
-      return emitOpError("every result must have the query's type ")
-             << getQuery().getType();
+  RankedTensorType q = tensorType(getQuery()), k = tensorType(getKey());
+  if (failed(attentionShape(q.getShape(), k.getShape(),
+                            tensorType(getValue()).getShape(), getCausal(),
+                            [&] { return emitOpError(); })))
+    return failure();
+  if (getGrad().getType() != q)
+    return emitOpError("grad type ")
+           << getGrad().getType() << " differs from query type " << q;
+  if (getKey().getType() != getValue().getType() ||
+      k.getElementType() != q.getElementType())
+    return emitOpError("key and value must have one type with the query's "
+                       "element type, got ")
+           << getKey().getType() << " and " << getValue().getType();
+  if (getQueryGrad().getType() != q || getKeyGrad().getType() != k ||
+      getValueGrad().getType() != k)
+    return emitOpError("results must have the types of query, key and "
+                       "value: ")
+           << q << ", " << k << ", " << k;
   if (failed(verifyFinite(*this, "scale", getScaleAttr().getValueAsDouble())))
     return failure();
   if (getScaleAttr().getValueAsDouble() <= 0.0)
