@@ -213,12 +213,13 @@ def write(config: LlamaConfig, out: TextIO, optimizer: OptimizerConfig | None = 
             return x
         return f.dropout(name, x, config.dropout, (config.dropout_seed << 20) | next(sites))
 
-    def heads(x: Value, n: int, name: str, rotate: bool) -> Value:
+    def heads(x: Value, n: int, name: str, s: str, rotate: bool) -> Value:
         """[B, T, n*D] -> [B, n, T, D], rotated by position when `rotate`."""
-        x = f.reshape(f"{name}4", x, (B, T, n, D))
+        x = f.reshape(f"{name}4{s}", x, (B, T, n, D))
         if rotate:
-            x = f.rope(f"{name}r", x, theta=config.rope_theta, seq_dim=1, style="rotate_half")
-        return f.transpose(f"{name}h", x, (0, 2, 1, 3))
+            x = f.rope(f"{name}r{s}", x, theta=config.rope_theta, seq_dim=1,
+                       style="rotate_half")
+        return f.transpose(f"{name}h{s}", x, (0, 2, 1, 3))
 
     f.comment("Token embeddings.")
     embed = f.read("embed", "model.embed_tokens.weight")
@@ -228,9 +229,9 @@ def write(config: LlamaConfig, out: TextIO, optimizer: OptimizerConfig | None = 
         layer, s = f"model.layers.{i}", f"_{i}"
         f.comment(f"Layer {i}: x = x + attn(norm(x)); x = x + mlp(norm(x)).")
         h = rmsnorm(x, f"{layer}.input_layernorm.weight", f"h{s}")
-        q = heads(linear(h, f"{layer}.self_attn.q_proj.weight", f"q{s}"), H, f"q{s}", True)
-        k = heads(linear(h, f"{layer}.self_attn.k_proj.weight", f"k{s}"), KV, f"k{s}", True)
-        v = heads(linear(h, f"{layer}.self_attn.v_proj.weight", f"v{s}"), KV, f"v{s}", False)
+        q = heads(linear(h, f"{layer}.self_attn.q_proj.weight", f"q{s}"), H, "q", s, True)
+        k = heads(linear(h, f"{layer}.self_attn.k_proj.weight", f"k{s}"), KV, "k", s, True)
+        v = heads(linear(h, f"{layer}.self_attn.v_proj.weight", f"v{s}"), KV, "v", s, False)
         att = f.attention(f"att{s}", q, k, v, scale=1 / math.sqrt(D), causal=True)
         y = f.reshape(f"y{s}", f.transpose(f"atb{s}", att, (0, 2, 1, 3)), (B, T, H * D))
         o = dropped(linear(y, f"{layer}.self_attn.o_proj.weight", f"o{s}"), f"od{s}")
