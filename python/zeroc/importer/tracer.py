@@ -36,6 +36,15 @@ _IMPORTER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class _Proxy(MetaProxy):
+    @property
+    def ndim(self):
+        # A plain int, as size(), dim() and shape are (llama2.c's
+        # reshape_for_broadcast asserts on x.ndim).
+        meta = getattr(self, "_tensor_meta", None)
+        if meta is not None:
+            return meta.dim()
+        return self.tracer.create_proxy("call_function", getattr, (self, "ndim"), {})
+
     def __iter__(self):
         frame = inspect.currentframe()
         calling = frame.f_back if frame is not None else None
@@ -72,9 +81,37 @@ class Tracer(MetaTracer):
             proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr,
                                          proxy_factory_fn)
         meta = getattr(proxy, "_tensor_meta", None)
+        if meta is None and kind in ("call_function", "call_method"):
+            meta = self._meta_with_constants(kind, target, args, kwargs)
+            if meta is not None:
+                proxy.install_tensor_meta(meta)
         if meta is not None:
             proxy.node.meta["zeroc_meta"] = meta
         return proxy
+
+    def _meta_with_constants(self, kind, target, args, kwargs):
+        """The op's meta output with constant tensors (buffers, tensors built
+        from shapes) moved to the meta device too: MetaTracer only handles
+        proxies, so ``xq_r * freqs_cos[:T]`` would get no meta and a later
+        ``.ndim`` or ``.shape`` would be a proxy."""
+        def to_meta(value):
+            if isinstance(value, torch.fx.Proxy):
+                return getattr(value, "_tensor_meta", None)
+            if isinstance(value, torch.Tensor) and value.device.type != "meta":
+                return value.to("meta")
+            return value
+        try:
+            args_metas = torch.fx.node.map_aggregate(args, to_meta)
+            kwargs_metas = torch.fx.node.map_aggregate(kwargs, to_meta)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if kind == "call_function":
+                    out = target(*args_metas, **kwargs_metas)
+                else:
+                    out = getattr(args_metas[0], target)(*args_metas[1:], **kwargs_metas)
+        except Exception:  # noqa: BLE001 - no meta, as MetaTracer would
+            return None
+        return out if isinstance(out, torch.Tensor) else None
 
     def _find_user_frame(self):
         frame = inspect.currentframe()

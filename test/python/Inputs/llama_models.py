@@ -185,7 +185,7 @@ class HFLlama(nn.Module):
 
     def __init__(self, vocab_size=256, hidden_size=48, num_layers=2, num_heads=4,
                  num_kv_heads=2, intermediate_size=112, eps=1e-5, max_positions=32,
-                 rope_theta=10000.0, tie_word_embeddings=False):
+                 rope_theta=10000.0, tie_word_embeddings=False, qk_std=0.02):
         super().__init__()
         self.model = LlamaModel(vocab_size, hidden_size, num_layers, num_heads, num_kv_heads,
                                 intermediate_size, eps, max_positions, rope_theta)
@@ -197,6 +197,11 @@ class HFLlama(nn.Module):
         for module in self.modules():
             if isinstance(module, (nn.Linear, nn.Embedding)):
                 nn.init.normal_(module.weight, std=0.02)
+        # Tests make attention scores of order 1 (qk_std 0.4), so that the
+        # loss depends on the rotary embeddings well beyond rounding.
+        for layer in self.model.layers:
+            nn.init.normal_(layer.self_attn.q_proj.weight, std=qk_std)
+            nn.init.normal_(layer.self_attn.k_proj.weight, std=qk_std)
 
     def forward(self, input_ids, targets=None):
         hidden_states = self.model(input_ids)
@@ -342,7 +347,7 @@ class MetaLlama(nn.Module):
 
     def __init__(self, vocab_size=256, dim=48, n_layers=2, n_heads=4, n_kv_heads=2,
                  hidden_dim=112, norm_eps=1e-5, max_seq_len=32, rope_theta=10000.0,
-                 dropout=0.0, complex_rope=False):
+                 dropout=0.0, complex_rope=False, qk_std=0.02):
         super().__init__()
         self.complex_rope = complex_rope
         self.tok_embeddings = nn.Embedding(vocab_size, dim)
@@ -364,6 +369,8 @@ class MetaLlama(nn.Module):
                 nn.init.normal_(p, mean=0.0, std=0.02)
             if name.endswith("w3.weight") or name.endswith("wo.weight"):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * n_layers))
+            if name.endswith("wq.weight") or name.endswith("wk.weight"):
+                nn.init.normal_(p, mean=0.0, std=qk_std)
 
     def forward(self, tokens, targets):
         _bsz, seqlen = tokens.shape
