@@ -5,6 +5,7 @@
 # CHECK: executable stage 0, 1 rank(s): worst relative loss difference
 # CHECK: executable stage 3, 2 rank(s): worst relative loss difference
 # CHECK: executable stage 1, 4 rank(s): worst relative loss difference
+# CHECK: tied lm_head, stage 2, 2 rank(s): worst relative loss difference
 # CHECK: evaluator: 16 configurations (stages 0-3, 1-4 ranks)
 # CHECK: the Llama builder matches PyTorch
 """The Llama builder's model and a Hugging Face Llama in PyTorch give the same
@@ -50,22 +51,23 @@ THETA, EPS_NORM = 10000.0, 1e-5
 LR, BETAS, EPS, WD, CLIP, STEPS = 1e-3, (0.9, 0.95), 1e-8, 0.1, 1.0, 10
 
 
-def hf_llama():
+def hf_llama(tied=False):
     return llama_models.HFLlama(vocab_size=SIZES["vocab_size"], hidden_size=SIZES["dim"],
                                 num_layers=SIZES["n_layer"], num_heads=SIZES["n_head"],
                                 num_kv_heads=SIZES["n_kv_head"],
                                 intermediate_size=SIZES["ffn_dim"], eps=EPS_NORM,
-                                max_positions=32, rope_theta=THETA)
+                                max_positions=32, rope_theta=THETA,
+                                tie_word_embeddings=tied)
 
 
-def initial_model():
+def initial_model(tied=False):
     """HFLlama with Hugging Face's initialization, except q_proj and k_proj
     (std 0.4): attention scores of order 1 make the loss depend on the
     rotary embeddings and the attention pattern well beyond 1e-4 (with
     std 0.02 the rotate-half and interleaved styles give losses 3e-5
     apart)."""
     torch.manual_seed(0)
-    model = hf_llama()
+    model = hf_llama(tied)
     with torch.no_grad():
         for name, p in model.named_parameters():
             if "q_proj" in name or "k_proj" in name:
@@ -149,6 +151,38 @@ def main():
               f"{drift:.2e}")
         if drift > 1e-4:
             failures.append(f"executable stage {stage} N={ranks}: weights differ by {drift:.2e}")
+
+    # Tied output layer (as Llama 3.2 1B): the init holds lm_head.weight
+    # equal to the embedding, the saved weights hold it too, for strict
+    # loading.
+    tied_model = initial_model(tied=True)
+    tied_init = os.path.join(args.work, "init-tied.safetensors")
+    weights.save_state_dict(tied_init, dict(tied_model.state_dict()), dtype=torch.float32,
+                            keep_tied=True)
+    tied_reference = torch_models.adamw_losses(tied_model, tokens, STEPS, B, T, lr=LR,
+                                               betas=BETAS, eps=EPS, weight_decay=WD,
+                                               clip=CLIP)
+    tied_mlir = os.path.join(args.work, "llama-tied.mlir")
+    subprocess.run([sys.executable, "-m", "zeroc.models.llama", *flags,
+                    f"--rope-theta={THETA}", f"--norm-eps={EPS_NORM}", "--tie-embeddings",
+                    "--lr", str(LR), "--beta1", str(BETAS[0]), "--beta2", str(BETAS[1]),
+                    "--eps", str(EPS), "--weight-decay", str(WD), "--grad-clip", str(CLIP),
+                    "-o", tied_mlir], check=True)
+    exe = os.path.join(args.work, "llama-tied-s2-n2")
+    subprocess.run([args.zeroc, tied_mlir, "--zero-stage=2", "--world-size=2", "-o", exe],
+                   check=True)
+    subprocess.run(args.mpirun.split() + ["-np", "2", exe, "--data", text,
+                                          "--data-format=text", "--init", tied_init,
+                                          "--steps", str(STEPS), "--log-json", exe + ".jsonl",
+                                          "--save", exe + ".saved", "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)
+    losses = [json.loads(line)["loss"] for line in open(exe + ".jsonl") if '"loss"' in line]
+    w = worst(losses, tied_reference)
+    print(f"tied lm_head, stage 2, 2 rank(s): worst relative loss difference {w:.2e}")
+    if len(losses) != STEPS or w > 1e-4:
+        failures.append(f"tied: losses differ by {w:.2e}")
+    saved = weights.load_state_dict(os.path.join(exe + ".saved", "model.safetensors"))
+    hf_llama(tied=True).load_state_dict(saved, strict=True)
 
     # The whole matrix on the reference evaluator, on one fixed batch.
     x, y = data.sample_batch(tokens, 0, B, T)
