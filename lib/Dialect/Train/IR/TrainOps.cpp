@@ -265,29 +265,36 @@ LogicalResult WriteOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 LogicalResult StateOp::verify() {
-  auto module = (*this)->getParentOfType<ModuleOp>();
-  auto param = dyn_cast_or_null<ParamOp>(
-      SymbolTable::lookupSymbolIn(module, getOfAttr().getAttr()));
+  RankedTensorType type = getTensorType();
+  if (!type.hasStaticShape())
+    return emitOpError("type of @")
+           << getSymName() << " must have a static shape, got " << type;
+  if (getKind() != StateKind::grad && !type.getElementType().isF32())
+    return emitOpError("optimizer state is kept in f32, but @")
+           << getSymName() << " has type " << type;
+  return success();
+}
+
+// What depends on the parameter, through the module's cached symbol table
+// (a lookup per state would scan the module: quadratic for Llama-3-70B).
+LogicalResult
+StateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param =
+      symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getOfAttr());
   if (!param)
     return emitOpError("state @")
            << getSymName() << " belongs to " << getOfAttr()
            << ", which is not a train.param";
   RankedTensorType type = getTensorType();
-  if (!type.hasStaticShape())
-    return emitOpError("type of @")
-           << getSymName() << " must have a static shape, got " << type;
   if (getKind() == StateKind::grad) {
     Type expected = param.getTensorType().getElementType();
     if (type.getElementType() != expected)
       return emitOpError("the gradient buffer @")
              << getSymName() << " has its parameter's element type "
              << expected << ", got " << type;
-  } else if (!type.getElementType().isF32()) {
-    return emitOpError("optimizer state is kept in f32, but @")
-           << getSymName() << " has type " << type;
   }
   // A dynamic parameter type is reported by the parameter's own verifier.
-  if (param.getTensorType().hasStaticShape() &&
+  if (type.hasStaticShape() && param.getTensorType().hasStaticShape() &&
       type.getNumElements() != param.getTensorType().getNumElements())
     return emitOpError("state @")
            << getSymName() << " has " << type.getNumElements()

@@ -113,7 +113,8 @@ def Train_ReadOp : Train_Op<"read", [
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
-def Train_StateOp : Train_Op<"state", [Symbol, HasParent<"mlir::ModuleOp">]> {
+def Train_StateOp : Train_Op<"state", [Symbol, HasParent<"mlir::ModuleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "optimizer state that belongs to a parameter";
   let description = [{
     Declares persistent, non-trainable state for the parameter `of`: its
