@@ -15,7 +15,11 @@ def TrainDataParallel : Pass<"train-data-parallel", "mlir::ModuleOp"> {
     local batch; with equal local batches the average of the ranks' losses
     and gradients is the global one, which is how `train-zero` combines
     them. Runs before `train-autodiff`, and records the world size in the
-    module attribute `train.batch_split`.
+    module attribute `train.batch_split`. A `train.slice` that takes the
+    batch dimension whole follows the split. Each `train.dropout` of a
+    value computed from the batch records where its input sits in the
+    global batch (`batch_dim` and `ranks`), so that its mask is the one
+    the unsplit program draws.
 
     ```mlir
     // world-size=4: tensor<12x17xi32> becomes tensor<3x17xi32>, and
@@ -27,7 +31,8 @@ def TrainDataParallel : Pass<"train-data-parallel", "mlir::ModuleOp"> {
     Errors: a batch that does not divide by the world size (naming the
     argument and both numbers); a reduction that sums over the batch
     dimension (a sum over the global batch is not the average of local
-    sums, so the loss must be a mean); an op whose result shape cannot
+    sums, so the loss must be a mean); a slice of part of the batch; a
+    dropout that already records a split; an op whose result shape cannot
     follow the split.
   }];
   let options = [
@@ -67,8 +72,9 @@ def TrainLogits : Pass<"train-logits", "mlir::ModuleOp"> {
     before `train-data-parallel`, which leaves it alone; in stage 3,
     `train-zero` gathers the parameters it reads.
 
-    With `required=false` (as the pipeline runs it) a model whose loss is
-    not a cross-entropy of logits simply gets no @logits.
+    Sampling runs without dropout: the `train.dropout` ops of the copy are
+    removed. With `required=false` (as the pipeline runs it) a model whose
+    loss is not a cross-entropy of logits simply gets no @logits.
   }];
   let options = [
     Option<"required", "required", "bool", "true",
@@ -129,6 +135,11 @@ def TrainOptimizer : Pass<"train-optimizer", "mlir::ModuleOp"> {
     * state: the `train.param`s and the `train.state`s this pass declares
       (`exp_avg` and `exp_avg_sq` for AdamW, `momentum_buffer` for SGD, and
       an fp32 `master` copy of every parameter that is not f32).
+
+    Every step-less `train.dropout` of the step (the forward's and, from
+    `train-autodiff`, the backward's) gets `%step`: dropout drops in the
+    training step only, with the same mask in forward and backward, and
+    stays the identity in `@forward` (evaluation).
 
     After the backward computation it computes the learning rate
     (`train.lr_schedule`), the global squared gradient norm
