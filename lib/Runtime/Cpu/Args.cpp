@@ -162,6 +162,8 @@ std::string usage(const char *argv0, const zrt_program &program) {
       "                        (default 10; counts steps of a resumed run)\n"
       "  --seed S              initialization seed (default 1337)\n"
       "  --init W.safetensors  start from these weights instead of the seed\n"
+      "                        (or a sharded Hugging Face checkpoint: its\n"
+      "                        folder or model.safetensors.index.json)\n"
       "  --save DIR            at the end, write DIR/model.safetensors (fp32\n"
       "                        weights) and DIR/state.rankR.safetensors\n"
       "  --resume DIR          continue from a checkpoint written by --save\n"
