@@ -107,7 +107,8 @@ LogicalResult evalRope(RopeOp op, Operands in, Results &out, RankContext &) {
                      std::pow(theta, -2.0 * static_cast<double>(i) /
                                          static_cast<double>(d));
       double c = std::cos(angle), s = sign * std::sin(angle);
-      int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+      int64_t a = interleaved ? 2 * i : i,
+              b = interleaved ? 2 * i + 1 : i + half;
       yr[a] = xr[a] * c - xr[b] * s;
       yr[b] = xr[b] * c + xr[a] * s;
     }
@@ -132,19 +133,17 @@ void forEachSliced(const std::vector<int64_t> &large,
 }
 
 LogicalResult evalSlice(SliceOp op, Operands in, Results &out, RankContext &) {
-  forEachSliced(in[0]->shape, out[0].shape, op.getOffsets(), op.getStrides(),
-                [&](int64_t from, int64_t to) {
-                  out[0].data[to] = in[0]->data[from];
-                });
+  forEachSliced(
+      in[0]->shape, out[0].shape, op.getOffsets(), op.getStrides(),
+      [&](int64_t from, int64_t to) { out[0].data[to] = in[0]->data[from]; });
   return success();
 }
 
 LogicalResult evalSliceGrad(SliceGradOp op, Operands in, Results &out,
                             RankContext &) {
-  forEachSliced(out[0].shape, in[0]->shape, op.getOffsets(), op.getStrides(),
-                [&](int64_t to, int64_t from) {
-                  out[0].data[to] = in[0]->data[from];
-                });
+  forEachSliced(
+      out[0].shape, in[0]->shape, op.getOffsets(), op.getStrides(),
+      [&](int64_t to, int64_t from) { out[0].data[to] = in[0]->data[from]; });
   return success();
 }
 
@@ -157,8 +156,8 @@ LogicalResult evalDropout(DropoutOp op, Operands in, Results &out,
   }
   double stepValue = in[1]->data[0];
   if (!(stepValue >= 0) || stepValue != std::floor(stepValue))
-    return op.emitOpError("step ") << formatValue(stepValue)
-                                   << " is not a non-negative integer";
+    return op.emitOpError("step ")
+           << formatValue(stepValue) << " is not a non-negative integer";
   uint64_t step = static_cast<uint64_t>(stepValue);
   double p = op.getP().convertToDouble();
   uint64_t seed = static_cast<uint64_t>(op.getSeed());

@@ -9,9 +9,9 @@ namespace zeroc::autodiff {
 
 LogicalResult rmsnormDerivative(TrainBuilder &tb, RmsNormOp op, Value dy,
                                 const Cotangents &out) {
-  auto grad = RmsNormGradOp::create(tb.builder(), tb.getLoc(), dy,
-                                    op.getInput(), op.getWeight(),
-                                    op.getEpsAttr());
+  auto grad =
+      RmsNormGradOp::create(tb.builder(), tb.getLoc(), dy, op.getInput(),
+                            op.getWeight(), op.getEpsAttr());
   out.accumulate(op.getInput(), grad.getInputGrad());
   out.accumulate(op.getWeight(), grad.getWeightGrad());
   return success();
@@ -20,8 +20,8 @@ LogicalResult rmsnormDerivative(TrainBuilder &tb, RmsNormOp op, Value dy,
 LogicalResult siluDerivative(TrainBuilder &tb, SiluOp op, Value dy,
                              const Cotangents &out) {
   out.accumulate(op.getInput(),
-                 SiluGradOp::create(tb.builder(), tb.getLoc(), op.getType(),
-                                    dy, op.getInput()));
+                 SiluGradOp::create(tb.builder(), tb.getLoc(), op.getType(), dy,
+                                    op.getInput()));
   return success();
 }
 

@@ -35,9 +35,8 @@ mlir::LogicalResult siluDerivative(train::TrainBuilder &tb, train::SiluOp op,
 mlir::LogicalResult ropeDerivative(train::TrainBuilder &tb, train::RopeOp op,
                                    mlir::Value dy, const Cotangents &out);
 /// d slice: dy scattered into zeros of the input's shape.
-mlir::LogicalResult sliceDerivative(train::TrainBuilder &tb,
-                                    train::SliceOp op, mlir::Value dy,
-                                    const Cotangents &out);
+mlir::LogicalResult sliceDerivative(train::TrainBuilder &tb, train::SliceOp op,
+                                    mlir::Value dy, const Cotangents &out);
 /// d dropout: the same dropout of dy (same seed, step and positions, hence
 /// the same mask, recomputed).
 mlir::LogicalResult dropoutDerivative(train::TrainBuilder &tb,

@@ -75,13 +75,15 @@ public:
     if (!consume('}'))
       return fail("expected ',' or '}'");
     if (!found)
-      return path + ": no \"weight_map\" (is it a model.safetensors.index.json?)";
+      return path +
+             ": no \"weight_map\" (is it a model.safetensors.index.json?)";
     return "";
   }
 
 private:
   std::string fail(const std::string &what) const {
-    return path + ": invalid index at byte " + std::to_string(pos) + ": " + what;
+    return path + ": invalid index at byte " + std::to_string(pos) + ": " +
+           what;
   }
   void skipSpace() {
     while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\n' ||
@@ -114,11 +116,21 @@ private:
         break;
       char e = text[pos++];
       switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
       case 'u': {
         if (pos + 4 > text.size())
           return fail("truncated \\u escape");
@@ -136,7 +148,9 @@ private:
         }
         break;
       }
-      default: out += e; break; // \" \\ \/
+      default:
+        out += e;
+        break; // \" \\ \/
       }
     }
     if (pos >= text.size())

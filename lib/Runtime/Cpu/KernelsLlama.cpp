@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelsCommon.h"
 #include "../Common/Shapes.h"
+#include "KernelsCommon.h"
 
 #include "zeroc/Support/Random.h"
 
@@ -27,8 +27,7 @@ void checkRows(const char *kernel, int64_t rows, int64_t cols) {
   checkNonNegative(kernel, "cols", cols);
 }
 
-template <typename T>
-std::vector<float> widen(const T *v, int64_t n) {
+template <typename T> std::vector<float> widen(const T *v, int64_t n) {
   std::vector<float> out(n);
   for (int64_t i = 0; i < n; ++i)
     out[i] = toF32(v[i]);
@@ -38,7 +37,8 @@ std::vector<float> widen(const T *v, int64_t n) {
 /// 1 / sqrt(mean(x^2) + eps) of a row, accumulated in double.
 inline float rowRrms(const float *x, int64_t cols, double eps) {
   double sum = rowDot(x, x, cols);
-  return static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(cols) + eps));
+  return static_cast<float>(1.0 /
+                            std::sqrt(sum / static_cast<double>(cols) + eps));
 }
 
 template <typename T>
@@ -186,10 +186,10 @@ extern "C" void zrt_rmsnorm_grad(zrt_dtype dtype, const void *dy, const void *x,
     std::vector<double> partial(static_cast<size_t>(blocks) * cols, 0.0);
     parallelTasks(blocks, perBlock * cols * 4, [&](int64_t blk) {
       std::unique_ptr<float[]> scratch = scratchF32(3 * cols);
-      rmsnormGradRows(static_cast<const T *>(dy), static_cast<const T *>(x),
-                      w.data(), static_cast<T *>(dx), partial.data() + blk * cols,
-                      blk * perBlock, std::min(rows, (blk + 1) * perBlock),
-                      cols, eps, scratch.get());
+      rmsnormGradRows(
+          static_cast<const T *>(dy), static_cast<const T *>(x), w.data(),
+          static_cast<T *>(dx), partial.data() + blk * cols, blk * perBlock,
+          std::min(rows, (blk + 1) * perBlock), cols, eps, scratch.get());
     });
     T *dwOut = static_cast<T *>(dweight);
     for (int64_t c = 0; c < cols; ++c) {
@@ -244,7 +244,8 @@ extern "C" void zrt_rope(zrt_dtype dtype, const void *x, void *y, int64_t rows,
         const T *xr = xt + r * d;
         T *yr = yt + r * d;
         for (int64_t i = 0; i < half; ++i) {
-          int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+          int64_t a = interleaved ? 2 * i : i,
+                  b = interleaved ? 2 * i + 1 : i + half;
           float xa = toF32(xr[a]), xb = toF32(xr[b]);
           float c = cs[2 * i], s = cs[2 * i + 1];
           fromF32(xa * c - xb * s, yr[a]);
@@ -259,7 +260,8 @@ extern "C" void zrt_slice(zrt_dtype dtype, const void *x, void *y, int rank,
                           const int64_t *in_shape, const int64_t *offsets,
                           const int64_t *strides, const int64_t *out_shape) {
   const char *kernel = "zrt_slice";
-  SlicePlan plan = planSlice(kernel, rank, in_shape, offsets, strides, out_shape);
+  SlicePlan plan =
+      planSlice(kernel, rank, in_shape, offsets, strides, out_shape);
   dispatchSize(kernel, dtype, [&](auto tag) {
     using E = decltype(tag);
     const E *src = static_cast<const E *>(x) + plan.base;
@@ -285,7 +287,8 @@ extern "C" void zrt_slice_grad(zrt_dtype dtype, const void *dy, void *dx,
                                const int64_t *offsets, const int64_t *strides,
                                const int64_t *out_shape) {
   const char *kernel = "zrt_slice_grad";
-  SlicePlan plan = planSlice(kernel, rank, in_shape, offsets, strides, out_shape);
+  SlicePlan plan =
+      planSlice(kernel, rank, in_shape, offsets, strides, out_shape);
   int64_t inNumel = checkedNumel(kernel, rank, in_shape);
   dispatchSize(kernel, dtype, [&](auto tag) {
     using E = decltype(tag);

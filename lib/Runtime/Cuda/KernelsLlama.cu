@@ -44,7 +44,8 @@ __device__ float rowRrms(const T *row, int64_t cols, double eps, int lane) {
     for (int i = 0; i < N; ++i)
       sum += static_cast<double>(v[i] * v[i]);
   }
-  return static_cast<float>(1.0 / sqrt(warpSum(sum) / static_cast<double>(cols) + eps));
+  return static_cast<float>(
+      1.0 / sqrt(warpSum(sum) / static_cast<double>(cols) + eps));
 }
 
 template <typename T, int N>
@@ -81,12 +82,11 @@ __global__ void rmsnormStatsKernel(const T *__restrict__ x,
 
 /// partial[chunk][c] = sum over the chunk's rows of dy * x * rrms.
 template <typename T>
-__global__ void rmsnormWeightGradKernel(const T *__restrict__ dy,
-                                        const T *__restrict__ x,
-                                        const float *__restrict__ rrms,
-                                        double *__restrict__ partial,
-                                        int64_t rows, int64_t cols,
-                                        int64_t chunks) {
+__global__ void
+rmsnormWeightGradKernel(const T *__restrict__ dy, const T *__restrict__ x,
+                        const float *__restrict__ rrms,
+                        double *__restrict__ partial, int64_t rows,
+                        int64_t cols, int64_t chunks) {
   int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= cols)
     return;
@@ -155,9 +155,9 @@ __global__ void ropeKernel(const T *x, T *y, int64_t pairs, int64_t d,
   for (int64_t j = firstIndex(); j < pairs; j += indexStride()) {
     int64_t r = j / half, i = j % half;
     int64_t p = (r / period) % positions;
-    double angle = static_cast<double>(p) *
-                   exp(-2.0 * static_cast<double>(i) / static_cast<double>(d) *
-                       logTheta);
+    double angle =
+        static_cast<double>(p) *
+        exp(-2.0 * static_cast<double>(i) / static_cast<double>(d) * logTheta);
     double s, c;
     sincos(angle, &s, &c);
     float cf = static_cast<float>(c), sf = static_cast<float>(inverse ? -s : s);
@@ -221,7 +221,8 @@ int64_t planSlice(const char *kernel, int rank, const int64_t *inShape,
     if (offsets[dim] < 0 || strides[dim] < 1 ||
         (outShape[dim] > 0 &&
          (offsets[dim] >= inShape[dim] ||
-          outShape[dim] - 1 > (inShape[dim] - 1 - offsets[dim]) / strides[dim])))
+          outShape[dim] - 1 >
+              (inShape[dim] - 1 - offsets[dim]) / strides[dim])))
       zrt_fail("%s: dimension %d: %lld elements from offset %lld with stride "
                "%lld do not fit in %lld",
                kernel, dim, static_cast<long long>(outShape[dim]),
@@ -288,8 +289,9 @@ extern "C" void zrt_rmsnorm_grad(zrt_dtype dtype, const void *dy, const void *x,
     int64_t colBlocks = (cols + colThreads - 1) / colThreads;
     int64_t chunks = 0;
     if (rows > 0) {
-      int64_t want = (4 * static_cast<int64_t>(multiprocessors()) +
-                      colBlocks - 1) / colBlocks;
+      int64_t want =
+          (4 * static_cast<int64_t>(multiprocessors()) + colBlocks - 1) /
+          colBlocks;
       chunks = std::max<int64_t>(
           1, std::min<int64_t>({want, (rows + 31) / 32, 65535}));
     }

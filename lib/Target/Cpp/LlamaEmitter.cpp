@@ -27,14 +27,18 @@ RankedTensorType typeOf(Value value) {
 
 std::string list(ArrayRef<int64_t> values) {
   std::string text = "ZC_LIST(int64_t, ";
-  text += values.empty() ? "0" : llvm::join(llvm::map_range(values, [](int64_t v) {
-                                              return std::to_string(v);
-                                            }),
-                                            ", ");
+  text +=
+      values.empty()
+          ? "0"
+          : llvm::join(llvm::map_range(
+                           values, [](int64_t v) { return std::to_string(v); }),
+                       ", ");
   return text + ")";
 }
 
-std::string literal(double value) { return llvm::formatv("{0:e17}", value).str(); }
+std::string literal(double value) {
+  return llvm::formatv("{0:e17}", value).str();
+}
 
 int64_t rowsOf(Value v) {
   ArrayRef<int64_t> shape = typeOf(v).getShape();
@@ -50,18 +54,20 @@ LogicalResult FunctionEmitter::emitLlamaOp(Operation *op) {
         define(n.getResult(), Category::Activations);
         os << "  zrt_rmsnorm(" << dt(n.getInput()) << ", " << ptr(n.getInput())
            << ", " << ptr(n.getWeight()) << ", " << var(n.getResult()) << ", "
-           << rowsOf(n.getInput()) << ", " << typeOf(n.getInput()).getShape().back()
-           << ", " << literal(n.getEpsAttr().getValueAsDouble()) << ");\n";
+           << rowsOf(n.getInput()) << ", "
+           << typeOf(n.getInput()).getShape().back() << ", "
+           << literal(n.getEpsAttr().getValueAsDouble()) << ");\n";
         return success();
       })
       .Case([&](RmsNormGradOp g) {
         for (Value r : g.getResults())
           define(r, Category::Activations);
-        os << "  zrt_rmsnorm_grad(" << dt(g.getInput()) << ", " << ptr(g.getGrad())
-           << ", " << ptr(g.getInput()) << ", " << ptr(g.getWeight()) << ", "
-           << var(g.getInputGrad()) << ", " << var(g.getWeightGrad()) << ", "
-           << rowsOf(g.getInput()) << ", " << typeOf(g.getInput()).getShape().back()
-           << ", " << literal(g.getEpsAttr().getValueAsDouble()) << ");\n";
+        os << "  zrt_rmsnorm_grad(" << dt(g.getInput()) << ", "
+           << ptr(g.getGrad()) << ", " << ptr(g.getInput()) << ", "
+           << ptr(g.getWeight()) << ", " << var(g.getInputGrad()) << ", "
+           << var(g.getWeightGrad()) << ", " << rowsOf(g.getInput()) << ", "
+           << typeOf(g.getInput()).getShape().back() << ", "
+           << literal(g.getEpsAttr().getValueAsDouble()) << ");\n";
         return success();
       })
       .Case([&](RopeOp r) {
@@ -70,9 +76,9 @@ LogicalResult FunctionEmitter::emitLlamaOp(Operation *op) {
         for (size_t k = seq + 1; k + 1 < shape.size(); ++k)
           period *= shape[k]; // rows of d per position
         define(r.getResult(), Category::Activations);
-        os << "  zrt_rope(" << dt(r.getInput()) << ", " << ptr(r.getInput()) << ", "
-           << var(r.getResult()) << ", " << rowsOf(r.getInput()) << ", " << d
-           << ", " << shape[seq] << ", " << period << ", "
+        os << "  zrt_rope(" << dt(r.getInput()) << ", " << ptr(r.getInput())
+           << ", " << var(r.getResult()) << ", " << rowsOf(r.getInput()) << ", "
+           << d << ", " << shape[seq] << ", " << period << ", "
            << literal(r.getThetaAttr().getValueAsDouble()) << ", "
            << (r.getStyle() == RopeStyle::interleaved ? 0 : 1) << ", "
            << (r.getInverse() ? 1 : 0) << ");\n";
@@ -81,8 +87,8 @@ LogicalResult FunctionEmitter::emitLlamaOp(Operation *op) {
       .Case([&](SliceOp s) {
         RankedTensorType in = typeOf(s.getInput()), out = typeOf(s.getResult());
         define(s.getResult(), Category::Activations);
-        os << "  zrt_slice(" << dt(s.getInput()) << ", " << ptr(s.getInput()) << ", "
-           << var(s.getResult()) << ", " << in.getRank() << ", "
+        os << "  zrt_slice(" << dt(s.getInput()) << ", " << ptr(s.getInput())
+           << ", " << var(s.getResult()) << ", " << in.getRank() << ", "
            << list(in.getShape()) << ", " << list(s.getOffsets()) << ", "
            << list(s.getStrides()) << ", " << list(out.getShape()) << ");\n";
         return success();

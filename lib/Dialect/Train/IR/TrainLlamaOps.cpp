@@ -70,7 +70,8 @@ LogicalResult RmsNormOp::verify() {
   FailureOr<Shape> shape =
       rmsnormShape(input.getShape(), tensorType(getWeight()).getShape(),
                    [&] { return emitOpError(); });
-  if (failed(shape) || failed(verifyEps(*this, getEpsAttr().getValueAsDouble())))
+  if (failed(shape) ||
+      failed(verifyEps(*this, getEpsAttr().getValueAsDouble())))
     return failure();
   if (tensorType(getWeight()).getElementType() != input.getElementType())
     return emitOpError("weight element type ")
@@ -80,11 +81,10 @@ LogicalResult RmsNormOp::verify() {
                     RankedTensorType::get(*shape, input.getElementType()));
 }
 
-void RmsNormGradOp::build(OpBuilder &builder, OperationState &state,
-                          Value grad, Value input, Value weight,
-                          FloatAttr eps) {
-  build(builder, state, input.getType(), weight.getType(), grad, input,
-        weight, eps);
+void RmsNormGradOp::build(OpBuilder &builder, OperationState &state, Value grad,
+                          Value input, Value weight, FloatAttr eps) {
+  build(builder, state, input.getType(), weight.getType(), grad, input, weight,
+        eps);
 }
 
 LogicalResult RmsNormGradOp::verify() {

@@ -102,13 +102,15 @@ FailureOr<Shape> sliceShape(ArrayRef<int64_t> input, ArrayRef<int64_t> offsets,
 FailureOr<Shape> attentionShape(ArrayRef<int64_t> query, ArrayRef<int64_t> key,
                                 ArrayRef<int64_t> value, bool causal,
                                 ErrorEmitter emitError) {
-  for (auto [name, shape] : {std::pair<StringRef, ArrayRef<int64_t>>{"query", query},
-                             {"key", key},
-                             {"value", value}})
+  for (auto [name, shape] :
+       {std::pair<StringRef, ArrayRef<int64_t>>{"query", query},
+        {"key", key},
+        {"value", value}})
     if (shape.size() != 4) {
       if (emitError)
-        emitError() << name << " must have rank 4 [batch, heads, sequence, "
-                               "head_dim], got "
+        emitError() << name
+                    << " must have rank 4 [batch, heads, sequence, "
+                       "head_dim], got "
                     << formatShape(shape);
       return failure();
     }
@@ -155,11 +157,11 @@ LogicalResult verifyDropoutAttributes(ArrayRef<int64_t> input, double p,
                      "train-data-parallel records)";
     return failure();
   }
-  if (batchDim && (*batchDim < 0 ||
-                   *batchDim >= static_cast<int64_t>(input.size()))) {
+  if (batchDim &&
+      (*batchDim < 0 || *batchDim >= static_cast<int64_t>(input.size()))) {
     if (emitError)
-      emitError() << "batch_dim " << *batchDim
-                  << " is out of range for rank " << input.size();
+      emitError() << "batch_dim " << *batchDim << " is out of range for rank "
+                  << input.size();
     return failure();
   }
   if (ranks && *ranks < 1) {

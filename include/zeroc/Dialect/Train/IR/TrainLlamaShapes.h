@@ -1,4 +1,5 @@
-//===- TrainLlamaShapes.h - shape rules of the Llama ops ---------*- C++ -*-===//
+//===- TrainLlamaShapes.h - shape rules of the Llama ops ---------*- C++
+//-*-===//
 //
 // One rule per op of TrainLlamaOps.td (and grouped-query attention), in the
 // style of TrainShapes.h: each computes the result shape from the operand
