@@ -46,6 +46,12 @@ SIZES = ["--n-layer=2", "--dim=40", "--n-head=4", "--n-kv-head=2", "--ffn-dim=76
 STEPS = 5
 
 
+def mpirun(args):
+    """The mpirun command, with this test's own TMPDIR: Open MPI's session
+    folder under a shared one can collide with a concurrent test's."""
+    return ["env", f"TMPDIR={args.work}", *args.mpirun.split()]
+
+
 def worst(a, b):
     return max(abs(x - y) / abs(y) for x, y in zip(a, b))
 
@@ -101,7 +107,7 @@ def main():
         subprocess.run([args.zeroc, models["dropout"], f"--zero-stage={stage}",
                         f"--world-size={ranks}", "-o", exe], check=True)
         log = exe + ".jsonl"
-        subprocess.run(args.mpirun.split() + ["-np", str(ranks), exe, "--data", text,
+        subprocess.run(mpirun(args) + ["-np", str(ranks), exe, "--data", text,
                                               "--data-format=text", "--steps", str(STEPS),
                                               "--seed", "5", "--log-json", log, "--quiet",
                                               *(["--save", exe + ".saved"] if ranks == 1
@@ -131,7 +137,7 @@ def main():
         exe = os.path.join(work, f"{name}-eval")
         subprocess.run([args.zeroc, models[name], "-o", exe], check=True)
         log = exe + ".jsonl"
-        subprocess.run(args.mpirun.split() + ["-np", "1", exe, "--data", text,
+        subprocess.run(mpirun(args) + ["-np", "1", exe, "--data", text,
                                               "--data-format=text", "--steps", "1",
                                               "--seed", "5", "--eval-every", "1",
                                               "--val-data", text, "--log-json", log,
@@ -146,7 +152,7 @@ def main():
     saved = os.path.join(work, "dropout-s0-n1.saved", "model.safetensors")
     samples = []
     for name in ("dropout", "plain"):
-        run = subprocess.run(args.mpirun.split() + ["-np", "1", os.path.join(work, f"{name}-eval"),
+        run = subprocess.run(mpirun(args) + ["-np", "1", os.path.join(work, f"{name}-eval"),
                                                     "--init", saved, "--sample", "30",
                                                     "--seed", "2", "--prompt", "ROMEO:"],
                              check=True, capture_output=True)

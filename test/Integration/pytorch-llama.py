@@ -51,6 +51,12 @@ THETA, EPS_NORM = 10000.0, 1e-5
 LR, BETAS, EPS, WD, CLIP, STEPS = 1e-3, (0.9, 0.95), 1e-8, 0.1, 1.0, 10
 
 
+def mpirun(args):
+    """The mpirun command, with this test's own TMPDIR: Open MPI's session
+    folder under a shared one can collide with a concurrent test's."""
+    return ["env", f"TMPDIR={args.work}", *args.mpirun.split()]
+
+
 def hf_llama(tied=False):
     return llama_models.HFLlama(vocab_size=SIZES["vocab_size"], hidden_size=SIZES["dim"],
                                 num_layers=SIZES["n_layer"], num_heads=SIZES["n_head"],
@@ -129,7 +135,7 @@ def main():
         subprocess.run([args.zeroc, mlir, f"--zero-stage={stage}", f"--world-size={ranks}",
                         "-o", exe], check=True)
         log, save = exe + ".jsonl", exe + ".saved"
-        subprocess.run(args.mpirun.split() + ["-np", str(ranks), exe, "--data", text,
+        subprocess.run(mpirun(args) + ["-np", str(ranks), exe, "--data", text,
                                               "--data-format=text", "--init", init,
                                               "--steps", str(STEPS), "--log-json", log,
                                               "--save", save, "--quiet"],
@@ -171,7 +177,7 @@ def main():
     exe = os.path.join(args.work, "llama-tied-s2-n2")
     subprocess.run([args.zeroc, tied_mlir, "--zero-stage=2", "--world-size=2", "-o", exe],
                    check=True)
-    subprocess.run(args.mpirun.split() + ["-np", "2", exe, "--data", text,
+    subprocess.run(mpirun(args) + ["-np", "2", exe, "--data", text,
                                           "--data-format=text", "--init", tied_init,
                                           "--steps", str(STEPS), "--log-json", exe + ".jsonl",
                                           "--save", exe + ".saved", "--quiet"],

@@ -597,6 +597,22 @@ class Importer(unittest.TestCase):
         result.write(str(mlir))
         self.assertEqual(run([str(BIN / "zeroc-opt"), str(mlir)]).returncode, 0)
 
+    def test_bf16_llama(self):
+        # A bf16 Llama: RMSNorm's .float() / .type_as(x), the softmax over
+        # .float() scores and the rotary embedding's .float() are looked
+        # through, so the IR is bf16 throughout, without casts.
+        torch.manual_seed(0)
+        result = importer.import_module(LlamaPieces().to(torch.bfloat16), batch_size=B,
+                                        block_size=T)
+        for op in ("train.rmsnorm", "train.rope", "train.attention"):
+            self.assertIn(op, result.mlir)
+        self.assertNotIn("train.cast", result.mlir)
+        self.assertRegex(result.mlir, rf"train.attention .* : \(tensor<{B}x2x{T}x4xbf16>, "
+                         rf"tensor<{B}x1x{T}x4xbf16>")
+        mlir = self.dir / "bf16-llama.mlir"
+        result.write(str(mlir))
+        self.assertEqual(run([str(BIN / "zeroc-opt"), str(mlir)]).returncode, 0)
+
     def test_options(self):
         torch.manual_seed(0)
         opt = ir.OptimizerConfig(kind="sgd", lr=0.1, momentum=0.5, grad_clip=1.0)

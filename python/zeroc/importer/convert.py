@@ -352,11 +352,14 @@ class Converter:
         value = float(flat[0])
         return self.fill(value, tuple(t.shape))
 
-    def fill(self, value: float, shape: Sequence[int] = ()) -> ir.Value:
+    def fill(self, value: float, shape: Sequence[int] = (),
+             element: str | None = None) -> ir.Value:
+        """train.fill in `element` (default: the model's float type; an
+        operand's for arithmetic, f32 inside an RMSNorm of a bf16 model)."""
         if not math.isfinite(value):
             self.fail(f"the constant {value} is not finite")
-        result = self.f.fill(self.fresh(self._base() + "_c"), ir.TensorType(tuple(shape),
-                                                                            self.element), value)
+        result = self.f.fill(self.fresh(self._base() + "_c"),
+                             ir.TensorType(tuple(shape), element or self.element), value)
         self.defs[result.name] = ("fill", float(value))
         return result
 
@@ -845,14 +848,15 @@ class Converter:
                 return self.scale(x, 1.0 / s)
             if s == 0:
                 return x
-            return self._binary(op, x, self.fill(s))
+            return self._binary(op, x, self.fill(s, element=x.type.element))
         if _is_number(a) and not _is_number(b):
             x, s = self.tensor(b), float(a)
             if op == "mul":
                 return self.scale(x, s)
             if op == "add":
-                return x if s == 0 else self._binary("add", x, self.fill(s))
-            return self._binary(op, self.fill(s), x)
+                return x if s == 0 else self._binary(
+                    "add", x, self.fill(s, element=x.type.element))
+            return self._binary(op, self.fill(s, element=x.type.element), x)
         if op == "mul":
             rms = self._match_rmsnorm(a, b)
             if rms is not None:
@@ -934,9 +938,7 @@ class Converter:
                 if not square or square[1] != "mul" or square[2] is not square[3] or \
                         square[2].name != x.name:
                     continue
-                ones = self.fill(1.0, x.type.shape[-1:]) if x.type.element == self.element \
-                    else self.f.fill(self.fresh(self._base() + "_c"),
-                                     ir.TensorType(x.type.shape[-1:], x.type.element), 1.0)
+                ones = self.fill(1.0, x.type.shape[-1:], element=x.type.element)
                 result = self.f.rmsnorm(self.fresh(self._base()), x, ones, fill[1])
                 self.defs[result.name] = ("rmsnorm", x, None, fill[1])
                 return result
@@ -1006,10 +1008,10 @@ class Converter:
         if exponent == 0.5:
             return self.f.sqrt(self.fresh(self._base()), x)
         if exponent == -1:
-            return self._binary("div", self.fill(1.0), x)
+            return self._binary("div", self.fill(1.0, element=x.type.element), x)
         if exponent == -0.5:
             root = self.f.sqrt(self.fresh(self._base()), x)
-            return self._binary("div", self.fill(1.0), root)
+            return self._binary("div", self.fill(1.0, element=x.type.element), root)
         self.unsupported(f"exponent {exponent}: only 2, 1, 0.5, -0.5 and -1 are supported")
 
     def op_sqrt(self, args, kwargs):
@@ -1018,7 +1020,7 @@ class Converter:
     def op_rsqrt(self, args, kwargs):
         x = self.tensor(args[0])
         root = self.f.sqrt(self.fresh(self._base()), x)
-        result = self._binary("div", self.fill(1.0), root)
+        result = self._binary("div", self.fill(1.0, element=x.type.element), root)
         self.defs[result.name] = ("rsqrt", x)
         return result
 
@@ -1301,7 +1303,11 @@ class Converter:
         if attr == "ndim":
             return len(shape)
         if attr == "dtype":
-            return torch.int64 if isinstance(x, IndexView) else _TORCH_DTYPES[x.type.element]
+            if isinstance(x, IndexView):
+                return torch.int64
+            if isinstance(x, CLin):
+                return torch.complex64
+            return _TORCH_DTYPES[x.element if isinstance(x, Lin) else x.type.element]
         if attr == "device":
             return torch.device("cpu")
         if attr == "is_cuda":
@@ -1596,6 +1602,8 @@ class Converter:
         for arg in args[1:]:
             if isinstance(arg, torch.dtype):
                 dtype = arg
+            elif isinstance(arg, Lin):
+                dtype = _TORCH_DTYPES[arg.element]
             elif isinstance(arg, (ir.Value, ParamRef)):
                 dtype = _TORCH_DTYPES[self.tensor(arg).type.element]
             elif isinstance(arg, (str, torch.device)) or arg is None:

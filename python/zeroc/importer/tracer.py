@@ -153,9 +153,23 @@ def location_of_exception(error: BaseException) -> tuple[str, int, str] | None:
     return found
 
 
+def _embedding_meta(self, input):
+    # MetaTracer's own override makes the rows f32 whatever the table: a
+    # bf16 model's `x.dtype` would then read f32 (Hugging Face's RMSNorm
+    # casts back to it).
+    return torch.empty(*input.shape, self.weight.shape[-1], device="meta",
+                       dtype=self.weight.dtype)
+
+
 def trace(module: torch.nn.Module, meta_args: dict, concrete_args: dict | None = None
           ) -> torch.fx.GraphModule:
     """Traces `module` with meta tensors `meta_args` for its tensor inputs."""
+    from torch.fx.experimental import meta_tracer
     tracer = Tracer()
-    graph = tracer.trace(module, meta_args, concrete_args)
+    saved = meta_tracer.manual_meta_overrides.get(torch.nn.Embedding)
+    meta_tracer.manual_meta_overrides[torch.nn.Embedding] = _embedding_meta
+    try:
+        graph = tracer.trace(module, meta_args, concrete_args)
+    finally:
+        meta_tracer.manual_meta_overrides[torch.nn.Embedding] = saved
     return torch.fx.GraphModule(tracer.root, graph, module.__class__.__name__)

@@ -48,6 +48,12 @@ MODELS = {
 }
 
 
+def mpirun(args):
+    """The mpirun command, with this test's own TMPDIR: Open MPI's session
+    folder under a shared one can collide with a concurrent test's."""
+    return ["env", f"TMPDIR={args.work}", *args.mpirun.split()]
+
+
 def module_file(name):
     """(source file, class name) of a MODELS entry."""
     if ":" in name:
@@ -105,7 +111,7 @@ def main():
         subprocess.run([args.zeroc, mlir, f"--zero-stage={stage}", f"--world-size={ranks}",
                         "-o", exe], check=True)
         log, save = exe + ".jsonl", exe + ".saved"
-        subprocess.run(args.mpirun.split() + ["-np", str(ranks), exe, "--data", text_path,
+        subprocess.run(mpirun(args) + ["-np", str(ranks), exe, "--data", text_path,
                                               "--data-format=text", "--init", init,
                                               "--steps", str(STEPS), "--log-json", log,
                                               "--save", save, "--quiet"],
