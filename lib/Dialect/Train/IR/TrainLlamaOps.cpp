@@ -10,6 +10,7 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <cmath>
 
@@ -45,6 +46,15 @@ LogicalResult expectType(Operation *op, StringRef what, Value value,
   return success();
 }
 
+/// A shape rule's result where a pass builds the op: failing is a bug in
+/// the pass, not bad input.
+Shape expectShape(FailureOr<Shape> shape, const char *what) {
+  if (failed(shape))
+    llvm::report_fatal_error(llvm::Twine("building train.") + what +
+                             ": operands that do not verify");
+  return *shape;
+}
+
 LogicalResult verifyEps(Operation *op, double eps) {
   if (!std::isfinite(eps) || eps <= 0.0)
     return op->emitOpError("eps must be finite and positive, got ") << eps;
@@ -59,8 +69,12 @@ LogicalResult verifyEps(Operation *op, double eps) {
 
 void RmsNormOp::build(OpBuilder &builder, OperationState &state, Value input,
                       Value weight, double eps) {
-  build(builder, state, input.getType(), input, weight,
-        builder.getF64FloatAttr(eps));
+  RankedTensorType type = tensorType(input);
+  Shape shape =
+      expectShape(rmsnormShape(type.getShape(), tensorType(weight).getShape()),
+                  "rmsnorm");
+  build(builder, state, RankedTensorType::get(shape, type.getElementType()),
+        input, weight, builder.getF64FloatAttr(eps));
 }
 
 LogicalResult RmsNormOp::verify() {
@@ -121,8 +135,11 @@ LogicalResult RopeOp::verify() {
 void SliceOp::build(OpBuilder &builder, OperationState &state, Value input,
                     ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
                     ArrayRef<int64_t> strides) {
-  auto type = RankedTensorType::get(sizes, tensorType(input).getElementType());
-  build(builder, state, type, input, builder.getDenseI64ArrayAttr(offsets),
+  RankedTensorType in = tensorType(input);
+  Shape shape =
+      expectShape(sliceShape(in.getShape(), offsets, sizes, strides), "slice");
+  build(builder, state, RankedTensorType::get(shape, in.getElementType()),
+        input, builder.getDenseI64ArrayAttr(offsets),
         builder.getDenseI64ArrayAttr(strides));
 }
 
