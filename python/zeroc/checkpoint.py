@@ -257,6 +257,22 @@ def verify(path: str, *, chunk: int = 16 << 20) -> dict:
     return manifest
 
 
+def read_tensor(manifest: dict, name: str) -> bytes:
+    """The bytes of tensor `name` of a manifest (`read_manifest`), its
+    slices joined in element order (the whole tensor in memory: for tests
+    and small tensors; `export` streams)."""
+    tensor = next((t for t in manifest["tensors"] if t["name"] == name), None)
+    if tensor is None:
+        raise CheckpointError(f"{manifest['folder']}: no tensor '{name}'")
+    parts = []
+    for piece in tensor["slices"]:
+        begin, end = piece["bytes"]
+        with open(os.path.join(manifest["folder"], piece["file"]), "rb") as f:
+            f.seek(begin)
+            parts.append(f.read(end - begin))
+    return b"".join(parts)
+
+
 # ---------------------------------------------------------------------------
 # Export
 # ---------------------------------------------------------------------------

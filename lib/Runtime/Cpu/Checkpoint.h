@@ -232,6 +232,9 @@ int64_t residentBytes();
 /// process kills itself (SIGKILL) when it reaches POINT of a save, to
 /// check what an interrupted save leaves behind.
 void crashPoint(const char *point);
+/// ZEROC_TEST_FAIL=POINT[@RANK]: an injected I/O error at POINT ("" when
+/// not set), to check that a failed save leaves nothing behind.
+std::string failPoint(const char *point);
 
 } // namespace zeroc::rt::ckpt
 

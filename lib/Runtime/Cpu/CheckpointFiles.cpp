@@ -249,22 +249,38 @@ int64_t residentBytes() { return statusBytes("VmRSS"); }
 // The crash hook
 //===----------------------------------------------------------------------===//
 
-void crashPoint(const char *point) {
-  static const char *spec = std::getenv("ZEROC_TEST_CRASH");
+namespace {
+
+/// Whether the environment variable `name` says POINT[@RANK] for this rank.
+bool hookMatches(const char *name, const char *point) {
+  const char *spec = std::getenv(name);
   if (!spec || !*spec)
-    return;
+    return false;
   std::string text = spec;
   int rank = 0;
   if (size_t at = text.find('@'); at != std::string::npos) {
     rank = std::atoi(text.c_str() + at + 1);
     text = text.substr(0, at);
   }
-  if (text != point || worldRank() != rank)
+  return text == point && worldRank() == rank;
+}
+
+} // namespace
+
+void crashPoint(const char *point) {
+  if (!hookMatches("ZEROC_TEST_CRASH", point))
     return;
   std::fprintf(stderr, "zeroc: ZEROC_TEST_CRASH: rank %d killed at '%s'\n",
-               rank, point);
+               worldRank(), point);
   std::fflush(stderr);
   std::raise(SIGKILL);
+}
+
+std::string failPoint(const char *point) {
+  if (!hookMatches("ZEROC_TEST_FAIL", point))
+    return "";
+  return std::string("write error: injected at '") + point +
+         "' (ZEROC_TEST_FAIL)";
 }
 
 } // namespace zeroc::rt::ckpt

@@ -90,6 +90,9 @@ std::string writeFile(const zrt_program &program, const Plan &plan,
   out.present = true;
   out.headerBytes = static_cast<int64_t>(header.size());
   std::string error = writeAll(fd, path, header.data(), header.size());
+  if (std::string injected = failPoint("write");
+      error.empty() && !injected.empty())
+    error = path + ": " + injected;
   uint32_t crc = crc32c(0, header.data(), header.size());
   int64_t total = static_cast<int64_t>(header.size());
   for (const PlanSlice &slice : slices) {
