@@ -14,6 +14,7 @@ usage: services_check.py make-data DIR
        services_check.py batches DUMP WORLD STEPS DATA(.bin|.txt) [FIRST_STEP]
        services_check.py close-losses TOLERANCE FULL.json PART.json...
        services_check.py tensor-names FILE.safetensors...
+       services_check.py tensor-dtypes FILE.safetensors
        services_check.py step-losses FULL.json PART.json   (PART's steps as FULL's)
        services_check.py same-checkpoint A B   (every tensor and value equal)
        services_check.py poke-nan FOLDER TENSOR ELEMENT   (checksums redone)
@@ -425,6 +426,9 @@ def main(argv):
                 int(args[4]) if len(args) > 4 else 0)
     elif command == "close-losses":
         close_losses(float(args[0]), args[1], args[2:])
+    elif command == "tensor-dtypes":
+        for name, (dtype, shape, _) in sorted(evalref.read_safetensors(args[0])[0].items()):
+            print(name, dtype, shape)
     elif command == "tensor-names":
         for path in args:
             print(sorted(evalref.read_safetensors(path)[0]))
