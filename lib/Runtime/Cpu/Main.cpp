@@ -94,7 +94,6 @@ int main(int argc, char **argv) {
   }
 
   commInitialize(argc, argv, program);
-  installStopSignals();
   int rank = worldRank(), ranks = worldSize();
   zrt_comm *comm = defaultComm();
 
@@ -135,6 +134,9 @@ int main(int argc, char **argv) {
     }
     exitAll(0);
   }
+
+  // From now on a stop signal ends the run after a step, with a checkpoint.
+  installStopSignals();
 
   // Token data: every rank maps the files and checks its share of the ids.
   TokenFile train, validation;

@@ -25,6 +25,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 
 namespace zeroc::rt::ckpt {
@@ -338,6 +339,7 @@ std::string parseManifest(const std::string &path, const std::string &text,
   }
 
   const Json *files = root.get("files");
+  std::map<std::string, size_t> fileIndex;
   if (!files || files->kind != Json::Array)
     return fail("the manifest has no 'files' array");
   for (const Json &entry : files->array) {
@@ -353,10 +355,11 @@ std::string parseManifest(const std::string &path, const std::string &text,
         (file.name.empty() || file.name.find('/') != std::string::npos ||
          file.name[0] == '.'))
       problem = "has a name that is not a plain file name";
-    if (problem.empty() && m.findFile(file.name))
+    if (problem.empty() && fileIndex.count(file.name))
       problem = "is listed twice";
     if (!problem.empty())
       return fail("file entry '" + file.name + "' " + problem);
+    fileIndex[file.name] = m.files.size();
     m.files.push_back(file);
   }
 
@@ -415,8 +418,10 @@ std::string parseManifest(const std::string &path, const std::string &text,
         problem = getPair(item, "bytes", slice.byteBegin, byteEnd);
       if (problem.empty())
         problem = getCrc(item, slice.crc);
-      const FileRecord *file = problem.empty() ? m.findFile(slice.file)
-                                               : nullptr;
+      auto found = problem.empty() ? fileIndex.find(slice.file)
+                                   : fileIndex.end();
+      const FileRecord *file =
+          found == fileIndex.end() ? nullptr : &m.files[found->second];
       if (problem.empty() && !file)
         problem = "is in '" + slice.file + "', which 'files' does not list";
       if (problem.empty() && slice.begin != next)
