@@ -15,7 +15,8 @@ Memory: a wider GPT-2 (38 MB of fp32 weights and moments) saved at stage 3
 on 2 ranks through a 1 MiB buffer: each rank's resident set grows by at most
 the buffer and 3 MiB while saving (the figure the executable logs, VmHWM
 after a reset of /proc/self/clear_refs), far below its 19 MB shard, let
-alone the whole model: no rank gathers anything.
+alone the whole model: no rank gathers anything. Loading it back through
+the same buffer grows them as little.
 """
 import argparse
 import json
@@ -110,6 +111,15 @@ def main():
             any(p > buffer + (3 << 20) for p in peaks):
         failures.append(f"saving grew the ranks' memory by {peaks} bytes "
                         f"(buffer {saved['staging_bytes']}, checkpoint {total} bytes)")
+
+    # ... and while loading it back (memory-mapped windows of the buffer).
+    records = run(wide, 2, "wide-load", "--steps", "1", "--resume", ck,
+                  env=[f"ZEROC_CHECKPOINT_BUFFER={buffer}"])
+    loaded = next(r for r in records if r.get("checkpoint") == "loaded")
+    print(f"wide model loaded: {loaded['bytes_read'] / 1e6:.1f} MB read; each rank's resident "
+          f"set grew by {', '.join(f'{p / 2**20:.2f} MiB' for p in loaded['peak_extra_bytes'])}")
+    if any(p > buffer + (3 << 20) for p in loaded["peak_extra_bytes"]):
+        failures.append(f"loading grew the ranks' memory by {loaded['peak_extra_bytes']} bytes")
 
     if failures:
         print("\n".join(failures))

@@ -12,8 +12,9 @@
 //      sizes, and the CRC-32C of every file and every slice, so that an
 //      error names the tensor a damaged byte belongs to;
 //   4. reads the elements it holds (localRange) from the slices that
-//      overlap them, whatever layout wrote them, from memory-mapped files,
-//      one file mapped at a time; checks that float states are finite.
+//      overlap them, whatever layout wrote them, through memory-mapped
+//      windows of at most the checkpoint buffer; checks that float states
+//      are finite.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 
 #include <fcntl.h>
@@ -170,14 +172,16 @@ std::string verifyFile(const std::string &folder, const Manifest &manifest,
                "' (" + elementsText(*located.slice) + ")";
     return what + ": truncated in the safetensors header";
   }
-  size_t kChunk = bufferBytes();
-  std::vector<uint8_t> buffer(kChunk);
+  size_t chunk = std::max<size_t>(
+      1, std::min(bufferBytes(), static_cast<size_t>(size)));
+  std::unique_ptr<uint8_t[]> buffer(new uint8_t[chunk]); // uninitialized
   uint32_t crc = 0;
   std::vector<uint32_t> sliceCrcs(slices.size(), 0);
   size_t first = 0; // the first slice not yet past
   for (int64_t at = 0; at < size;) {
-    size_t want = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(kChunk), size - at));
-    ssize_t got = ::pread(fd, buffer.data(), want, at);
+    size_t want = static_cast<size_t>(
+        std::min<int64_t>(static_cast<int64_t>(chunk), size - at));
+    ssize_t got = ::pread(fd, buffer.get(), want, at);
     if (got < 0 && errno == EINTR)
       continue;
     if (got <= 0) {
@@ -186,7 +190,7 @@ std::string verifyFile(const std::string &folder, const Manifest &manifest,
       return path + ": read error at byte " + std::to_string(at) + ": " +
              std::strerror(error);
     }
-    crc = crc32c(crc, buffer.data(), static_cast<size_t>(got));
+    crc = crc32c(crc, buffer.get(), static_cast<size_t>(got));
     int64_t end = at + got;
     for (size_t i = first; i < slices.size(); ++i) {
       int64_t from = std::max(at, slices[i].slice->byteBegin);
@@ -194,7 +198,7 @@ std::string verifyFile(const std::string &folder, const Manifest &manifest,
       if (slices[i].slice->byteBegin >= end)
         break;
       if (from < to)
-        sliceCrcs[i] = crc32c(sliceCrcs[i], buffer.data() + (from - at),
+        sliceCrcs[i] = crc32c(sliceCrcs[i], buffer.get() + (from - at),
                               static_cast<size_t>(to - from));
       if (slices[i].byteEnd() <= end && i == first)
         ++first;
@@ -228,11 +232,35 @@ struct Copy {
   int64_t count = 0; ///< elements
 };
 
-/// Performs `copies`, one mapped file at a time.
+/// Converts `count` elements of `from` at `source` to `to` at `target`
+/// (weights of another precision, --init DIR: through f32).
+void convert(const uint8_t *source, zrt_dtype from, void *target, zrt_dtype to,
+             int64_t count) {
+  for (int64_t e = 0; e < count; ++e) {
+    float value;
+    if (from == ZRT_BF16) {
+      uint16_t bits;
+      std::memcpy(&bits, source + 2 * e, 2);
+      value = zrt_bf16_to_f32(bits);
+    } else {
+      std::memcpy(&value, source + 4 * e, 4);
+    }
+    if (to == ZRT_BF16)
+      static_cast<uint16_t *>(target)[e] = zrt_f32_to_bf16(value);
+    else
+      static_cast<float *>(target)[e] = value;
+  }
+}
+
+/// Performs `copies`, file by file, through memory-mapped windows of at
+/// most bufferBytes() (each unmapped once copied), so that reading adds no
+/// more than that to the resident set.
 std::string performCopies(const std::string &folder, std::vector<Copy> copies,
                           int64_t &bytesRead) {
   std::stable_sort(copies.begin(), copies.end(),
                    [](const Copy &a, const Copy &b) { return a.file < b.file; });
+  size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  size_t window = std::max<size_t>(8, bufferBytes() / 8 * 8);
   for (size_t i = 0; i < copies.size();) {
     size_t j = i;
     while (j < copies.size() && copies[j].file == copies[i].file)
@@ -247,45 +275,41 @@ std::string performCopies(const std::string &folder, std::vector<Copy> copies,
       return path + ": cannot stat: " + std::strerror(errno);
     }
     size_t length = static_cast<size_t>(info.st_size);
-    void *mapped = length ? ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0)
-                          : nullptr;
-    ::close(fd);
-    if (length && mapped == MAP_FAILED)
-      return path + ": cannot map: " + std::strerror(errno);
-    const uint8_t *bytes = static_cast<const uint8_t *>(mapped);
-    for (size_t k = i; k < j; ++k) {
+    std::string error;
+    for (size_t k = i; k < j && error.empty(); ++k) {
       const Copy &copy = copies[k];
-      size_t fromSize = zrt_dtype_size(copy.from);
+      size_t fromSize = zrt_dtype_size(copy.from), toSize = zrt_dtype_size(copy.to);
       size_t span = static_cast<size_t>(copy.count) * fromSize;
       if (static_cast<size_t>(copy.source) + span > length) {
-        if (mapped)
-          ::munmap(mapped, length);
-        return path + ": shorter than the manifest says";
+        error = path + ": shorter than the manifest says";
+        break;
       }
-      const uint8_t *source = bytes + copy.source;
-      bytesRead += static_cast<int64_t>(span);
-      if (copy.from == copy.to) {
-        std::memcpy(copy.target, source, span);
-        continue;
-      }
-      // Weights of another precision (--init DIR): through f32.
-      for (int64_t e = 0; e < copy.count; ++e) {
-        float value;
-        if (copy.from == ZRT_BF16) {
-          uint16_t bits;
-          std::memcpy(&bits, source + 2 * e, 2);
-          value = zrt_bf16_to_f32(bits);
-        } else {
-          std::memcpy(&value, source + 4 * e, 4);
+      for (size_t done = 0; done < span;) {
+        size_t piece = std::min(window / fromSize * fromSize, span - done);
+        size_t at = static_cast<size_t>(copy.source) + done;
+        size_t aligned = at / page * page;
+        size_t mapped = piece + (at - aligned);
+        void *view = ::mmap(nullptr, mapped, PROT_READ, MAP_PRIVATE, fd,
+                            static_cast<off_t>(aligned));
+        if (view == MAP_FAILED) {
+          error = path + ": cannot map: " + std::strerror(errno);
+          break;
         }
-        if (copy.to == ZRT_BF16)
-          static_cast<uint16_t *>(copy.target)[e] = zrt_f32_to_bf16(value);
+        const uint8_t *source = static_cast<const uint8_t *>(view) + (at - aligned);
+        uint8_t *target = static_cast<uint8_t *>(copy.target) + done / fromSize * toSize;
+        if (copy.from == copy.to)
+          std::memcpy(target, source, piece);
         else
-          static_cast<float *>(copy.target)[e] = value;
+          convert(source, copy.from, target, copy.to,
+                  static_cast<int64_t>(piece / fromSize));
+        ::munmap(view, mapped);
+        done += piece;
       }
+      bytesRead += static_cast<int64_t>(span);
     }
-    if (mapped)
-      ::munmap(mapped, length);
+    ::close(fd);
+    if (!error.empty())
+      return error;
     i = j;
   }
   return "";

@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include <fcntl.h>
 #include <mpi.h>
@@ -77,8 +78,8 @@ std::string writeFile(const zrt_program &program, const Plan &plan,
                       const std::string &path,
                       const std::vector<std::pair<std::string, std::string>>
                           &meta,
-                      const int64_t trainer[3], std::vector<uint8_t> &staging,
-                      Written &out) {
+                      const int64_t trainer[3], uint8_t *staging,
+                      size_t stagingBytes, Written &out) {
   int rank = worldRank(), ranks = worldSize();
   std::vector<int64_t> offsets;
   std::string header = safetensorsHeader(plan, slices, meta, offsets);
@@ -129,11 +130,11 @@ std::string writeFile(const zrt_program &program, const Plan &plan,
                                         range.offset) *
                     size;
       for (size_t done = 0; done < bytes && error.empty();) {
-        size_t chunk = std::min(bytes - done, staging.size());
-        stateToHost(state, from + done, chunk, staging.data());
-        sliceCrc = crc32c(sliceCrc, staging.data(), chunk);
-        crc = crc32c(crc, staging.data(), chunk);
-        error = writeAll(fd, path, staging.data(), chunk);
+        size_t chunk = std::min(bytes - done, stagingBytes);
+        stateToHost(state, from + done, chunk, staging);
+        sliceCrc = crc32c(sliceCrc, staging, chunk);
+        crc = crc32c(crc, staging, chunk);
+        error = writeAll(fd, path, staging, chunk);
         done += chunk;
         crashPoint("write");
       }
@@ -244,7 +245,19 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
   Written written[kGroups];
   std::vector<std::string> mine;
   {
-    std::vector<uint8_t> staging(bufferBytes());
+    // The buffer: no larger than the largest slice, left uninitialized (its
+    // pages cost memory only as they are used).
+    size_t stagingBytes = 8;
+    for (const std::vector<PlanSlice> &slices :
+         plan.slices[static_cast<size_t>(rank)])
+      for (const PlanSlice &slice : slices)
+        stagingBytes = std::max(
+            stagingBytes,
+            static_cast<size_t>(slice.end - slice.begin) *
+                zrt_dtype_size(plan.tensors[static_cast<size_t>(slice.tensor)]
+                                   .dtype));
+    stagingBytes = std::min(stagingBytes, bufferBytes());
+    std::unique_ptr<uint8_t[]> staging(new uint8_t[stagingBytes]);
     for (int g = 0; g < kGroups && error.empty(); ++g) {
       const std::vector<PlanSlice> &slices =
           plan.slices[static_cast<size_t>(rank)][static_cast<size_t>(g)];
@@ -252,8 +265,8 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
         continue;
       std::string path = joinPath(partial, groupFileName(g, rank));
       mine.push_back(path);
-      error = writeFile(program, plan, slices, path, meta, trainer, staging,
-                        written[g]);
+      error = writeFile(program, plan, slices, path, meta, trainer,
+                        staging.get(), stagingBytes, written[g]);
     }
   }
   if (error.empty() && !mine.empty())
