@@ -49,6 +49,14 @@ class Crc(unittest.TestCase):
             with self.subTest(length=length):
                 self.assertEqual(checkpoint.crc32c(data[:length]), slow_crc(data[:length]))
 
+    def test_combine(self):
+        data = os.urandom(3000)
+        for cut in (0, 1, 1000, 2999, 3000):
+            self.assertEqual(checkpoint.crc32c_combine(checkpoint.crc32c(data[:cut]),
+                                                       checkpoint.crc32c(data[cut:]),
+                                                       len(data) - cut),
+                             checkpoint.crc32c(data))
+
     def test_continuation(self):
         data = os.urandom(20000)
         for cut in (0, 1, 255, 256, 5000, 19999):

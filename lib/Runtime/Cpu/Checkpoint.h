@@ -39,6 +39,9 @@ namespace zeroc::rt::ckpt {
 /// Continues `crc` (0 to start) over `size` bytes: crc32c(crc32c(0, a), b)
 /// is the CRC of a followed by b.
 uint32_t crc32c(uint32_t crc, const void *data, size_t size);
+/// The CRC of A followed by B from crc32c(0, A), crc32c(0, B) and B's
+/// length, without the bytes (so that a file's CRC follows from its parts').
+uint32_t crc32cCombine(uint32_t first, uint32_t second, uint64_t secondBytes);
 /// Eight lowercase hex digits.
 std::string crcHex(uint32_t crc);
 

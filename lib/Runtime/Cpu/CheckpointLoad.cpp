@@ -175,9 +175,24 @@ std::string verifyFile(const std::string &folder, const Manifest &manifest,
   size_t chunk = std::max<size_t>(
       1, std::min(bufferBytes(), static_cast<size_t>(size)));
   std::unique_ptr<uint8_t[]> buffer(new uint8_t[chunk]); // uninitialized
-  uint32_t crc = 0;
+  // One CRC pass: the file cut at every slice's bounds into regions, each
+  // region's CRC a slice's (or the header's), the file's combined from them.
+  std::vector<int64_t> cuts = {0, size};
+  for (const Located &located : slices) {
+    cuts.push_back(located.slice->byteBegin);
+    cuts.push_back(located.byteEnd());
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::vector<int> owner(cuts.size(), -1); // the slice a region is
+  for (size_t i = 0; i < slices.size(); ++i)
+    if (slices[i].byteEnd() > slices[i].slice->byteBegin)
+      owner[static_cast<size_t>(std::lower_bound(cuts.begin(), cuts.end(),
+                                                 slices[i].slice->byteBegin) -
+                                cuts.begin())] = static_cast<int>(i);
+  uint32_t crc = 0, regionCrc = 0;
   std::vector<uint32_t> sliceCrcs(slices.size(), 0);
-  size_t first = 0; // the first slice not yet past
+  size_t region = 0;
   for (int64_t at = 0; at < size;) {
     size_t want = static_cast<size_t>(
         std::min<int64_t>(static_cast<int64_t>(chunk), size - at));
@@ -190,18 +205,21 @@ std::string verifyFile(const std::string &folder, const Manifest &manifest,
       return path + ": read error at byte " + std::to_string(at) + ": " +
              std::strerror(error);
     }
-    crc = crc32c(crc, buffer.get(), static_cast<size_t>(got));
     int64_t end = at + got;
-    for (size_t i = first; i < slices.size(); ++i) {
-      int64_t from = std::max(at, slices[i].slice->byteBegin);
-      int64_t to = std::min(end, slices[i].byteEnd());
-      if (slices[i].slice->byteBegin >= end)
-        break;
-      if (from < to)
-        sliceCrcs[i] = crc32c(sliceCrcs[i], buffer.get() + (from - at),
-                              static_cast<size_t>(to - from));
-      if (slices[i].byteEnd() <= end && i == first)
-        ++first;
+    for (int64_t pos = at; pos < end;) {
+      int64_t regionEnd = cuts[region + 1];
+      int64_t take = std::min(end, regionEnd) - pos;
+      regionCrc = crc32c(regionCrc, buffer.get() + (pos - at),
+                         static_cast<size_t>(take));
+      pos += take;
+      if (pos == regionEnd) {
+        if (owner[region] >= 0)
+          sliceCrcs[static_cast<size_t>(owner[region])] = regionCrc;
+        crc = crc32cCombine(crc, regionCrc,
+                            static_cast<uint64_t>(regionEnd - cuts[region]));
+        regionCrc = 0;
+        ++region;
+      }
     }
     at = end;
   }

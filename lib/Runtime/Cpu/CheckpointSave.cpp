@@ -112,7 +112,6 @@ std::string writeFile(const zrt_program &program, const Plan &plan,
         value[b] = static_cast<uint8_t>(
             static_cast<uint64_t>(trainer[index]) >> (8 * b));
       sliceCrc = crc32c(0, value, 8);
-      crc = crc32c(crc, value, 8);
       error = writeAll(fd, path, value, 8);
     } else {
       const zrt_state &state = program.states[tensor.state];
@@ -133,13 +132,13 @@ std::string writeFile(const zrt_program &program, const Plan &plan,
         size_t chunk = std::min(bytes - done, stagingBytes);
         stateToHost(state, from + done, chunk, staging);
         sliceCrc = crc32c(sliceCrc, staging, chunk);
-        crc = crc32c(crc, staging, chunk);
         error = writeAll(fd, path, staging, chunk);
         done += chunk;
         crashPoint("write");
       }
     }
     out.sliceCrcs.push_back(sliceCrc);
+    crc = crc32cCombine(crc, sliceCrc, bytes); // the file's, without a pass
     total += static_cast<int64_t>(bytes);
   }
   if (error.empty() && ::fsync(fd) != 0)

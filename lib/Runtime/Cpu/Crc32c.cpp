@@ -92,6 +92,50 @@ uint32_t crc32c(uint32_t crc, const void *data, size_t size) {
   return ~softwareUpdate(state, bytes, size);
 }
 
+namespace {
+
+// zlib's crc32_combine, for the CRC-32C polynomial: the CRC of A followed by
+// B from the CRCs of A and B, by applying len(B) zero bytes to crc(A) with
+// squared GF(2) matrices (about log2(len) 32x32 products).
+uint32_t matrixTimes(const uint32_t *matrix, uint32_t vector) {
+  uint32_t sum = 0;
+  for (; vector; vector >>= 1, ++matrix)
+    if (vector & 1)
+      sum ^= *matrix;
+  return sum;
+}
+
+void matrixSquare(uint32_t *square, const uint32_t *matrix) {
+  for (int n = 0; n < 32; ++n)
+    square[n] = matrixTimes(matrix, matrix[n]);
+}
+
+} // namespace
+
+uint32_t crc32cCombine(uint32_t first, uint32_t second, uint64_t secondBytes) {
+  if (secondBytes == 0)
+    return first;
+  uint32_t even[32], odd[32];
+  odd[0] = 0x82F63B78u; // one zero bit
+  for (int n = 1; n < 32; ++n)
+    odd[n] = 1u << (n - 1);
+  matrixSquare(even, odd); // two zero bits
+  matrixSquare(odd, even); // four
+  do {
+    matrixSquare(even, odd); // one zero byte, then 4, 16, ...
+    if (secondBytes & 1)
+      first = matrixTimes(even, first);
+    secondBytes >>= 1;
+    if (!secondBytes)
+      break;
+    matrixSquare(odd, even);
+    if (secondBytes & 1)
+      first = matrixTimes(odd, first);
+    secondBytes >>= 1;
+  } while (secondBytes);
+  return first ^ second;
+}
+
 std::string crcHex(uint32_t crc) {
   char text[9];
   std::snprintf(text, sizeof text, "%08x", crc);
