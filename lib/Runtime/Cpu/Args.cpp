@@ -43,9 +43,10 @@ bool parseUnsigned(const std::string &text, uint64_t &value) {
 std::string parseArguments(int argc, char **argv, Options &options) {
   // Flags that take a value.
   static const char *const valued[] = {
-      "--data",   "--steps",    "--seed",       "--init",     "--save",
-      "--resume", "--log-json", "--eval-every", "--val-data", "--data-format",
-      "--sample", "--prompt",  "--temperature", "--save-every", "--keep-last"};
+      "--data",        "--steps",       "--seed",     "--init",
+      "--save",        "--resume",      "--log-json", "--eval-every",
+      "--val-data",    "--data-format", "--sample",   "--prompt",
+      "--temperature", "--save-every",  "--keep-last"};
   bool sawEvalEvery = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

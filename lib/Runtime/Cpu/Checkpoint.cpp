@@ -251,8 +251,7 @@ static const zrt_state *initialSource(const zrt_program &program,
 
 /// Fills the elements of `state` that this rank holds with value(i) for
 /// logical element i; zeroes the rest of its storage.
-template <typename Value>
-void fillHeld(zrt_state &state, Value value) {
+template <typename Value> void fillHeld(zrt_state &state, Value value) {
   std::memset(state.data, 0, stateBytes(state));
   StateRange range = localRange(state, worldRank(), worldSize());
   parallelChunks(range.count, [&](int64_t from, int64_t to) {
@@ -303,7 +302,8 @@ std::string initializeFromFile(const zrt_program &program,
       return prefix + "dtype " + st::dtypeName(tensor.dtype) +
              " is not F32 or BF16";
     if (tensor.shape != logicalShape(*param))
-      return prefix + "shape " + ckpt::formatShape(tensor.shape) + " differs from " +
+      return prefix + "shape " + ckpt::formatShape(tensor.shape) +
+             " differs from " +
              (tiedHead ? "the tied transformer.wte.weight's "
                        : "the "
                          "parameter's ") +

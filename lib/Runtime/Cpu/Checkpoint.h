@@ -187,11 +187,10 @@ std::string makePlan(const zrt_program &program, int worldSize, Plan &plan);
 /// `slices`, each named as its tensor (a second slice of one tensor gets
 /// "@BEGIN"), shaped as the tensor when whole, as whole rows when they
 /// are, else flat. `offsets` gets each slice's first byte in the file.
-std::string safetensorsHeader(const Plan &plan,
-                              const std::vector<PlanSlice> &slices,
-                              const std::vector<std::pair<std::string,
-                                                          std::string>> &meta,
-                              std::vector<int64_t> &offsets);
+std::string
+safetensorsHeader(const Plan &plan, const std::vector<PlanSlice> &slices,
+                  const std::vector<std::pair<std::string, std::string>> &meta,
+                  std::vector<int64_t> &offsets);
 
 //===----------------------------------------------------------------------===//
 // Files (CheckpointFiles.cpp). Every function returns "" or an error that

@@ -57,8 +57,8 @@ std::string makeDirectories(const std::string &dir) {
 std::string syncDirectory(const std::string &dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (fd < 0)
-    return dir + ": cannot open the directory to sync it: " +
-           std::strerror(errno);
+    return dir +
+           ": cannot open the directory to sync it: " + std::strerror(errno);
   int status = ::fsync(fd);
   int error = errno;
   ::close(fd);
@@ -89,8 +89,8 @@ std::string writeFileDurably(const std::string &path,
     return path + ": exists and is not a regular file; not replacing it";
   std::string temporary = path + ".tmp";
   ::unlink(temporary.c_str());
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                  0666);
+  int fd =
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0)
     return temporary + ": cannot create: " + std::strerror(errno);
   const char *data = content.data();

@@ -120,9 +120,9 @@ struct Located {
   const Tensor *tensor;
   const Slice *slice;
   int64_t byteEnd() const {
-    return slice->byteBegin + (slice->end - slice->begin) *
-                                  static_cast<int64_t>(
-                                      zrt_dtype_size(tensor->dtype));
+    return slice->byteBegin +
+           (slice->end - slice->begin) *
+               static_cast<int64_t>(zrt_dtype_size(tensor->dtype));
   }
 };
 
@@ -147,8 +147,9 @@ std::string verifyFile(const std::string &folder, const Manifest &manifest,
   std::vector<Located> slices = slicesOf(manifest, file.name);
   for (size_t i = 1; i < slices.size(); ++i)
     if (slices[i].slice->byteBegin < slices[i - 1].byteEnd())
-      return path + ": the manifest's slices of '" + slices[i - 1].tensor->name +
-             "' and '" + slices[i].tensor->name + "' overlap";
+      return path + ": the manifest's slices of '" +
+             slices[i - 1].tensor->name + "' and '" + slices[i].tensor->name +
+             "' overlap";
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return path + ": cannot open: " + std::strerror(errno) + " (it holds " +
@@ -168,12 +169,12 @@ std::string verifyFile(const std::string &folder, const Manifest &manifest,
       return what + " (the file was replaced or appended to)";
     for (const Located &located : slices)
       if (located.byteEnd() > size)
-        return what + ": truncated in tensor '" + located.tensor->name +
-               "' (" + elementsText(*located.slice) + ")";
+        return what + ": truncated in tensor '" + located.tensor->name + "' (" +
+               elementsText(*located.slice) + ")";
     return what + ": truncated in the safetensors header";
   }
-  size_t chunk = std::max<size_t>(
-      1, std::min(bufferBytes(), static_cast<size_t>(size)));
+  size_t chunk =
+      std::max<size_t>(1, std::min(bufferBytes(), static_cast<size_t>(size)));
   std::unique_ptr<uint8_t[]> buffer(new uint8_t[chunk]); // uninitialized
   // One CRC pass: the file cut at every slice's bounds into regions, each
   // region's CRC a slice's (or the header's), the file's combined from them.
@@ -226,24 +227,26 @@ std::string verifyFile(const std::string &folder, const Manifest &manifest,
   ::close(fd);
   for (size_t i = 0; i < slices.size(); ++i)
     if (sliceCrcs[i] != slices[i].slice->crc)
-      return path + ": checksum mismatch in tensor '" +
-             slices[i].tensor->name + "' (" + elementsText(*slices[i].slice) +
-             ", bytes [" + std::to_string(slices[i].slice->byteBegin) + ", " +
+      return path + ": checksum mismatch in tensor '" + slices[i].tensor->name +
+             "' (" + elementsText(*slices[i].slice) + ", bytes [" +
+             std::to_string(slices[i].slice->byteBegin) + ", " +
              std::to_string(slices[i].byteEnd()) + "): crc32c " +
              crcHex(sliceCrcs[i]) + ", the manifest says " +
              crcHex(slices[i].slice->crc) + ")";
   if (crc != file.crc)
-    return path + ": checksum mismatch in the safetensors header, which "
-                  "describes " + tensorsIn(manifest, file.name) + " (crc32c " +
-           crcHex(crc) + " of the file, the manifest says " +
-           crcHex(file.crc) + "; every tensor's data is intact)";
+    return path +
+           ": checksum mismatch in the safetensors header, which "
+           "describes " +
+           tensorsIn(manifest, file.name) + " (crc32c " + crcHex(crc) +
+           " of the file, the manifest says " + crcHex(file.crc) +
+           "; every tensor's data is intact)";
   return "";
 }
 
 /// One copy of loaded elements into a rank's storage.
 struct Copy {
   std::string file;
-  int64_t source = 0;      ///< byte offset in the file
+  int64_t source = 0;       ///< byte offset in the file
   zrt_dtype from = ZRT_F32; ///< the checkpoint's dtype
   void *target = nullptr;
   zrt_dtype to = ZRT_F32;
@@ -275,8 +278,9 @@ void convert(const uint8_t *source, zrt_dtype from, void *target, zrt_dtype to,
 /// more than that to the resident set.
 std::string performCopies(const std::string &folder, std::vector<Copy> copies,
                           int64_t &bytesRead) {
-  std::stable_sort(copies.begin(), copies.end(),
-                   [](const Copy &a, const Copy &b) { return a.file < b.file; });
+  std::stable_sort(
+      copies.begin(), copies.end(),
+      [](const Copy &a, const Copy &b) { return a.file < b.file; });
   size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   size_t window = std::max<size_t>(8, bufferBytes() / 8 * 8);
   for (size_t i = 0; i < copies.size();) {
@@ -296,7 +300,8 @@ std::string performCopies(const std::string &folder, std::vector<Copy> copies,
     std::string error;
     for (size_t k = i; k < j && error.empty(); ++k) {
       const Copy &copy = copies[k];
-      size_t fromSize = zrt_dtype_size(copy.from), toSize = zrt_dtype_size(copy.to);
+      size_t fromSize = zrt_dtype_size(copy.from),
+             toSize = zrt_dtype_size(copy.to);
       size_t span = static_cast<size_t>(copy.count) * fromSize;
       if (static_cast<size_t>(copy.source) + span > length) {
         error = path + ": shorter than the manifest says";
@@ -313,8 +318,10 @@ std::string performCopies(const std::string &folder, std::vector<Copy> copies,
           error = path + ": cannot map: " + std::strerror(errno);
           break;
         }
-        const uint8_t *source = static_cast<const uint8_t *>(view) + (at - aligned);
-        uint8_t *target = static_cast<uint8_t *>(copy.target) + done / fromSize * toSize;
+        const uint8_t *source =
+            static_cast<const uint8_t *>(view) + (at - aligned);
+        uint8_t *target =
+            static_cast<uint8_t *>(copy.target) + done / fromSize * toSize;
         if (copy.from == copy.to)
           std::memcpy(target, source, piece);
         else
@@ -345,13 +352,14 @@ void planCopies(const Tensor &tensor, const StateRange &range, void *data,
       continue;
     Copy copy;
     copy.file = slice.file;
-    copy.source = slice.byteBegin +
-                  (lo - slice.begin) * static_cast<int64_t>(fromSize);
+    copy.source =
+        slice.byteBegin + (lo - slice.begin) * static_cast<int64_t>(fromSize);
     copy.from = tensor.dtype;
     copy.to = to;
     copy.count = hi - lo;
-    copy.target = static_cast<uint8_t *>(data) +
-                  static_cast<size_t>(range.storageOffset + lo - begin) * toSize;
+    copy.target =
+        static_cast<uint8_t *>(data) +
+        static_cast<size_t>(range.storageOffset + lo - begin) * toSize;
     copies.push_back(copy);
   }
 }
@@ -419,15 +427,16 @@ std::string checkProgram(const zrt_program &program, const Manifest &manifest,
   for (const Tensor &tensor : manifest.tensors) {
     if (tensor.kind == "trainer") {
       if (tensor.dtype != ZRT_I64 || tensor.numel != 1)
-        return where + ": trainer value '" + tensor.name +
-               "' is not one I64";
+        return where + ": trainer value '" + tensor.name + "' is not one I64";
       continue;
     }
     if (mode == Mode::Weights) {
       if (tensor.kind == "param" && !wanted.count(tensor.name))
         return where + ": tensor '" + tensor.name + "' (" +
-               describe(tensor.dtype, tensor.shape) + ") is not a parameter "
-               "of model '" + model + "'";
+               describe(tensor.dtype, tensor.shape) +
+               ") is not a parameter "
+               "of model '" +
+               model + "'";
       if (tensor.kind == "master" &&
           (tensor.dtype != ZRT_F32 || !manifest.find(tensor.of) ||
            manifest.find(tensor.of)->shape != tensor.shape))
@@ -482,10 +491,9 @@ std::string load(const zrt_program &program, const std::string &flag,
   agree(prefixed(error));
 
   // 2. Every rank found the same checkpoint.
-  int64_t mine[4] = {manifest.step, manifest.dataPosition,
-                     static_cast<int64_t>(manifest.crc),
-                     static_cast<int64_t>(crc32c(0, folder.data(),
-                                                 folder.size()))};
+  int64_t mine[4] = {
+      manifest.step, manifest.dataPosition, static_cast<int64_t>(manifest.crc),
+      static_cast<int64_t>(crc32c(0, folder.data(), folder.size()))};
   std::vector<int64_t> all(rank == 0 ? 4 * static_cast<size_t>(ranks) : 0);
   MPI_Gather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, 0,
              MPI_COMM_WORLD);
@@ -533,10 +541,12 @@ std::string load(const zrt_program &program, const std::string &flag,
     const Tensor *source = nullptr;
     if (mode == Mode::Resume) {
       source = manifest.find(state.name);
-    } else if (state.kind == ZRT_STATE_PARAM || state.kind == ZRT_STATE_MASTER) {
+    } else if (state.kind == ZRT_STATE_PARAM ||
+               state.kind == ZRT_STATE_MASTER) {
       // The f32 weights: the checkpoint's master where it has one.
-      std::string param = state.kind == ZRT_STATE_PARAM ? state.name
-                                                        : (state.of ? state.of : "");
+      std::string param = state.kind == ZRT_STATE_PARAM
+                              ? state.name
+                              : (state.of ? state.of : "");
       source = masterOf(manifest, param);
       if (!source)
         source = manifest.find(param);
@@ -600,18 +610,16 @@ std::string load(const zrt_program &program, const std::string &flag,
                "\", \"step\": " + std::to_string(manifest.step) +
                ", \"folder\": " + jsonQuote(folder) +
                ", \"bytes_read\": " + std::to_string(total) +
-               ", \"seconds\": " +
-               jsonNumber(std::round(seconds * 1e6) / 1e6) +
+               ", \"seconds\": " + jsonNumber(std::round(seconds * 1e6) / 1e6) +
                ", \"written_by\": {\"world_size\": " +
-               std::to_string(manifest.worldSize) + ", \"zero_stage\": " +
-               std::to_string(manifest.zeroStage) + "}" +
+               std::to_string(manifest.worldSize) +
+               ", \"zero_stage\": " + std::to_string(manifest.zeroStage) + "}" +
                ", \"peak_extra_bytes\": [" + peaks + "]}";
     info.note = std::string(mode == Mode::Resume ? "resumed" : "weights") +
                 " from " + folder + " (step " + std::to_string(manifest.step) +
                 ", written by " + std::to_string(manifest.worldSize) +
-                " rank(s) at ZeRO stage " +
-                std::to_string(manifest.zeroStage) + "; " +
-                humanBytes(total) + " read in " +
+                " rank(s) at ZeRO stage " + std::to_string(manifest.zeroStage) +
+                "; " + humanBytes(total) + " read in " +
                 jsonNumber(std::round(seconds * 1e3) / 1e3) + " s)";
   }
   return "";

@@ -56,8 +56,8 @@ std::string writeAll(int fd, const std::string &path, const void *data,
     if (written < 0 && errno == EINTR)
       continue;
     if (written <= 0)
-      return path + ": write error: " +
-             std::strerror(written < 0 ? errno : ENOSPC);
+      return path +
+             ": write error: " + std::strerror(written < 0 ? errno : ENOSPC);
     bytes += written;
     size -= static_cast<size_t>(written);
   }
@@ -73,18 +73,16 @@ struct Written {
 
 /// Writes one of this rank's files: the header, then each slice's bytes
 /// through `staging`.
-std::string writeFile(const zrt_program &program, const Plan &plan,
-                      const std::vector<PlanSlice> &slices,
-                      const std::string &path,
-                      const std::vector<std::pair<std::string, std::string>>
-                          &meta,
-                      const int64_t trainer[3], uint8_t *staging,
-                      size_t stagingBytes, Written &out) {
+std::string
+writeFile(const zrt_program &program, const Plan &plan,
+          const std::vector<PlanSlice> &slices, const std::string &path,
+          const std::vector<std::pair<std::string, std::string>> &meta,
+          const int64_t trainer[3], uint8_t *staging, size_t stagingBytes,
+          Written &out) {
   int rank = worldRank(), ranks = worldSize();
   std::vector<int64_t> offsets;
   std::string header = safetensorsHeader(plan, slices, meta, offsets);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  0666);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0)
     return path + ": cannot create: " + std::strerror(errno);
   out = Written();
@@ -109,8 +107,8 @@ std::string writeFile(const zrt_program &program, const Plan &plan,
                                                            : 2;
       uint8_t value[8];
       for (int b = 0; b < 8; ++b)
-        value[b] = static_cast<uint8_t>(
-            static_cast<uint64_t>(trainer[index]) >> (8 * b));
+        value[b] = static_cast<uint8_t>(static_cast<uint64_t>(trainer[index]) >>
+                                        (8 * b));
       sliceCrc = crc32c(0, value, 8);
       error = writeAll(fd, path, value, 8);
     } else {
@@ -119,9 +117,8 @@ std::string writeFile(const zrt_program &program, const Plan &plan,
       if (slice.begin < range.offset ||
           slice.end > range.offset + range.count) {
         error = path + ": internal error: rank " + std::to_string(rank) +
-                " was asked to write elements [" +
-                std::to_string(slice.begin) + ", " +
-                std::to_string(slice.end) + ") of '" + tensor.name +
+                " was asked to write elements [" + std::to_string(slice.begin) +
+                ", " + std::to_string(slice.end) + ") of '" + tensor.name +
                 "', which it does not hold";
         break;
       }
@@ -165,7 +162,8 @@ std::string prune(const std::string &dir, int64_t step, int64_t keepLast) {
   };
   std::vector<std::pair<int64_t, std::string>> complete;
   for (const std::string &name : names) {
-    if (parseStepFolder(name, ".partial") >= 0 || parseStepFolder(name, ".old") >= 0) {
+    if (parseStepFolder(name, ".partial") >= 0 ||
+        parseStepFolder(name, ".old") >= 0) {
       remove(name);
       continue;
     }
@@ -253,8 +251,8 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
         stagingBytes = std::max(
             stagingBytes,
             static_cast<size_t>(slice.end - slice.begin) *
-                zrt_dtype_size(plan.tensors[static_cast<size_t>(slice.tensor)]
-                                   .dtype));
+                zrt_dtype_size(
+                    plan.tensors[static_cast<size_t>(slice.tensor)].dtype));
     stagingBytes = std::min(stagingBytes, bufferBytes());
     std::unique_ptr<uint8_t[]> staging(new uint8_t[stagingBytes]);
     for (int g = 0; g < kGroups && error.empty(); ++g) {
@@ -270,7 +268,8 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
   }
   if (error.empty() && !mine.empty())
     error = syncDirectory(partial);
-  int64_t peakExtra = std::max<int64_t>(0, peakResidentBytes() - residentBefore);
+  int64_t peakExtra =
+      std::max<int64_t>(0, peakResidentBytes() - residentBefore);
   if (anyFailed(error)) {
     for (const std::string &path : mine)
       ::unlink(path.c_str());
@@ -325,7 +324,8 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
     manifest.zeroStage = program.zero_stage;
     bool hasWte = false, hasHead = false;
     for (const PlanTensor &tensor : plan.tensors) {
-      hasWte |= tensor.kind == "param" && tensor.name == "transformer.wte.weight";
+      hasWte |=
+          tensor.kind == "param" && tensor.name == "transformer.wte.weight";
       hasHead |= tensor.kind == "param" && tensor.name == "lm_head.weight";
     }
     if (hasWte && !hasHead)
@@ -381,8 +381,9 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
       }
     }
     for (Tensor &tensor : manifest.tensors)
-      std::sort(tensor.slices.begin(), tensor.slices.end(),
-                [](const Slice &a, const Slice &b) { return a.begin < b.begin; });
+      std::sort(
+          tensor.slices.begin(), tensor.slices.end(),
+          [](const Slice &a, const Slice &b) { return a.begin < b.begin; });
     if (error.empty())
       error = writeFileDurably(joinPath(partial, kManifestName),
                                serializeManifest(manifest));
@@ -395,8 +396,10 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
       if (error.empty())
         error = removeFolder(old);
       if (error.empty() && ::rename(folder.c_str(), old.c_str()) != 0)
-        error = folder + ": cannot move the older checkpoint of this step "
-                         "aside: " + std::strerror(errno);
+        error = folder +
+                ": cannot move the older checkpoint of this step "
+                "aside: " +
+                std::strerror(errno);
     }
     if (error.empty() && ::rename(partial.c_str(), folder.c_str()) != 0)
       error = folder + ": cannot rename " + partial +
@@ -421,17 +424,16 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
     std::string peakList;
     for (size_t r = 0; r < peaks.size(); ++r)
       peakList += (r ? ", " : "") + std::to_string(peaks[r]);
-    info.log = "{\"checkpoint\": \"saved\", \"step\": " +
-               std::to_string(info.step) + ", \"folder\": " +
-               jsonQuote(folder) + ", \"bytes\": " +
-               std::to_string(totalBytes) + ", \"seconds\": " +
-               jsonNumber(std::round(seconds * 1e6) / 1e6) +
-               ", \"mb_per_s\": " +
-               jsonNumber(seconds > 0 ? std::round(totalBytes / seconds / 1e5) /
-                                            10
-                                      : 0) +
-               ", \"staging_bytes\": " + std::to_string(bufferBytes()) +
-               ", \"peak_extra_bytes\": [" + peakList + "]}";
+    info.log =
+        "{\"checkpoint\": \"saved\", \"step\": " + std::to_string(info.step) +
+        ", \"folder\": " + jsonQuote(folder) +
+        ", \"bytes\": " + std::to_string(totalBytes) +
+        ", \"seconds\": " + jsonNumber(std::round(seconds * 1e6) / 1e6) +
+        ", \"mb_per_s\": " +
+        jsonNumber(seconds > 0 ? std::round(totalBytes / seconds / 1e5) / 10
+                               : 0) +
+        ", \"staging_bytes\": " + std::to_string(bufferBytes()) +
+        ", \"peak_extra_bytes\": [" + peakList + "]}";
     info.note = "saved step " + std::to_string(info.step) + " to " + folder +
                 " (" + humanBytes(totalBytes) + " in " +
                 jsonNumber(std::round(seconds * 1e3) / 1e3) + " s, " +

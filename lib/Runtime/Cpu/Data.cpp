@@ -116,8 +116,8 @@ int64_t sequenceStart(int64_t step, int64_t globalBatch, int64_t index,
 
 void TokenFile::fillBatch(int64_t step, int64_t worldSize, int64_t rank,
                           int64_t batchPerRank, int64_t seqLen,
-                          zrt_dtype idDtype, void *tokensOut,
-                          void *targetsOut, int64_t sequenceOffset) const {
+                          zrt_dtype idDtype, void *tokensOut, void *targetsOut,
+                          int64_t sequenceOffset) const {
   int64_t globalBatch = worldSize * batchPerRank;
   for (int64_t j = 0; j < batchPerRank; ++j) {
     int64_t start = sequenceStart(step, globalBatch, rank * batchPerRank + j,

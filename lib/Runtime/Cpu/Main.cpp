@@ -186,9 +186,8 @@ int main(int argc, char **argv) {
   int64_t end = std::max(options.steps, start);
   int64_t globalBatch = program.batch_per_rank * ranks;
   // A checkpoint of another global batch: the data goes on where it stopped.
-  int64_t sequenceOffset = options.resume.empty()
-                               ? 0
-                               : info.dataPosition - start * globalBatch;
+  int64_t sequenceOffset =
+      options.resume.empty() ? 0 : info.dataPosition - start * globalBatch;
   if (rank == 0 && !options.quiet) {
     std::printf("zeroc: training '%s' on %d rank(s), ZeRO stage %" PRId64
                 ", global batch %" PRId64 " x %" PRId64
@@ -343,8 +342,8 @@ int main(int argc, char **argv) {
                   options.save.c_str());
     else if (rank == 0)
       std::fprintf(stderr,
-                   "zeroc: error: stopped by %s at step %" PRId64
-                   " of %" PRId64 ": no checkpoint written (no --save)\n",
+                   "zeroc: error: stopped by %s at step %" PRId64 " of %" PRId64
+                   ": no checkpoint written (no --save)\n",
                    signalName(stopSignal), end, options.steps);
     exitAll(options.save.empty() ? 128 + stopSignal : 0);
   }

@@ -155,28 +155,29 @@ std::string serializeManifest(const Manifest &m) {
   text += "},\n  \"files\": [";
   for (size_t i = 0; i < m.files.size(); ++i) {
     const FileRecord &file = m.files[i];
-    text += std::string(i ? "," : "") + "\n    {\"name\": " +
-            jsonQuote(file.name) + ", \"bytes\": " +
-            std::to_string(file.bytes) + ", \"crc32c\": \"" +
+    text += std::string(i ? "," : "") +
+            "\n    {\"name\": " + jsonQuote(file.name) +
+            ", \"bytes\": " + std::to_string(file.bytes) + ", \"crc32c\": \"" +
             crcHex(file.crc) + "\"}";
   }
   text += "\n  ],\n  \"tensors\": [";
   for (size_t i = 0; i < m.tensors.size(); ++i) {
     const Tensor &tensor = m.tensors[i];
     size_t size = zrt_dtype_size(tensor.dtype);
-    text += std::string(i ? "," : "") + "\n    {\"name\": " +
-            jsonQuote(tensor.name) + ", \"kind\": " + jsonQuote(tensor.kind);
+    text += std::string(i ? "," : "") +
+            "\n    {\"name\": " + jsonQuote(tensor.name) +
+            ", \"kind\": " + jsonQuote(tensor.kind);
     if (!tensor.of.empty())
       text += ", \"of\": " + jsonQuote(tensor.of);
     text += ", \"dtype\": \"" + std::string(dtypeName(tensor.dtype)) +
             "\", \"shape\": " + integers(tensor.shape) + ", \"slices\": [";
     for (size_t j = 0; j < tensor.slices.size(); ++j) {
       const Slice &slice = tensor.slices[j];
-      int64_t byteEnd =
-          slice.byteBegin + (slice.end - slice.begin) * static_cast<int64_t>(size);
-      text += std::string(j ? "," : "") + "\n      {\"file\": " +
-              jsonQuote(slice.file) + ", \"elements\": " +
-              integers({slice.begin, slice.end}) +
+      int64_t byteEnd = slice.byteBegin +
+                        (slice.end - slice.begin) * static_cast<int64_t>(size);
+      text += std::string(j ? "," : "") +
+              "\n      {\"file\": " + jsonQuote(slice.file) +
+              ", \"elements\": " + integers({slice.begin, slice.end}) +
               ", \"bytes\": " + integers({slice.byteBegin, byteEnd}) +
               ", \"crc32c\": \"" + crcHex(slice.crc) + "\"}";
     }
@@ -216,8 +217,8 @@ std::string getInteger(const Json &object, const char *key, int64_t &out,
     return std::string("has no '") + key + "'";
   if (value->kind != Json::Number || !value->isInteger ||
       value->integer < minimum)
-    return std::string("'") + key + "' is not an integer >= " +
-           std::to_string(minimum);
+    return std::string("'") + key +
+           "' is not an integer >= " + std::to_string(minimum);
   out = value->integer;
   return "";
 }
@@ -256,7 +257,8 @@ std::string getPair(const Json &object, const char *key, int64_t &first,
       value->array[1].kind != Json::Number || !value->array[1].isInteger ||
       value->array[0].integer < 0 ||
       value->array[1].integer < value->array[0].integer)
-    return std::string("'") + key + "' is not [BEGIN, END] with 0 <= BEGIN <= END";
+    return std::string("'") + key +
+           "' is not [BEGIN, END] with 0 <= BEGIN <= END";
   first = value->array[0].integer;
   second = value->array[1].integer;
   return "";
@@ -418,8 +420,8 @@ std::string parseManifest(const std::string &path, const std::string &text,
         problem = getPair(item, "bytes", slice.byteBegin, byteEnd);
       if (problem.empty())
         problem = getCrc(item, slice.crc);
-      auto found = problem.empty() ? fileIndex.find(slice.file)
-                                   : fileIndex.end();
+      auto found =
+          problem.empty() ? fileIndex.find(slice.file) : fileIndex.end();
       const FileRecord *file =
           found == fileIndex.end() ? nullptr : &m.files[found->second];
       if (problem.empty() && !file)
@@ -447,9 +449,9 @@ std::string parseManifest(const std::string &path, const std::string &text,
       tensor.slices.push_back(slice);
     }
     if (next != tensor.numel)
-      return fail("tensor '" + tensor.name + "': the slices cover elements [0, " +
-                  std::to_string(next) + ") of " +
-                  std::to_string(tensor.numel) + " (shape " +
+      return fail("tensor '" + tensor.name +
+                  "': the slices cover elements [0, " + std::to_string(next) +
+                  ") of " + std::to_string(tensor.numel) + " (shape " +
                   formatShape(tensor.shape) + ")");
     m.tensors.push_back(std::move(tensor));
   }
@@ -521,9 +523,8 @@ std::string makePlan(const zrt_program &program, int worldSize, Plan &plan) {
     }
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    std::sort(held.begin(), held.end(), [](const Held &a, const Held &b) {
-      return a.begin < b.begin;
-    });
+    std::sort(held.begin(), held.end(),
+              [](const Held &a, const Held &b) { return a.begin < b.begin; });
     std::set<std::pair<int64_t, int>> active; // (end, rank)
     std::set<int> holders;
     size_t next = 0;
@@ -544,21 +545,21 @@ std::string makePlan(const zrt_program &program, int worldSize, Plan &plan) {
         ++next;
       }
       if (holders.empty())
-        return "the program '" + std::string(program.model ? program.model
-                                                          : "model") +
+        return "the program '" +
+               std::string(program.model ? program.model : "model") +
                "' is malformed: elements [" + std::to_string(a) + ", " +
                std::to_string(b) + ") of state '" + state.name +
                "' are held by no rank";
       std::vector<int> who(holders.begin(), holders.end());
       int64_t count = static_cast<int64_t>(who.size());
-      int64_t parts =
-          std::min<int64_t>(count, std::max<int64_t>(1, (b - a) * size /
-                                                            kMinSliceBytes));
+      int64_t parts = std::min<int64_t>(
+          count, std::max<int64_t>(1, (b - a) * size / kMinSliceBytes));
       for (int64_t i = 0; i < parts; ++i) {
-        int writer = parts == count ? who[static_cast<size_t>(i)]
-                                    : who[static_cast<size_t>((i + index) %
-                                                              count)];
-        int64_t from = a + (b - a) * i / parts, to = a + (b - a) * (i + 1) / parts;
+        int writer = parts == count
+                         ? who[static_cast<size_t>(i)]
+                         : who[static_cast<size_t>((i + index) % count)];
+        int64_t from = a + (b - a) * i / parts,
+                to = a + (b - a) * (i + 1) / parts;
         if (from < to)
           add(writer, index, from, to);
       }
@@ -581,10 +582,10 @@ std::string makePlan(const zrt_program &program, int worldSize, Plan &plan) {
   return "";
 }
 
-std::string safetensorsHeader(
-    const Plan &plan, const std::vector<PlanSlice> &slices,
-    const std::vector<std::pair<std::string, std::string>> &meta,
-    std::vector<int64_t> &offsets) {
+std::string
+safetensorsHeader(const Plan &plan, const std::vector<PlanSlice> &slices,
+                  const std::vector<std::pair<std::string, std::string>> &meta,
+                  std::vector<int64_t> &offsets) {
   std::string header = "{\"__metadata__\":{";
   for (size_t i = 0; i < meta.size(); ++i)
     header += (i ? "," : "") + jsonQuote(meta[i].first) + ":" +

@@ -356,8 +356,8 @@ void stateToHost(const zrt_state &state, size_t offset, size_t bytes,
   }
   // On the compute stream: after every kernel of the steps before.
   cudaStream_t stream = computeStream();
-  ZRT_CUDA(cudaMemcpyAsync(host, source, bytes, cudaMemcpyDeviceToHost,
-                           stream));
+  ZRT_CUDA(
+      cudaMemcpyAsync(host, source, bytes, cudaMemcpyDeviceToHost, stream));
   ZRT_CUDA(cudaStreamSynchronize(stream));
 }
 

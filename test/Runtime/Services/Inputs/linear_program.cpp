@@ -25,11 +25,11 @@
 
 #include "zeroc/Runtime/zrt.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
