@@ -268,9 +268,13 @@ _EXE_VALUE_FLAGS = [
     ("--data-format", "FMT", "bin (default) or text (bytes, vocabulary 256)", None),
     ("--steps", "K", "train until the step counter reaches K (executable default: 10)", "int"),
     ("--seed", "S", "initialization seed (executable default: 1337)", "int"),
-    ("--init", "W.safetensors", "start from these weights", "path"),
-    ("--save", "DIR", "write a checkpoint here at the end", None),
-    ("--resume", "DIR", "continue from a checkpoint written by --save", "dir"),
+    ("--init", "W.safetensors", "start from these weights (a safetensors file, or a "
+                                "checkpoint directory's)", "exists"),
+    ("--save", "DIR", "write a checkpoint here at the end (and on SIGTERM/SIGUSR1)", None),
+    ("--save-every", "K", "also every K steps (with --save)", "int"),
+    ("--keep-last", "M", "keep only the M newest checkpoints (with --save)", "int"),
+    ("--resume", "DIR", "continue from a checkpoint written by --save, on any number "
+                        "of ranks and stage", "dir"),
     ("--log-json", "PATH", "JSON Lines log (rank 0)", None),
     ("--eval-every", "K", "validation loss every K steps (with --val-data)", "int"),
     ("--val-data", "PATH", "validation tokens (with --eval-every)", "path"),
@@ -338,10 +342,13 @@ def _check_exe_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -
                 number = int(value)
             except ValueError:
                 parser.error(f"{flag}: '{value}' is not an integer")
-            if number < 0 or (flag == "--eval-every" and number == 0):
+            if number < 0 or (number == 0 and flag in ("--eval-every", "--save-every",
+                                                        "--keep-last")):
                 parser.error(f"{flag}: '{value}' is out of range")
         elif kind == "path" and not os.path.isfile(value):
             raise LaunchError(f"{flag} {value}: no such file")
+        elif kind == "exists" and not os.path.exists(value):
+            raise LaunchError(f"{flag} {value}: no such file or directory")
         elif kind == "dir" and not os.path.isdir(value):
             raise LaunchError(f"{flag} {value}: no such directory")
         out.append(f"{flag}={value}")
@@ -355,6 +362,9 @@ def _check_exe_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error("--eval-every and --val-data go together")
     if args.exe_init is not None and args.exe_resume is not None:
         parser.error("--init and --resume cannot be combined")
+    for flag in ("save_every", "keep_last"):
+        if getattr(args, "exe_" + flag) is not None and args.exe_save is None:
+            parser.error(f"--{flag.replace('_', '-')} needs --save DIR")
     if args.quiet:
         out.append("--quiet")
     return out + list(args.passthrough)

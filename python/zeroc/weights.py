@@ -1,4 +1,6 @@
-"""Weights as safetensors files, the format of ``--init`` and ``--save``.
+"""Weights as safetensors files, the format of ``--init`` and of the files
+of a checkpoint (``--save``; `zeroc.checkpoint` exports its weights as one
+file).
 
 The file format (https://github.com/huggingface/safetensors): an 8-byte
 little-endian header length, a JSON header mapping each tensor name to
@@ -18,7 +20,7 @@ Two layers:
 
     from zeroc import weights
     weights.save_state_dict("init.safetensors", model.state_dict())
-    model.load_state_dict(weights.load_state_dict("ckpt/model.safetensors"))
+    model.load_state_dict(weights.load_state_dict("model.safetensors"))  # an export
 """
 
 from __future__ import annotations

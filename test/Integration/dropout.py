@@ -149,7 +149,7 @@ def main():
           f"(p = 0.1) and {val['plain']:.6f} (p = 0)")
     if abs(val["dropout"] - val["plain"]) > 1e-6 * abs(val["plain"]):
         failures.append("the validation loss depends on dropout")
-    saved = os.path.join(work, "dropout-s0-n1.saved", "model.safetensors")
+    saved = os.path.join(work, "dropout-s0-n1.saved")  # --init DIR: its weights
     samples = []
     for name in ("dropout", "plain"):
         run = subprocess.run(mpirun(args) + ["-np", "1", os.path.join(work, f"{name}-eval"),

@@ -24,8 +24,9 @@ with gradient clipping:
 * compiled executables under mpirun (stage 0 on 1 rank, stage 3 on 2,
   stage 1 on 4) read byte-level tinyshakespeare with the executable's
   sampling formula (zeroc.data.sample_batch), as PyTorch does; the per-step
-  losses must agree within 1e-4 relative, and the weights each executable
-  saves must load into HFLlama with strict load_state_dict;
+  losses must agree within 1e-4 relative, and the weights of the checkpoint
+  each executable saves, exported (python3 -m zeroc checkpoint export),
+  must load into HFLlama with strict load_state_dict;
 * the reference evaluator (zeroc-run, which simulates N ranks) runs the
   whole matrix, ZeRO stages 0-3 on 1-4 ranks, each partitioned by
   zeroc-opt --train-pipeline, on one fixed batch (zeroc-run's inputs are the
@@ -55,6 +56,14 @@ def mpirun(args):
     """The mpirun command, with this test's own TMPDIR: Open MPI's session
     folder under a shared one can collide with a concurrent test's."""
     return ["env", f"TMPDIR={args.work}", *args.mpirun.split()]
+
+
+def export(save):
+    """The weights of checkpoint folder `save`, exported as one file."""
+    out = save + ".safetensors"
+    subprocess.run([sys.executable, "-m", "zeroc", "checkpoint", "export", save, "-o", out],
+                   check=True, stdout=subprocess.DEVNULL)
+    return out
 
 
 def hf_llama(tied=False):
@@ -148,7 +157,7 @@ def main():
             print(f"  step {s}: zeroc {a:.6f}  pytorch {b:.6f}")
         if len(losses) != STEPS or w > 1e-4:
             failures.append(f"executable stage {stage} N={ranks}: losses differ by {w:.2e}")
-        saved = weights.load_state_dict(os.path.join(save, "model.safetensors"))
+        saved = weights.load_state_dict(export(save))
         check = hf_llama()
         check.load_state_dict(saved, strict=True)
         drift = max((check.state_dict()[k] - v.detach()).abs().max().item()
@@ -187,7 +196,7 @@ def main():
     print(f"tied lm_head, stage 2, 2 rank(s): worst relative loss difference {w:.2e}")
     if len(losses) != STEPS or w > 1e-4:
         failures.append(f"tied: losses differ by {w:.2e}")
-    saved = weights.load_state_dict(os.path.join(exe + ".saved", "model.safetensors"))
+    saved = weights.load_state_dict(export(exe + ".saved"))
     hf_llama(tied=True).load_state_dict(saved, strict=True)
 
     # The whole matrix on the reference evaluator, on one fixed batch.

@@ -43,9 +43,10 @@ bool parseUnsigned(const std::string &text, uint64_t &value) {
 std::string parseArguments(int argc, char **argv, Options &options) {
   // Flags that take a value.
   static const char *const valued[] = {
-      "--data",   "--steps",    "--seed",       "--init",     "--save",
-      "--resume", "--log-json", "--eval-every", "--val-data", "--data-format",
-      "--sample", "--prompt",  "--temperature"};
+      "--data",        "--steps",       "--seed",     "--init",
+      "--save",        "--resume",      "--log-json", "--eval-every",
+      "--val-data",    "--data-format", "--sample",   "--prompt",
+      "--temperature", "--save-every",  "--keep-last"};
   bool sawEvalEvery = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -91,6 +92,12 @@ std::string parseArguments(int argc, char **argv, Options &options) {
       options.init = value;
     } else if (flag == "--save") {
       options.save = value;
+    } else if (flag == "--save-every") {
+      if (!parseInt(value, options.saveEvery) || options.saveEvery <= 0)
+        return "--save-every: '" + value + "' is not a positive integer";
+    } else if (flag == "--keep-last") {
+      if (!parseInt(value, options.keepLast) || options.keepLast <= 0)
+        return "--keep-last: '" + value + "' is not a positive integer";
     } else if (flag == "--resume") {
       options.resume = value;
     } else if (flag == "--log-json") {
@@ -128,6 +135,9 @@ std::string parseArguments(int argc, char **argv, Options &options) {
              "takes no --data, --save or --eval-every";
     return "";
   }
+  if ((options.saveEvery || options.keepLast) && options.save.empty())
+    return std::string(options.saveEvery ? "--save-every" : "--keep-last") +
+           " needs --save DIR";
   if (options.data.empty())
     return "--data PATH is required (a uint16 token file, or text with "
            "--data-format=text)";
@@ -162,11 +172,16 @@ std::string usage(const char *argv0, const zrt_program &program) {
       "                        (default 10; counts steps of a resumed run)\n"
       "  --seed S              initialization seed (default 1337)\n"
       "  --init W.safetensors  start from these weights instead of the seed\n"
-      "                        (or a sharded Hugging Face checkpoint: its\n"
-      "                        folder or model.safetensors.index.json)\n"
-      "  --save DIR            at the end, write DIR/model.safetensors (fp32\n"
-      "                        weights) and DIR/state.rankR.safetensors\n"
-      "  --resume DIR          continue from a checkpoint written by --save\n"
+      "                        (or a checkpoint's, --init DIR; or a sharded\n"
+      "                        Hugging Face checkpoint: its folder or\n"
+      "                        model.safetensors.index.json)\n"
+      "  --save DIR            at the end (and on SIGTERM, SIGINT or SIGUSR1:\n"
+      "                        after the current step) write the checkpoint\n"
+      "                        DIR/step-NNNNNNN and point DIR/latest at it\n"
+      "  --save-every K        also every K steps\n"
+      "  --keep-last M         then remove all but the M newest checkpoints\n"
+      "  --resume DIR          continue from DIR/latest (or from DIR, a step\n"
+      "                        folder), written on any world size and stage\n"
       "  --log-json PATH       JSON Lines log (rank 0)\n"
       "  --eval-every K        validation loss every K steps, on...\n"
       "  --val-data PATH       ...this token file (same format as --data)\n"

@@ -1,12 +1,12 @@
-//===- Checkpoint.cpp - state storage: init, --init, --save, --resume -----===//
+//===- Checkpoint.cpp - state storage: the table, --seed and --init -------===//
 //
 // Every zrt_state gets its storage from zrt_alloc (parameters in
 // PARAMETERS, gradients in GRADIENTS, everything else in OPTIMIZER_STATES;
-// Device.cpp, Cuda/Device.cu). This file reads and writes it through host
-// memory: on a GPU the states are initialized before they move to the
-// device and saved after they come back (Services.h, statesToDevice).
-// A sharded state (shards = N) holds flat elements [r*storage_numel, ...) of
-// the full tensor on rank r, padding zero.
+// Device.cpp, Cuda/Device.cu). This file checks the program's state table
+// and initializes the storage through host memory (on a GPU the states are
+// initialized before they move to the device, Services.h statesToDevice).
+// It writes only the elements each rank holds, as localRange() (Layout.cpp)
+// says; the rest of the storage (padding) is zero.
 //
 // Initialization is the evaluator's (lib/Evaluator/State.cpp) element for
 // element: a parameter's element i is Random.h's normal(name, seed, std, i)
@@ -14,20 +14,12 @@
 // value, other state is zero. So every world size and stage starts from the
 // same weights.
 //
-// A checkpoint directory holds
-//   model.safetensors        the full fp32 weights, gathered with MPI (the
-//                            master copy where there is one), named as the
-//                            parameters; a model without an lm_head param
-//                            gets lm_head.weight = its token embedding
-//   state.rankR.safetensors  rank R's storage of every state, raw, with
-//                            metadata: model, world_size, zero_stage, rank,
-//                            step, seed, fingerprint
-// Files are written to temporaries and renamed into place only once every
-// rank has written its own, so a failure leaves nothing half-written.
+// Checkpoints (--save, --resume, --init DIR) are CheckpointSave.cpp and
+// CheckpointLoad.cpp; their format is Checkpoint.h's.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Services.h"
+#include "Checkpoint.h"
 
 #include "zeroc/Support/Random.h"
 #include "zeroc/Support/SafeTensors.h"
@@ -36,12 +28,9 @@
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <set>
 
-#include <mpi.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace st = zeroc::safetensors;
 
@@ -53,75 +42,8 @@ std::string modelName(const zrt_program &program) {
   return program.model ? program.model : "model";
 }
 
-const char *kindName(zrt_state_kind kind) {
-  switch (kind) {
-  case ZRT_STATE_PARAM:
-    return "param";
-  case ZRT_STATE_MASTER:
-    return "master";
-  case ZRT_STATE_EXP_AVG:
-    return "exp_avg";
-  case ZRT_STATE_EXP_AVG_SQ:
-    return "exp_avg_sq";
-  case ZRT_STATE_MOMENTUM_BUFFER:
-    return "momentum_buffer";
-  case ZRT_STATE_GRAD:
-    return "grad";
-  }
-  return "?";
-}
-
-const char *dtypeName(zrt_dtype dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return "f32";
-  case ZRT_BF16:
-    return "bf16";
-  case ZRT_I32:
-    return "i32";
-  case ZRT_I64:
-    return "i64";
-  }
-  return "?";
-}
-
-st::DType fileDType(zrt_dtype dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return st::DType::F32;
-  case ZRT_BF16:
-    return st::DType::BF16;
-  case ZRT_I32:
-    return st::DType::I32;
-  case ZRT_I64:
-    return st::DType::I64;
-  }
-  return st::DType::F32;
-}
-
 std::vector<int64_t> logicalShape(const zrt_state &state) {
   return std::vector<int64_t>(state.shape, state.shape + state.rank);
-}
-
-/// The shape a state's storage is saved with: logical, or [storage_numel].
-std::vector<int64_t> storageShape(const zrt_state &state) {
-  if (state.shards > 1)
-    return {state.storage_numel};
-  return logicalShape(state);
-}
-
-size_t storageBytes(const zrt_state &state) { return stateBytes(state); }
-
-std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
-/// The first flat element of the full tensor that this rank's storage holds.
-int64_t shardBase(const zrt_state &state) {
-  return state.shards > 1 ? worldRank() * state.storage_numel : 0;
 }
 
 /// Stores `value` at element `index` of storage of `dtype`, rounding as the
@@ -143,21 +65,6 @@ inline void storeValue(void *data, zrt_dtype dtype, int64_t index,
     static_cast<int64_t *>(data)[index] = static_cast<int64_t>(value);
     break;
   }
-}
-
-/// Element `index` of storage of `dtype` as f32 (masters, the model file).
-inline float loadFloat(const void *data, zrt_dtype dtype, int64_t index) {
-  switch (dtype) {
-  case ZRT_F32:
-    return static_cast<const float *>(data)[index];
-  case ZRT_BF16:
-    return zrt_bf16_to_f32(static_cast<const uint16_t *>(data)[index]);
-  case ZRT_I32:
-    return static_cast<float>(static_cast<const int32_t *>(data)[index]);
-  case ZRT_I64:
-    return static_cast<float>(static_cast<const int64_t *>(data)[index]);
-  }
-  return 0;
 }
 
 /// Element `index` of a file tensor (F32, BF16 or F64) as a double.
@@ -195,16 +102,6 @@ const zrt_state *findParam(const zrt_program &program, const char *name) {
   return nullptr;
 }
 
-/// The master copy of parameter `param`, or null.
-const zrt_state *findMaster(const zrt_program &program,
-                            const zrt_state &param) {
-  for (int i = 0; i < program.num_states; ++i)
-    if (program.states[i].kind == ZRT_STATE_MASTER && program.states[i].of &&
-        std::strcmp(program.states[i].of, param.name) == 0)
-      return &program.states[i];
-  return nullptr;
-}
-
 /// The initial value of element `index` of parameter `param` (before
 /// rounding to the parameter's type).
 inline double initialValue(const zrt_state &param, uint64_t seed,
@@ -234,106 +131,6 @@ const char *tokenEmbeddingName(const zrt_program &program) {
 bool tiesLmHead(const zrt_program &program) {
   return findParam(program, tokenEmbeddingName(program)) &&
          !findParam(program, "lm_head.weight");
-}
-
-//===----------------------------------------------------------------------===//
-// Files
-//===----------------------------------------------------------------------===//
-
-std::string joinPath(const std::string &dir, const std::string &name) {
-  if (!dir.empty() && dir.back() == '/')
-    return dir + name;
-  return dir + "/" + name;
-}
-
-/// mkdir -p.
-std::string makeDirectories(const std::string &dir) {
-  std::string prefix;
-  size_t at = 0;
-  while (at <= dir.size()) {
-    size_t slash = dir.find('/', at);
-    if (slash == std::string::npos)
-      slash = dir.size();
-    prefix = dir.substr(0, slash);
-    at = slash + 1;
-    if (prefix.empty())
-      continue;
-    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
-      return dir + ": cannot create the checkpoint directory: " +
-             std::strerror(errno);
-  }
-  struct stat info;
-  if (::stat(dir.c_str(), &info) != 0)
-    return dir +
-           ": cannot create the checkpoint directory: " + std::strerror(errno);
-  if (!S_ISDIR(info.st_mode))
-    return dir + ": exists and is not a directory";
-  return "";
-}
-
-std::string writeBytes(const std::string &path,
-                       const std::vector<uint8_t> &buffer) {
-  FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file)
-    return path + ": cannot create: " + std::strerror(errno);
-  size_t written = std::fwrite(buffer.data(), 1, buffer.size(), file);
-  bool ok = written == buffer.size() && std::fflush(file) == 0 &&
-            ::fsync(fileno(file)) == 0;
-  int error = errno;
-  ok = std::fclose(file) == 0 && ok;
-  if (!ok) {
-    std::remove(path.c_str());
-    return path + ": write error: " + std::strerror(error);
-  }
-  return "";
-}
-
-/// Gathers the full flat value of `state` to rank 0 as f32 (every rank
-/// calls this; only rank 0's result is meaningful).
-std::vector<float> gatherFloats(const zrt_state &state) {
-  std::vector<float> full;
-  int rank = worldRank();
-  if (state.shards <= 1) {
-    if (rank == 0) {
-      full.resize(state.numel);
-      for (int64_t i = 0; i < state.numel; ++i)
-        full[i] = loadFloat(state.data, state.dtype, i);
-    }
-    return full;
-  }
-  size_t size = zrt_dtype_size(state.dtype);
-  if (state.storage_numel > INT32_MAX)
-    zrt_fail("--save: state '%s' holds %" PRId64
-             " elements per rank, more than one MPI gather takes",
-             state.name, state.storage_numel);
-  MPI_Datatype element;
-  MPI_Type_contiguous(static_cast<int>(size), MPI_BYTE, &element);
-  MPI_Type_commit(&element);
-  std::vector<uint8_t> gathered;
-  if (rank == 0)
-    gathered.resize(storageBytes(state) * state.shards);
-  MPI_Gather(state.data, static_cast<int>(state.storage_numel), element,
-             gathered.data(), static_cast<int>(state.storage_numel), element, 0,
-             MPI_COMM_WORLD);
-  MPI_Type_free(&element);
-  if (rank == 0) {
-    full.resize(state.numel);
-    for (int64_t i = 0; i < state.numel; ++i)
-      full[i] = loadFloat(gathered.data(), state.dtype, i);
-  }
-  return full;
-}
-
-st::Tensor floatTensor(const std::string &name,
-                       const std::vector<int64_t> &shape,
-                       const std::vector<float> &values) {
-  st::Tensor tensor;
-  tensor.name = name;
-  tensor.dtype = st::DType::F32;
-  tensor.shape = shape;
-  tensor.bytes.resize(values.size() * 4);
-  std::memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
-  return tensor;
 }
 
 } // namespace
@@ -386,7 +183,7 @@ std::string validateProgram(const zrt_program &program, int worldSize) {
     if (numel != state.numel)
       return badState("numel " + std::to_string(state.numel) +
                       " is not the product of its shape " +
-                      formatShape(logicalShape(state)));
+                      ckpt::formatShape(logicalShape(state)));
     if (state.shards < 1)
       return badState("shards " + std::to_string(state.shards));
     if (state.shards == 1 && state.storage_numel != state.numel)
@@ -405,6 +202,16 @@ std::string validateProgram(const zrt_program &program, int worldSize) {
     }
     if (state.init < ZRT_INIT_ZEROS || state.init > ZRT_INIT_NORMAL)
       return badState("unknown init " + std::to_string(state.init));
+    StateRange range = localRange(state, worldRank(), worldSize);
+    if (range.count < 0 || range.offset < 0 || range.storageOffset < 0 ||
+        range.offset + range.count > state.numel ||
+        range.storageOffset + range.count > state.storage_numel)
+      return badState("rank " + std::to_string(worldRank()) +
+                      " holds elements [" + std::to_string(range.offset) +
+                      ", " + std::to_string(range.offset + range.count) +
+                      ") at storage element " +
+                      std::to_string(range.storageOffset) +
+                      ", outside its tensor or its storage");
   }
   for (int i = 0; i < program.num_states; ++i) {
     const zrt_state &state = program.states[i];
@@ -450,31 +257,42 @@ static const zrt_state *initialSource(const zrt_program &program,
   return nullptr;
 }
 
+/// Fills the elements of `state` that this rank holds with value(i) for
+/// logical element i; zeroes the rest of its storage.
+template <typename Value> void fillHeld(zrt_state &state, Value value) {
+  std::memset(state.data, 0, stateBytes(state));
+  StateRange range = localRange(state, worldRank(), worldSize());
+  parallelChunks(range.count, [&](int64_t from, int64_t to) {
+    for (int64_t j = from; j < to; ++j)
+      storeValue(state.data, state.dtype, range.storageOffset + j,
+                 value(range.offset + j));
+  });
+}
+
 void initializeFromSeed(const zrt_program &program, uint64_t seed) {
   for (int s = 0; s < program.num_states; ++s) {
     zrt_state &state = program.states[s];
     const zrt_state *param = initialSource(program, state);
     if (!param) {
-      std::memset(state.data, 0, storageBytes(state));
+      std::memset(state.data, 0, stateBytes(state));
       continue;
     }
-    int64_t base = shardBase(state);
-    parallelChunks(state.storage_numel, [&](int64_t from, int64_t to) {
-      for (int64_t j = from; j < to; ++j) {
-        int64_t index = base + j;
-        double value = 0.0;
-        if (index < state.numel) {
-          // Rounded to f32 first, as the evaluator does; a master keeps it.
-          value = static_cast<float>(initialValue(*param, seed, index));
-        }
-        storeValue(state.data, state.dtype, j, value);
-      }
+    // Rounded to f32 first, as the evaluator does; a master keeps it.
+    fillHeld(state, [&](int64_t index) {
+      return static_cast<double>(
+          static_cast<float>(initialValue(*param, seed, index)));
     });
   }
 }
 
 std::string initializeFromFile(const zrt_program &program,
                                const std::string &path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode) &&
+      !isHuggingFaceCheckpoint(path)) {
+    CheckpointInfo ignored;
+    return initializeFromCheckpoint(program, path, ignored);
+  }
   st::File file;
   if (std::string error = readInitFile(path, file); !error.empty())
     return "--init: " + error;
@@ -493,25 +311,25 @@ std::string initializeFromFile(const zrt_program &program,
       return prefix + "dtype " + st::dtypeName(tensor.dtype) +
              " is not F32 or BF16";
     if (tensor.shape != logicalShape(*param))
-      return prefix + "shape " + formatShape(tensor.shape) + " differs from " +
+      return prefix + "shape " + ckpt::formatShape(tensor.shape) +
+             " differs from " +
              (tiedHead ? std::string("the tied ") +
                              tokenEmbeddingName(program) + "'s "
                        : std::string("the parameter's ")) +
-             formatShape(logicalShape(*param));
+             ckpt::formatShape(logicalShape(*param));
   }
   for (int s = 0; s < program.num_states; ++s)
     if (program.states[s].kind == ZRT_STATE_PARAM &&
         !file.find(program.states[s].name))
       return path + ": no tensor for parameter '" +
              std::string(program.states[s].name) + "' " +
-             formatShape(logicalShape(program.states[s]));
+             ckpt::formatShape(logicalShape(program.states[s]));
   if (const st::Tensor *head = tied ? file.find("lm_head.weight") : nullptr) {
     const st::Tensor *wte = file.find(tokenEmbeddingName(program));
     for (int64_t i = 0; i < head->numElements(); ++i)
       if (static_cast<float>(fileValue(*head, i)) !=
           static_cast<float>(fileValue(*wte, i)))
-        return path +
-               ": tensor 'lm_head.weight' differs from '" +
+        return path + ": tensor 'lm_head.weight' differs from '" +
                tokenEmbeddingName(program) + "' at element " +
                std::to_string(i) + ", but model '" + model +
                "' ties them (it has no lm_head.weight parameter)";
@@ -521,217 +339,13 @@ std::string initializeFromFile(const zrt_program &program,
     zrt_state &state = program.states[s];
     const zrt_state *param = initialSource(program, state);
     if (!param) {
-      std::memset(state.data, 0, storageBytes(state));
+      std::memset(state.data, 0, stateBytes(state));
       continue;
     }
     const st::Tensor &tensor = *file.find(param->name);
-    int64_t base = shardBase(state);
-    parallelChunks(state.storage_numel, [&](int64_t from, int64_t to) {
-      for (int64_t j = from; j < to; ++j) {
-        int64_t index = base + j;
-        double value = 0.0;
-        if (index < state.numel)
-          value = static_cast<float>(fileValue(tensor, index));
-        storeValue(state.data, state.dtype, j, value);
-      }
+    fillHeld(state, [&](int64_t index) {
+      return static_cast<double>(static_cast<float>(fileValue(tensor, index)));
     });
-  }
-  return "";
-}
-
-std::string stateFingerprint(const zrt_program &program) {
-  std::string table;
-  for (int s = 0; s < program.num_states; ++s) {
-    const zrt_state &state = program.states[s];
-    table += state.name;
-    table += '|';
-    table += kindName(state.kind);
-    table += '|';
-    table += dtypeName(state.dtype);
-    table += '|';
-    table += formatShape(logicalShape(state));
-    table += '|' + std::to_string(state.shards) + '|' +
-             std::to_string(state.storage_numel) + '|' +
-             (state.of ? state.of : "") + '\n';
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016" PRIx64, random::fnv1a64(table));
-  return hex;
-}
-
-//===----------------------------------------------------------------------===//
-// --save
-//===----------------------------------------------------------------------===//
-
-std::string probeCheckpointDirectory(const std::string &dir) {
-  if (std::string error = makeDirectories(dir); !error.empty())
-    return error;
-  std::string probe =
-      joinPath(dir, ".zeroc-probe.rank" + std::to_string(worldRank()));
-  FILE *file = std::fopen(probe.c_str(), "wb");
-  if (!file)
-    return dir + ": the checkpoint directory is not writable: " +
-           std::strerror(errno);
-  std::fclose(file);
-  std::remove(probe.c_str());
-  return "";
-}
-
-std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
-                           const CheckpointInfo &info) {
-  int rank = worldRank();
-  agree(makeDirectories(dir));
-
-  // The fp32 model, gathered to rank 0.
-  st::File model;
-  model.metadata["format"] = "pt";
-  model.metadata["producer"] = "zeroc";
-  model.metadata["model"] = modelName(program);
-  model.metadata["step"] = std::to_string(info.step);
-  for (int s = 0; s < program.num_states; ++s) {
-    const zrt_state &param = program.states[s];
-    if (param.kind != ZRT_STATE_PARAM)
-      continue;
-    const zrt_state *master = findMaster(program, param);
-    std::vector<float> values = gatherFloats(master ? *master : param);
-    if (rank != 0)
-      continue;
-    model.tensors.push_back(
-        floatTensor(param.name, logicalShape(param), values));
-    if (tiesLmHead(program) &&
-        std::strcmp(param.name, tokenEmbeddingName(program)) == 0)
-      model.tensors.push_back(
-          floatTensor("lm_head.weight", logicalShape(param), values));
-  }
-
-  // This rank's storage of every state.
-  st::File state;
-  state.metadata["format"] = "zeroc-state";
-  state.metadata["producer"] = "zeroc";
-  state.metadata["model"] = modelName(program);
-  state.metadata["world_size"] = std::to_string(program.world_size);
-  state.metadata["zero_stage"] = std::to_string(program.zero_stage);
-  state.metadata["rank"] = std::to_string(rank);
-  state.metadata["step"] = std::to_string(info.step);
-  state.metadata["seed"] = std::to_string(info.seed);
-  state.metadata["fingerprint"] = stateFingerprint(program);
-  for (int s = 0; s < program.num_states; ++s) {
-    const zrt_state &entry = program.states[s];
-    st::Tensor tensor;
-    tensor.name = entry.name;
-    tensor.dtype = fileDType(entry.dtype);
-    tensor.shape = storageShape(entry);
-    const uint8_t *data = static_cast<const uint8_t *>(entry.data);
-    tensor.bytes.assign(data, data + storageBytes(entry));
-    state.tensors.push_back(std::move(tensor));
-  }
-
-  // Write temporaries; rename only when every rank has written its own.
-  std::string statePath =
-      joinPath(dir, "state.rank" + std::to_string(rank) + ".safetensors");
-  std::string modelPath = joinPath(dir, "model.safetensors");
-  std::vector<std::pair<std::string, std::string>> written; // temp, final
-  std::string error;
-  auto write = [&](const st::File &file, const std::string &path) {
-    if (!error.empty())
-      return;
-    std::vector<uint8_t> buffer;
-    if (std::string problem = st::serialize(file, buffer); !problem.empty()) {
-      error = path + ": " + problem;
-      return;
-    }
-    std::string temporary = path + ".tmp";
-    error = writeBytes(temporary, buffer);
-    if (error.empty())
-      written.push_back({temporary, path});
-  };
-  write(state, statePath);
-  if (rank == 0)
-    write(model, modelPath);
-  int ok = error.empty() ? 1 : 0, allOk = ok;
-  MPI_Allreduce(&ok, &allOk, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!allOk)
-    for (auto &[temporary, path] : written)
-      std::remove(temporary.c_str());
-  agree(error.empty() ? "" : "--save: " + error);
-  for (auto &[temporary, path] : written)
-    if (std::rename(temporary.c_str(), path.c_str()) != 0 && error.empty())
-      error = "--save: " + path + ": cannot rename " + temporary +
-              " into place: " + std::strerror(errno);
-  agree(error);
-  return "";
-}
-
-//===----------------------------------------------------------------------===//
-// --resume
-//===----------------------------------------------------------------------===//
-
-std::string loadCheckpoint(const zrt_program &program, const std::string &dir,
-                           CheckpointInfo &info) {
-  int rank = worldRank();
-  std::string name = "state.rank" + std::to_string(rank) + ".safetensors";
-  std::string path = joinPath(dir, name);
-  st::File file;
-  if (std::string error = st::readFile(path, file); !error.empty())
-    return "--resume " + dir + ": no usable checkpoint for rank " +
-           std::to_string(rank) + ": " + error;
-  auto meta = [&](const char *key) -> std::string {
-    auto it = file.metadata.find(key);
-    return it == file.metadata.end() ? "" : it->second;
-  };
-  std::string prefix = "--resume " + dir + ": ";
-  if (meta("format") != "zeroc-state")
-    return prefix + name + " is not a zeroc training state (metadata format '" +
-           meta("format") + "')";
-  if (meta("model") != modelName(program))
-    return prefix + "the checkpoint is of model '" + meta("model") +
-           "', this executable trains '" + modelName(program) + "'";
-  if (meta("world_size") != std::to_string(program.world_size))
-    return prefix + "the checkpoint was written by " + meta("world_size") +
-           " rank(s), this executable runs on " +
-           std::to_string(program.world_size);
-  if (meta("zero_stage") != std::to_string(program.zero_stage))
-    return prefix + "the checkpoint was written at ZeRO stage " +
-           meta("zero_stage") + ", this executable uses stage " +
-           std::to_string(program.zero_stage);
-  if (meta("rank") != std::to_string(rank))
-    return prefix + name + " says it is rank " + meta("rank") + "'s state";
-
-  // The state table, tensor by tensor, then the fingerprint as a backstop.
-  std::set<std::string> expected;
-  for (int s = 0; s < program.num_states; ++s) {
-    const zrt_state &state = program.states[s];
-    expected.insert(state.name);
-    const st::Tensor *tensor = file.find(state.name);
-    if (!tensor)
-      return prefix + "the checkpoint has no state '" +
-             std::string(state.name) + "' (the state tables differ)";
-    if (tensor->dtype != fileDType(state.dtype) ||
-        tensor->shape != storageShape(state))
-      return prefix + "state '" + std::string(state.name) + "' is " +
-             st::dtypeName(tensor->dtype) + " " + formatShape(tensor->shape) +
-             " in the checkpoint, " + st::dtypeName(fileDType(state.dtype)) +
-             " " + formatShape(storageShape(state)) + " here";
-  }
-  for (const st::Tensor &tensor : file.tensors)
-    if (!expected.count(tensor.name))
-      return prefix + "the checkpoint has a state '" + tensor.name +
-             "' that model '" + modelName(program) + "' does not declare";
-  if (meta("fingerprint") != stateFingerprint(program))
-    return prefix + "the state table differs (fingerprint " +
-           meta("fingerprint") + " in the checkpoint, " +
-           stateFingerprint(program) + " here)";
-  char *end = nullptr;
-  std::string step = meta("step"), seed = meta("seed");
-  info.step = std::strtoll(step.c_str(), &end, 10);
-  if (step.empty() || *end || info.step < 0)
-    return prefix + name + ": bad step '" + step + "' in the metadata";
-  info.seed = std::strtoull(seed.c_str(), &end, 10);
-
-  for (int s = 0; s < program.num_states; ++s) {
-    zrt_state &state = program.states[s];
-    std::memcpy(state.data, file.find(state.name)->bytes.data(),
-                storageBytes(state));
   }
   return "";
 }

@@ -102,22 +102,26 @@ std::string TokenFile::validate(int64_t vocab) const {
 }
 
 int64_t sequenceStart(int64_t step, int64_t globalBatch, int64_t index,
-                      int64_t seqLen, int64_t numTokens) {
+                      int64_t seqLen, int64_t numTokens,
+                      int64_t sequenceOffset) {
   using u128 = unsigned __int128;
-  u128 sequence = static_cast<u128>(step) * static_cast<u128>(globalBatch) +
-                  static_cast<u128>(index);
+  using i128 = __int128;
+  // Never negative: the offset only moves a resumed run's first sequence
+  // to where the checkpoint's run stopped.
+  u128 sequence = static_cast<u128>(static_cast<i128>(step) * globalBatch +
+                                    index + sequenceOffset);
   u128 span = static_cast<u128>(numTokens - seqLen - 1);
   return static_cast<int64_t>((sequence * static_cast<u128>(seqLen)) % span);
 }
 
 void TokenFile::fillBatch(int64_t step, int64_t worldSize, int64_t rank,
                           int64_t batchPerRank, int64_t seqLen,
-                          zrt_dtype idDtype, void *tokensOut,
-                          void *targetsOut) const {
+                          zrt_dtype idDtype, void *tokensOut, void *targetsOut,
+                          int64_t sequenceOffset) const {
   int64_t globalBatch = worldSize * batchPerRank;
   for (int64_t j = 0; j < batchPerRank; ++j) {
     int64_t start = sequenceStart(step, globalBatch, rank * batchPerRank + j,
-                                  seqLen, tokens);
+                                  seqLen, tokens, sequenceOffset);
     for (int64_t t = 0; t < seqLen; ++t) {
       int64_t at = j * seqLen + t;
       int64_t input = token(start + t), target = token(start + t + 1);

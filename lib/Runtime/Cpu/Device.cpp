@@ -40,6 +40,11 @@ void statesToDevice(const zrt_program &) {}
 
 void statesToHost(const zrt_program &) {}
 
+void stateToHost(const zrt_state &state, size_t offset, size_t bytes,
+                 void *host) {
+  std::memcpy(host, static_cast<const uint8_t *>(state.data) + offset, bytes);
+}
+
 void freeStates(const zrt_program &program) {
   for (int i = 0; i < program.num_states; ++i) {
     zrt_state &state = program.states[i];

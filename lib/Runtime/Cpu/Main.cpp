@@ -1,18 +1,21 @@
 //===- Main.cpp - main() of every zeroc executable, CPU or CUDA -----------===//
 //
 //   mpirun -np N EXE --data PATH [--steps K] [--seed S] [--init W.safetensors]
-//       [--save DIR] [--resume DIR] [--log-json PATH]
+//       [--save DIR [--save-every K] [--keep-last M]] [--resume DIR]
+//       [--log-json PATH]
 //       [--eval-every K --val-data PATH] [--data-format=bin|text] [--quiet]
 //
 // The generated code defines zeroc_program(); this file checks the world
 // size, maps the token data, allocates and initializes every state, runs
-// program->train_step once per step, logs, checkpoints and prints a
+// program->train_step once per step, logs, checkpoints (periodically, at
+// the end, and after the step in which a stop signal came) and prints a
 // per-rank summary. docs/executable.md describes the behaviour.
 //
 // Both runtimes compile this file; what differs goes through Services.h's
 // collective and device hooks: on a GPU the ids are uploaded to device
 // memory before each entry point, the states are initialized in host memory
-// and moved to the device before the first step (and back for --save).
+// and moved to the device before the first step (a checkpoint copies them
+// out through a bounded host buffer).
 //
 // Every check before the first step is agreed on by all ranks (see
 // Services.h): a bad input stops every rank with one message and status 1.
@@ -45,11 +48,11 @@ struct Batch {
   explicit Batch(const zrt_program &program)
       : tokens(batchBytes(program)), targets(batchBytes(program)) {}
 
-  /// Fills the batch of `step` from `file`.
+  /// Fills the batch of `step` from `file` (`offset`: TokenFile::fillBatch).
   void fill(const TokenFile &file, const zrt_program &program, int64_t step,
-            int ranks, int rank) {
+            int ranks, int rank, int64_t offset = 0) {
     file.fillBatch(step, ranks, rank, program.batch_per_rank, program.seq_len,
-                   program.id_dtype, tokens.host(), targets.host());
+                   program.id_dtype, tokens.host(), targets.host(), offset);
   }
 };
 
@@ -132,6 +135,9 @@ int main(int argc, char **argv) {
     exitAll(0);
   }
 
+  // From now on a stop signal ends the run after a step, with a checkpoint.
+  installStopSignals();
+
   // Token data: every rank maps the files and checks its share of the ids.
   TokenFile train, validation;
   agree(train.open(options.data, options.format, program.seq_len));
@@ -155,6 +161,12 @@ int main(int argc, char **argv) {
   }
   if (!options.save.empty())
     agree(probeCheckpointDirectory(options.save));
+  auto logLine = [&](const std::string &line) {
+    if (!logFile || line.empty())
+      return;
+    std::fputs((line + "\n").c_str(), logFile);
+    std::fflush(logFile);
+  };
 
   // The device (a GPU, with its communicator), then the state.
   deviceInitialize(program);
@@ -163,6 +175,7 @@ int main(int argc, char **argv) {
   info.seed = options.seed;
   if (!options.resume.empty()) {
     agree(loadCheckpoint(program, options.resume, info));
+    logLine(info.log);
   } else if (!options.init.empty()) {
     agree(initializeFromFile(program, options.init));
   } else {
@@ -171,6 +184,10 @@ int main(int argc, char **argv) {
   statesToDevice(program);
   int64_t start = info.step;
   int64_t end = std::max(options.steps, start);
+  int64_t globalBatch = program.batch_per_rank * ranks;
+  // A checkpoint of another global batch: the data goes on where it stopped.
+  int64_t sequenceOffset =
+      options.resume.empty() ? 0 : info.dataPosition - start * globalBatch;
   if (rank == 0 && !options.quiet) {
     std::printf("zeroc: training '%s' on %d rank(s), ZeRO stage %" PRId64
                 ", global batch %" PRId64 " x %" PRId64
@@ -179,7 +196,12 @@ int main(int argc, char **argv) {
                 program.batch_per_rank * ranks, program.seq_len, start, end,
                 options.resume.empty()
                     ? ""
-                    : (" (resumed from " + options.resume + ")").c_str());
+                    : (" (resumed from " + info.folder + ")").c_str());
+    if (!options.resume.empty() && info.globalBatch != globalBatch)
+      std::printf("zeroc: note: the checkpoint's run had a global batch of "
+                  "%" PRId64 " sequences, this one %" PRId64
+                  ": the data goes on at sequence %" PRId64 "\n",
+                  info.globalBatch, globalBatch, info.dataPosition);
     if (options.steps < start)
       std::printf("zeroc: the checkpoint is at step %" PRId64
                   ", past --steps %" PRId64 ": nothing to train\n",
@@ -188,12 +210,6 @@ int main(int argc, char **argv) {
   }
 
   Batch batch(program);
-  auto logLine = [&](const std::string &line) {
-    if (!logFile)
-      return;
-    std::fputs((line + "\n").c_str(), logFile);
-    std::fflush(logFile);
-  };
   auto evaluate = [&](int64_t step) {
     batch.fill(validation, program, step, ranks, rank);
     float loss = 0;
@@ -215,10 +231,23 @@ int main(int argc, char **argv) {
   int64_t interval = progressInterval(end - start);
   double measuredSeconds = 0;
   int64_t measuredSteps = 0;
-  for (int64_t step = start; step < end; ++step) {
+  int64_t savedStep = options.resume == options.save ? start : -1;
+  auto save = [&](int64_t next) {
+    info.step = next;
+    info.dataPosition = next * globalBatch + sequenceOffset;
+    saveCheckpoint(program, options.save, info, options.keepLast);
+    savedStep = next;
+    logLine(info.log);
+    if (rank == 0 && !options.quiet) {
+      std::printf("zeroc: %s\n", info.note.c_str());
+      std::fflush(stdout);
+    }
+  };
+  int stopSignal = 0;
+  for (int64_t step = start; step < end && !stopSignal; ++step) {
     if (options.evalEvery && step % options.evalEvery == 0)
       evaluate(step);
-    batch.fill(train, program, step, ranks, rank);
+    batch.fill(train, program, step, ranks, rank, sequenceOffset);
     const void *tokens = batch.tokens.upload();
     const void *targets = batch.targets.upload();
     float loss = 0, gradNorm = 0, lr = 0;
@@ -226,6 +255,16 @@ int main(int argc, char **argv) {
     program.train_step(comm, tokens, targets, step, &loss, &gradNorm, &lr);
     double seconds = MPI_Wtime() - before;
     double meanLoss = meanOverRanks(loss);
+    if (!options.save.empty() && options.saveEvery &&
+        (step + 1) % options.saveEvery == 0 && step + 1 < end)
+      save(step + 1);
+    // A stop signal on any rank: every rank stops after this step.
+    if ((stopSignal = agreeOnStop()) != 0) {
+      end = step + 1;
+      if (rank == 0)
+        std::printf("zeroc: %s: stopping after step %" PRId64 "\n",
+                    signalName(stopSignal), step);
+    }
     if (rank != 0)
       continue;
     // The first step warms caches; leave it out of the ETA when we can.
@@ -249,17 +288,15 @@ int main(int argc, char **argv) {
       std::fflush(stdout);
     }
   }
-  if (options.evalEvery && end % options.evalEvery == 0)
+  if (options.evalEvery && end % options.evalEvery == 0 && !stopSignal)
     evaluate(end);
 
-  if (!options.save.empty()) {
-    info.step = end;
-    statesToHost(program);
-    saveCheckpoint(program, options.save, info);
-    if (rank == 0 && !options.quiet)
-      std::printf("zeroc: saved step %" PRId64 " to %s\n", end,
-                  options.save.c_str());
-  }
+  // The checkpoint of the last step, unless it is the one already there.
+  if (!options.save.empty() && savedStep != end)
+    save(end);
+  else if (!options.save.empty() && rank == 0 && !options.quiet)
+    std::printf("zeroc: step %" PRId64 " is already saved in %s\n", end,
+                info.folder.c_str());
 
   // The summary, gathered to rank 0.
   RankSummary mine;
@@ -297,5 +334,18 @@ int main(int argc, char **argv) {
   }
 
   freeStates(program);
+  if (stopSignal) {
+    if (rank == 0 && !options.save.empty())
+      std::printf("zeroc: stopped by %s at step %" PRId64 " of %" PRId64
+                  "; resume with --resume %s\n",
+                  signalName(stopSignal), end, options.steps,
+                  options.save.c_str());
+    else if (rank == 0)
+      std::fprintf(stderr,
+                   "zeroc: error: stopped by %s at step %" PRId64 " of %" PRId64
+                   ": no checkpoint written (no --save)\n",
+                   signalName(stopSignal), end, options.steps);
+    exitAll(options.save.empty() ? 128 + stopSignal : 0);
+  }
   exitAll(0);
 }

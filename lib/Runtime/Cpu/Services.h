@@ -25,7 +25,6 @@
 #define ZEROC_RUNTIME_CPU_SERVICES_H
 
 #include "zeroc/Runtime/zrt.h"
-#include "zeroc/Support/SafeTensors.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -147,6 +146,20 @@ private:
 zrt_mem_category stateCategory(const zrt_state &state);
 size_t stateBytes(const zrt_state &state);
 
+/// The logical elements of a state that a rank holds: flat elements
+/// [offset, offset + count) of the unpadded tensor, stored contiguously
+/// from element `storageOffset` of the rank's storage (count may be 0).
+struct StateRange {
+  int64_t offset = 0;
+  int64_t count = 0;
+  int64_t storageOffset = 0;
+};
+
+/// The range of `state` that `rank` of `worldSize` holds (Layout.cpp). The
+/// one function that knows how sharded states are laid out: the
+/// initialization and the checkpoints read and write storage through it.
+StateRange localRange(const zrt_state &state, int rank, int worldSize);
+
 /// State storage. The services initialize, load and save every state
 /// through host memory (state.data): allocateStates gives each state zeroed
 /// host storage (the CPU: zrt_alloc, which is host memory); statesToDevice
@@ -159,6 +172,13 @@ void allocateStates(const zrt_program &program);
 void statesToDevice(const zrt_program &program);
 void statesToHost(const zrt_program &program);
 void freeStates(const zrt_program &program);
+
+/// Copies bytes [offset, offset + bytes) of a state's storage to host
+/// memory `host`, wherever the storage is (on a GPU: after the kernels
+/// queued before; the checkpoint's bounded staging buffer goes through
+/// this, so that a save never needs a host copy of a whole state).
+void stateToHost(const zrt_state &state, size_t offset, size_t bytes,
+                 void *host);
 
 /// The device memory this rank reserved at its peak (the CUDA memory pool's
 /// high-water mark), or -1 where there is no device (the CPU).
@@ -177,6 +197,8 @@ struct Options {
   uint64_t seed = 1337;
   std::string init;
   std::string save;
+  int64_t saveEvery = 0; ///< 0: save at the end only
+  int64_t keepLast = 0;  ///< 0: keep every checkpoint
   std::string resume;
   std::string logJson;
   int64_t evalEvery = 0; ///< 0: no evaluation
@@ -227,12 +249,15 @@ public:
 
   /// Fills this rank's `batchPerRank` sequences of step `step`: sequence i
   /// of the global batch G = worldSize * batchPerRank starts at token
-  /// ((step * G + i) * seqLen) mod (L - seqLen - 1); targets are the next
-  /// tokens. `tokensOut` and `targetsOut` hold batchPerRank * seqLen ids of
-  /// `idDtype` (ZRT_I32 or ZRT_I64).
+  /// ((step * G + i + sequenceOffset) * seqLen) mod (L - seqLen - 1);
+  /// targets are the next tokens. `tokensOut` and `targetsOut` hold
+  /// batchPerRank * seqLen ids of `idDtype` (ZRT_I32 or ZRT_I64).
+  /// `sequenceOffset` is 0 unless a run resumes a checkpoint written with
+  /// another global batch: then the data goes on where it stopped.
   void fillBatch(int64_t step, int64_t worldSize, int64_t rank,
                  int64_t batchPerRank, int64_t seqLen, zrt_dtype idDtype,
-                 void *tokensOut, void *targetsOut) const;
+                 void *tokensOut, void *targetsOut,
+                 int64_t sequenceOffset = 0) const;
 
 private:
   std::string path;
@@ -244,7 +269,8 @@ private:
 
 /// The start token of global sequence `index` of step `step`.
 int64_t sequenceStart(int64_t step, int64_t globalBatch, int64_t index,
-                      int64_t seqLen, int64_t numTokens);
+                      int64_t seqLen, int64_t numTokens,
+                      int64_t sequenceOffset = 0);
 
 //===----------------------------------------------------------------------===//
 // State, checkpoints (Checkpoint.cpp)
@@ -256,38 +282,57 @@ std::string validateProgram(const zrt_program &program, int worldSize);
 /// Initializes every state on this rank from the initializers and `seed`.
 void initializeFromSeed(const zrt_program &program, uint64_t seed);
 
-/// Initializes parameters (and their masters) from a safetensors file of
-/// full tensors named as the parameters; other states are zeros.
+/// Initializes parameters (and their masters) from full tensors named as
+/// the parameters: a safetensors file, a sharded Hugging Face checkpoint
+/// (HfCheckpoint.cpp), or a checkpoint (a directory, as --resume takes it:
+/// its weights only, the masters' where it has them); other states are
+/// zeros. Collective when `path` is a checkpoint.
 std::string initializeFromFile(const zrt_program &program,
                                const std::string &path);
 
-/// The tensors of --init `path` (HfCheckpoint.cpp): a safetensors file, or
-/// a sharded Hugging Face checkpoint (its model.safetensors.index.json, or
-/// the folder holding it) read as one file.
-std::string readInitFile(const std::string &path, safetensors::File &file);
-
-/// The fingerprint of the state table (names, kinds, dtypes, shapes,
-/// shards), as 16 hex digits.
-std::string stateFingerprint(const zrt_program &program);
-
 struct CheckpointInfo {
-  int64_t step = 0; ///< the next step to run
+  int64_t step = 0;         ///< the next step to run
+  int64_t dataPosition = 0; ///< global sequences consumed before `step`
+  int64_t globalBatch = 0;  ///< sequences per step of the run that saved
   uint64_t seed = 0;
+  std::string folder; ///< loadCheckpoint: the step folder it read
+  std::string log;    ///< the --log-json line of the load or save (rank 0)
+  std::string note;   ///< a line for the user, or "" (rank 0)
 };
 
 /// mkdir -p DIR and check that this rank can create files there.
 std::string probeCheckpointDirectory(const std::string &dir);
 
-/// Collective: writes DIR/model.safetensors (rank 0, gathered fp32 weights)
-/// and DIR/state.rankR.safetensors (every rank), all or nothing. Errors are
-/// agreed on inside (every rank exits); returns "".
+/// Collective: writes the checkpoint of step info.step to
+/// DIR/step-NNNNNNN (every rank its slices, in parallel, through a bounded
+/// staging buffer; rank 0 the manifest, last), then points DIR/latest at it
+/// and, with keepLast > 0, removes all but the keepLast newest checkpoints
+/// up to it. Errors are agreed on inside (every rank exits); returns "".
+/// Fills info.folder, info.log and info.note.
 std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
-                           const CheckpointInfo &info);
+                           CheckpointInfo &info, int64_t keepLast);
 
-/// Loads DIR/state.rankR.safetensors into this rank's storage. Errors name
-/// the mismatch (model, world size, stage, state table).
+/// Collective: loads a checkpoint (DIR/latest, or DIR itself when it is a
+/// step folder) of any world size and stage into this rank's storage:
+/// every state but the gradients, checked against the program, every file's
+/// checksum verified, and the ranks' views of it agreed on. Errors are
+/// agreed on inside and name the file and tensor; returns "".
 std::string loadCheckpoint(const zrt_program &program, const std::string &dir,
                            CheckpointInfo &info);
+
+//===----------------------------------------------------------------------===//
+// Signals (Signals.cpp)
+//===----------------------------------------------------------------------===//
+
+/// From now on the first SIGTERM, SIGINT or SIGUSR1 is only recorded; a
+/// second one stops the process at once.
+void installStopSignals();
+/// The first stop signal this rank received, or 0.
+int pendingStopSignal();
+/// Collective: a stop signal that any rank received (0: none).
+int agreeOnStop();
+/// "SIGTERM", "SIGINT", "SIGUSR1".
+const char *signalName(int signal);
 
 //===----------------------------------------------------------------------===//
 // Logging (Log.cpp)

@@ -17,7 +17,8 @@
 // device buffers (one upload per entry point, ordered on the compute
 // stream); states are initialized in host memory and moved once to
 // zrt_alloc'ed device memory (statesToDevice), whose addresses then stay
-// fixed for the run; statesToHost copies them back for a checkpoint.
+// fixed for the run; a checkpoint copies them out piece by piece
+// (stateToHost), through a bounded host buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -344,6 +345,20 @@ void statesToHost(const zrt_program &program) {
   for (int i = 0; i < program.num_states; ++i)
     program.states[i].data = host[static_cast<size_t>(i)];
   statesOnDevice = false;
+}
+
+void stateToHost(const zrt_state &state, size_t offset, size_t bytes,
+                 void *host) {
+  const uint8_t *source = static_cast<const uint8_t *>(state.data) + offset;
+  if (!statesOnDevice) {
+    std::memcpy(host, source, bytes);
+    return;
+  }
+  // On the compute stream: after every kernel of the steps before.
+  cudaStream_t stream = computeStream();
+  ZRT_CUDA(
+      cudaMemcpyAsync(host, source, bytes, cudaMemcpyDeviceToHost, stream));
+  ZRT_CUDA(cudaStreamSynchronize(stream));
 }
 
 void freeStates(const zrt_program &program) {

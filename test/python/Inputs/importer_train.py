@@ -124,7 +124,10 @@ def main():
             print(f"  step {s}: zeroc {a:.6f}  pytorch {b:.6f}")
         if len(losses) != STEPS or worst > 1e-4:
             failures.append(f"stage {stage}, {ranks} rank(s): losses differ by {worst:.2e}")
-        saved = weights.load_state_dict(os.path.join(save, "model.safetensors"))
+        exported = exe + ".safetensors"
+        subprocess.run([sys.executable, "-m", "zeroc", "checkpoint", "export", save,
+                        "-o", exported], check=True, stdout=subprocess.DEVNULL)
+        saved = weights.load_state_dict(exported)
         check = construct(name, kwargs)
         # The executable saves parameters (and the tied lm_head.weight); the
         # module's buffers (nanoGPT's causal mask) are constants of the IR.

@@ -20,15 +20,18 @@
 //
 // With ZEROC_TEST_DUMP=PATH in the environment, rank r appends each batch it
 // is given to PATH.rankR: "train STEP: TOKENS | TARGETS" ("eval" for the
-// forward entry point, whose step is not passed).
+// forward entry point, whose step is not passed). ZEROC_TEST_STEP_MS=T makes
+// every training step take T ms more (for the tests that signal a run).
 
 #include "zeroc/Runtime/zrt.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifndef ZW
@@ -272,6 +275,9 @@ void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
                int64_t step, float *loss, float *gradNorm, float *lr) {
   int world = zrt_world_size(comm);
   dump(comm, "train", step, tokens, targets);
+  // sleep_for sleeps on when a signal interrupts it.
+  if (const char *ms = std::getenv("ZEROC_TEST_STEP_MS"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
   std::vector<float> w[P], g[P];
   fullParams(comm, w);
   for (int p = 0; p < P; ++p)
