@@ -42,8 +42,14 @@ def Train_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 0;
 }
 
+// Operands and results of every train op: static shapes, every dimension at
+// least 1, at most 2^48 elements (zeroc::train::ShapeChecked, TrainOps.h).
+def Train_ShapeChecked : NativeOpTrait<"ShapeChecked"> {
+  let cppNamespace = "::zeroc::train";
+}
+
 class Train_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Train_Dialect, mnemonic, traits>;
+    : Op<Train_Dialect, mnemonic, !listconcat(traits, [Train_ShapeChecked])>;
 
 //===----------------------------------------------------------------------===//
 // Enums
