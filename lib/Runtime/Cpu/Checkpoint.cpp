@@ -29,6 +29,7 @@
 
 #include "Services.h"
 
+#include "zeroc/Support/OutputFile.h"
 #include "zeroc/Support/Random.h"
 #include "zeroc/Support/SafeTensors.h"
 
@@ -44,6 +45,7 @@
 #include <unistd.h>
 
 namespace st = zeroc::safetensors;
+namespace output = zeroc::output;
 
 namespace zeroc::rt {
 
@@ -646,10 +648,12 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
     for (auto &[temporary, path] : written)
       std::remove(temporary.c_str());
   agree(error.empty() ? "" : "--save: " + error);
+  // Renamed over a regular file or a new path only; a symbolic link is
+  // followed, a device or a FIFO written in place (OutputFile.h).
   for (auto &[temporary, path] : written)
-    if (std::rename(temporary.c_str(), path.c_str()) != 0 && error.empty())
-      error = "--save: " + path + ": cannot rename " + temporary +
-              " into place: " + std::strerror(errno);
+    if (std::string problem = output::commitTemporary(temporary, path);
+        !problem.empty() && error.empty())
+      error = "--save: " + problem;
   agree(error);
   return "";
 }

@@ -21,6 +21,8 @@
 
 #include "Services.h"
 
+#include "zeroc/Support/OutputFile.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
@@ -53,10 +55,11 @@ struct Batch {
   }
 };
 
-/// The mean over ranks of a per-rank value, on rank 0 (every rank calls).
+/// The mean over ranks of a per-rank value (every rank calls; under
+/// --collective-timeout).
 double meanOverRanks(double value) {
   double sum = value;
-  MPI_Reduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  sumOverRanks(&sum, 1);
   return sum / worldSize();
 }
 
@@ -103,6 +106,14 @@ int main(int argc, char **argv) {
                    std::to_string(program.world_size));
   if (std::string error = validateProgram(program, ranks); !error.empty())
     failEverywhere(error);
+  // Faults: stalled collectives and divergence (Timeout.cpp, Guard.cpp).
+  if (std::string error = configureCollectiveTimeout(options.collectiveTimeout);
+      !error.empty())
+    failEverywhere(error);
+  if (std::string error =
+          configureDivergenceGuard(program, options.skipNonfinite);
+      !error.empty())
+    failEverywhere(error);
   if (options.evalEvery && !program.forward)
     failEverywhere("--eval-every: the program '" + model +
                    "' has no forward entry point to evaluate with");
@@ -142,14 +153,19 @@ int main(int argc, char **argv) {
   }
 
   // Outputs that must be writable before any step is spent.
+  // The log is written to PATH.partial and renamed over PATH when the run
+  // ends (a device or a FIFO is written in place; OutputFile.h), so that a
+  // run that fails early leaves the previous log as it was.
+  static zeroc::output::Stream logOutput;
   FILE *logFile = nullptr;
   {
     std::string error;
     if (rank == 0 && !options.logJson.empty()) {
-      logFile = std::fopen(options.logJson.c_str(), "w");
-      if (!logFile)
-        error = "--log-json: " + options.logJson +
-                ": cannot create: " + std::strerror(errno);
+      error = logOutput.open(options.logJson, /*visibleTemporary=*/true);
+      if (error.empty())
+        logFile = logOutput.stream();
+      else
+        error = "--log-json: " + error;
     }
     agree(error);
   }
@@ -195,6 +211,7 @@ int main(int argc, char **argv) {
     std::fflush(logFile);
   };
   auto evaluate = [&](int64_t step) {
+    setRunPhase("validation at step", step);
     batch.fill(validation, program, step, ranks, rank);
     float loss = 0;
     program.forward(comm, batch.tokens.upload(), batch.targets.upload(),
@@ -215,6 +232,8 @@ int main(int argc, char **argv) {
   int64_t interval = progressInterval(end - start);
   double measuredSeconds = 0;
   int64_t measuredSteps = 0;
+  bool diverged = false; // a non-finite step stopped the run (Guard.cpp)
+  int64_t finished = end; // the step after the last one run
   for (int64_t step = start; step < end; ++step) {
     if (options.evalEvery && step % options.evalEvery == 0)
       evaluate(step);
@@ -223,11 +242,19 @@ int main(int argc, char **argv) {
     const void *targets = batch.targets.upload();
     float loss = 0, gradNorm = 0, lr = 0;
     double before = MPI_Wtime();
+    guardBeginStep(step);
     program.train_step(comm, tokens, targets, step, &loss, &gradNorm, &lr);
     double seconds = MPI_Wtime() - before;
-    double meanLoss = meanOverRanks(loss);
-    if (rank != 0)
+    StepCheck check = checkStep(step, loss, gradNorm);
+    double meanLoss = check.meanLoss;
+    diverged = check.stop;
+    if (diverged)
+      finished = step + 1;
+    if (rank != 0) {
+      if (diverged)
+        break;
       continue;
+    }
     // The first step warms caches; leave it out of the ETA when we can.
     if (step > start || end - start == 1) {
       measuredSeconds += seconds;
@@ -241,6 +268,8 @@ int main(int argc, char **argv) {
     record.ms = seconds * 1e3;
     record.tokensPerSecond = seconds > 0 ? tokensPerStep / seconds : 0;
     logLine(stepJson(record));
+    if (diverged)
+      break;
     bool last = step + 1 == end;
     if (!options.quiet && (last || (step - start) % interval == 0)) {
       double perStep =
@@ -249,16 +278,30 @@ int main(int argc, char **argv) {
       std::fflush(stdout);
     }
   }
-  if (options.evalEvery && end % options.evalEvery == 0)
+  if (!diverged && options.evalEvery && end % options.evalEvery == 0)
     evaluate(end);
 
   if (!options.save.empty()) {
     info.step = end;
     statesToHost(program);
-    saveCheckpoint(program, options.save, info);
-    if (rank == 0 && !options.quiet)
-      std::printf("zeroc: saved step %" PRId64 " to %s\n", end,
-                  options.save.c_str());
+    // No checkpoint from a diverged run or from non-finite state: the last
+    // good one stays.
+    if (std::string refusal = checkpointRefusal(program); !refusal.empty()) {
+      if (rank == 0) {
+        std::fflush(stdout);
+        std::fprintf(stderr,
+                     "zeroc: %s--save %s: no checkpoint written (%s); what "
+                     "the directory held stays as it was\n",
+                     diverged ? "" : "error: ", options.save.c_str(),
+                     refusal.c_str());
+      }
+      diverged = true;
+    } else {
+      saveCheckpoint(program, options.save, info);
+      if (rank == 0 && !options.quiet)
+        std::printf("zeroc: saved step %" PRId64 " to %s\n", end,
+                    options.save.c_str());
+    }
   }
 
   // The summary, gathered to rank 0.
@@ -288,14 +331,16 @@ int main(int argc, char **argv) {
       summaries[r].devicePeak = row[ZRT_MEM_CATEGORIES + 1];
       summaries[r].secondsWaiting = allWaiting[r];
     }
-    logLine(summaryJson(end - start, summaries));
-    if (logFile && std::fclose(logFile) != 0)
-      std::fprintf(stderr, "zeroc: warning: --log-json %s: write error\n",
-                   options.logJson.c_str());
+    logLine(summaryJson(finished - start, summaries));
+    if (logFile)
+      if (std::string error = logOutput.commit(); !error.empty())
+        std::fprintf(stderr, "zeroc: warning: --log-json %s\n",
+                     error.c_str());
     if (!options.quiet)
-      std::fputs(summaryTable(program, end - start, summaries).c_str(), stdout);
+      std::fputs(summaryTable(program, finished - start, summaries).c_str(),
+                 stdout);
   }
 
   freeStates(program);
-  exitAll(0);
+  exitAll(diverged ? 1 : 0);
 }

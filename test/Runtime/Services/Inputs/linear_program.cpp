@@ -17,6 +17,10 @@
 //                   params all-gathered, grads reduce-scattered
 //   -DZBF16=1    bf16 params and grads with f32 master copies
 //   -DZMODEL=""  the model name (default "linear")
+//   -DZSTALL=K   rank ZSTALL_RANK (default 1) stops itself (SIGSTOP, as a
+//                stuck device or a dead link looks) at step K, after its
+//                gradients are computed, before it joins their reduction;
+//                with -DZSTALL_SLEEP=S it is busy for S seconds instead
 //
 // With ZEROC_TEST_DUMP=PATH in the environment, rank r appends each batch it
 // is given to PATH.rankR: "train STEP: TOKENS | TARGETS" ("eval" for the
@@ -25,6 +29,8 @@
 #include "zeroc/Runtime/zrt.h"
 
 #include <cmath>
+#include <csignal>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,6 +48,9 @@
 #endif
 #ifndef ZMODEL
 #define ZMODEL "linear"
+#endif
+#ifndef ZSTALL_RANK
+#define ZSTALL_RANK 1
 #endif
 
 namespace {
@@ -278,6 +287,16 @@ void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
     g[p].resize(param(p).numel);
   *loss = forwardBackward(w, tokens, targets, g);
   *lr = LR;
+#ifdef ZSTALL
+  if (step == ZSTALL && zrt_rank(comm) == ZSTALL_RANK) {
+#ifdef ZSTALL_SLEEP
+    struct timespec busy = {ZSTALL_SLEEP, 0};
+    nanosleep(&busy, nullptr);
+#else
+    std::raise(SIGSTOP);
+#endif
+  }
+#endif
 
   // Sum the gradients over ranks into the grad states.
   zrt_request *requests[P];
