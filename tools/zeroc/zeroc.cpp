@@ -108,8 +108,8 @@ static cl::opt<bool> keepSource(
     cl::cat(category));
 static cl::opt<std::string> cxx(
     "cxx",
-    cl::desc("With --target=cpu: the C++ compiler driver (default: mpicxx)"),
-    cl::value_desc("path"), cl::init("mpicxx"), cl::cat(category));
+    cl::desc("With --target=cpu: the C++ compiler driver (default: " ZEROC_GENERATED_CXX ")"),
+    cl::value_desc("path"), cl::init(ZEROC_GENERATED_CXX), cl::cat(category));
 static cl::opt<bool>
     timings("timings",
             cl::desc("Print the time of parse, pipeline and emit on stderr"),
