@@ -117,22 +117,23 @@ static LogicalResult finishResults(Operation &op, std::vector<Tensor> &results,
 }
 
 LogicalResult Interpreter::reserve(Operation *op, int64_t elements,
-                                   StringRef what) {
-  // Callers pass at most limitElements + 1, so nothing here overflows.
-  if (elements <= limitElements - liveElements) {
-    liveElements += elements;
+                                   int64_t copies, StringRef what) {
+  // elements <= 2^62 and copies <= 2^14: no overflow in the checks.
+  if (elements <= limitElements / copies &&
+      elements * copies <= limitElements - liveElements) {
+    liveElements += elements * copies;
     return success();
   }
-  auto gib = [](int64_t n) {
+  auto gib = [](double n) {
     char text[32];
     std::snprintf(text, sizeof text, "%.2f", n * 8.0 / (1 << 30));
     return std::string(text);
   };
-  InFlightDiagnostic diag =
-      op ? op->emitOpError() : moduleOp.emitError();
-  diag << what << " would need " << gib(elements) << " GiB, and the "
-       << "evaluator holds " << gib(liveElements) << " GiB already: over its "
-       << "memory limit of " << gib(limitElements)
+  InFlightDiagnostic diag = op ? op->emitOpError() : moduleOp.emitError();
+  diag << what << " would need "
+       << gib(static_cast<double>(elements) * static_cast<double>(copies))
+       << " GiB, and the evaluator holds " << gib(liveElements)
+       << " GiB already: over its memory limit of " << gib(limitElements)
        << " GiB (8 bytes per element and rank; zeroc-run --max-memory)";
   return failure();
 }
@@ -157,9 +158,7 @@ LogicalResult Interpreter::execute(Operation &op,
                 "of at most 2^48 elements)";
     resultElements += *elements;
   }
-  if (resultElements > limitElements / ranks)
-    return reserve(&op, limitElements + 1, "its results");
-  if (failed(reserve(&op, resultElements * ranks, "its results")))
+  if (failed(reserve(&op, resultElements, ranks, "its results")))
     return failure();
   std::vector<Tensor> prototypes;
   for (Value result : op.getResults())
@@ -268,13 +267,8 @@ Interpreter::call(func::FuncOp func, const std::vector<RankValues> &args) {
                << arg.getType() << " but was given a "
                << formatShape(value.shape) << " " << elementTypeName(value.type)
                << " tensor";
-    int64_t elements = *count;
-    if (elements > limitElements / opts.ranks ||
-        failed(reserve(func, elements * opts.ranks,
+    if (failed(reserve(func, *count, opts.ranks,
                        "argument #" + std::to_string(index)))) {
-      if (elements > limitElements / opts.ranks)
-        (void)reserve(func, limitElements + 1,
-                      "argument #" + std::to_string(index));
       liveElements = live;
       return failure();
     }

@@ -160,10 +160,10 @@ public:
 
   const std::vector<std::string> &stateNames() const { return names; }
 
-  /// Counts `elements` more elements (on every rank) against the memory
-  /// limit (Options::maxBytes); fails, reporting on `op`, past it.
+  /// Counts `elements` more elements on each of `copies` ranks against the
+  /// memory limit (Options::maxBytes); fails, reporting on `op`, past it.
   mlir::LogicalResult reserve(mlir::Operation *op, int64_t elements,
-                              llvm::StringRef what);
+                              int64_t copies, llvm::StringRef what);
   NamedTensors &rankState(int64_t rank) { return stateByRank[rank]; }
   /// Rank `rank`'s value of `name`, or null if there is no such symbol.
   Tensor *lookupState(int64_t rank, llvm::StringRef name);

@@ -146,9 +146,10 @@ LogicalResult Interpreter::initializeState() {
       continue;
     names.push_back(cast<SymbolOpInterface>(op).getName().str());
     std::optional<int64_t> elements = elementsOf(declaredType(&op));
-    if (!elements || *elements > limitElements / opts.ranks)
-      return reserve(&op, limitElements + 1, "its value on every rank");
-    if (failed(reserve(&op, *elements * opts.ranks, "its value on every rank")))
+    if (!elements)
+      return op.emitOpError("its type is not supported by the reference "
+                            "evaluator");
+    if (failed(reserve(&op, *elements, opts.ranks, "its value on every rank")))
       return failure();
     stateElements += *elements * opts.ranks;
     for (int64_t rank = 0; rank < opts.ranks; ++rank) {
