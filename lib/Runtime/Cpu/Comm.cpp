@@ -167,7 +167,9 @@ void commInitialize(int &argc, char **&argv, const zrt_program &) {
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
+    armStartupWatchdog(); // MPI_Init waits for every rank (Timeout.cpp)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    disarmStartupWatchdog();
   }
   if (bf16Type != MPI_DATATYPE_NULL)
     return;

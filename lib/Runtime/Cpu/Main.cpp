@@ -93,6 +93,13 @@ int main(int argc, char **argv) {
     return options.help ? 0 : 1;
   }
 
+  // Before MPI starts: MPI_Init itself waits for every rank (Timeout.cpp).
+  if (std::string error = configureCollectiveTimeout(options.collectiveTimeout);
+      !error.empty()) {
+    if (launcherRank() == 0)
+      std::fprintf(stderr, "zeroc: error: %s\n", error.c_str());
+    return 1;
+  }
   commInitialize(argc, argv, program);
   int rank = worldRank(), ranks = worldSize();
   zrt_comm *comm = defaultComm();
@@ -106,10 +113,7 @@ int main(int argc, char **argv) {
                    std::to_string(program.world_size));
   if (std::string error = validateProgram(program, ranks); !error.empty())
     failEverywhere(error);
-  // Faults: stalled collectives and divergence (Timeout.cpp, Guard.cpp).
-  if (std::string error = configureCollectiveTimeout(options.collectiveTimeout);
-      !error.empty())
-    failEverywhere(error);
+  // Divergence (Guard.cpp).
   if (std::string error =
           configureDivergenceGuard(program, options.skipNonfinite);
       !error.empty())
@@ -283,6 +287,7 @@ int main(int argc, char **argv) {
 
   if (!options.save.empty()) {
     info.step = end;
+    setRunPhase("the checkpoint after step", finished - 1);
     statesToHost(program);
     // No checkpoint from a diverged run or from non-finite state: the last
     // good one stays.

@@ -299,6 +299,10 @@ std::string loadCheckpoint(const zrt_program &program, const std::string &dir,
 /// reductions are plain MPI).
 void sumOverRanks(double *values, int count);
 
+/// Collective: the smallest of the ranks' `value`s, on every rank (under
+/// --collective-timeout on the CPU; agree() decides with it).
+int minOverRanks(int value);
+
 /// --collective-timeout: after MPI is up, before the first step, on every
 /// rank. Returns "" or an error naming the flag.
 std::string configureCollectiveTimeout(double seconds);

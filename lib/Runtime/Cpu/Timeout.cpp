@@ -25,9 +25,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <string>
@@ -208,6 +212,46 @@ void timedOut(std::vector<MPI_Request> &requests, const CollectiveInfo &what,
 
 } // namespace
 
+namespace {
+
+std::mutex watchdogMutex;
+std::condition_variable watchdogWake;
+bool watchdogDone = false;
+std::thread watchdog;
+
+} // namespace
+
+void armStartupWatchdog() {
+  if (seconds <= 0 || watchdog.joinable())
+    return;
+  watchdogDone = false;
+  watchdog = std::thread([] {
+    std::unique_lock<std::mutex> lock(watchdogMutex);
+    if (watchdogWake.wait_for(lock, std::chrono::duration<double>(seconds),
+                              [] { return watchdogDone; }))
+      return;
+    // No MPI here: it is not up. The launcher's rank names this process.
+    std::fprintf(stderr,
+                 "zeroc: error: rank %d: start-up: MPI_Init made no progress "
+                 "for %.0f s (--collective-timeout %g): a rank did not start "
+                 "or is stopped; ending the job\n",
+                 launcherRank(), seconds, seconds);
+    std::fflush(stderr);
+    std::_Exit(1);
+  });
+}
+
+void disarmStartupWatchdog() {
+  if (!watchdog.joinable())
+    return;
+  {
+    std::lock_guard<std::mutex> lock(watchdogMutex);
+    watchdogDone = true;
+  }
+  watchdogWake.notify_all();
+  watchdog.join();
+}
+
 void timeoutInitialize() {
   if (sideComm == MPI_COMM_NULL)
     MPI_Comm_dup(MPI_COMM_WORLD, &sideComm);
@@ -267,6 +311,20 @@ std::string configureCollectiveTimeout(double limit) {
            " is not a non-negative number of seconds";
   seconds = limit;
   return "";
+}
+
+int minOverRanks(int value) {
+  if (worldSize() == 1)
+    return value;
+  int least = value;
+  std::vector<MPI_Request> request(1);
+  MPI_Iallreduce(&value, &least, 1, MPI_INT, MPI_MIN,
+                 sideComm == MPI_COMM_NULL ? MPI_COMM_WORLD : sideComm,
+                 &request[0]);
+  CollectiveInfo what{"the services' all-reduce", nextCollectiveNumber(), 1,
+                      "i32"};
+  waitWithDeadline(request, what);
+  return least;
 }
 
 void sumOverRanks(double *values, int count) {

@@ -29,6 +29,12 @@ struct CollectiveInfo {
 void timeoutInitialize();
 void timeoutFinalize();
 
+/// Around MPI_Init, which waits for every rank: past --collective-timeout
+/// seconds a watchdog thread prints what happened and exits the process
+/// (mpirun then ends the job). disarm() when MPI_Init returned.
+void armStartupWatchdog();
+void disarmStartupWatchdog();
+
 /// The number the next collective of the current phase gets (1, 2, ...).
 int64_t nextCollectiveNumber();
 

@@ -114,6 +114,14 @@ void setRunPhase(const char *what, int64_t step) {
   lastKind = -1;
 }
 
+int minOverRanks(int value) {
+  if (worldSize() == 1)
+    return value;
+  int least = value;
+  MPI_Allreduce(&value, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return least;
+}
+
 void sumOverRanks(double *values, int count) {
   if (worldSize() == 1)
     return;

@@ -21,6 +21,8 @@
 //                stuck device or a dead link looks) at step K, after its
 //                gradients are computed, before it joins their reduction;
 //                with -DZSTALL_SLEEP=S it is busy for S seconds instead
+//   -DZSTALL_START  rank ZSTALL_RANK (by the launcher's environment) stops
+//                itself before MPI starts
 //
 // With ZEROC_TEST_DUMP=PATH in the environment, rank r appends each batch it
 // is given to PATH.rankR: "train STEP: TOKENS | TARGETS" ("eval" for the
@@ -369,4 +371,12 @@ const zrt_program program = {
 
 } // namespace
 
-const zrt_program *zeroc_program(void) { return &program; }
+const zrt_program *zeroc_program(void) {
+#ifdef ZSTALL_START
+  // The runtime's main asks for the program before it starts MPI.
+  const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (rank && std::atoi(rank) == ZSTALL_RANK)
+    std::raise(SIGSTOP);
+#endif
+  return &program;
+}
