@@ -30,6 +30,25 @@ FailureOr<func::FuncOp> findForwardFunction(ModuleOp module) {
                      "forward function, from batch to loss)");
     return failure();
   }
+  // The passes rewrite its one block and retype its arguments.
+  if (forward.isExternal() || !llvm::hasSingleElement(forward.getBody())) {
+    forward.emitError("the forward function @")
+        << forward.getSymName() << " must have a body of one block";
+    return failure();
+  }
+  auto emit = [&] { return forward.emitError(); };
+  for (auto [index, type] : llvm::enumerate(forward.getArgumentTypes()))
+    if (!isa<RankedTensorType>(type) ||
+        failed(train::verifyTensorShape(
+            type,
+            "argument #" + std::to_string(index) + " of the forward function",
+            emit))) {
+      if (!isa<RankedTensorType>(type))
+        forward.emitError("argument #")
+            << index << " of the forward function must be a ranked tensor, "
+            << "got " << type;
+      return failure();
+    }
   return forward;
 }
 
@@ -95,10 +114,20 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
       .Case([&](ReshapeOp reshape) -> FailureOr<SmallVector<Type>> {
         RankedTensorType input = typeOf(reshape.getInput());
         Shape shape(typeOf(reshape.getResult()).getShape());
+        // A 0-d result has no leading dimension to resize: it follows an
+        // input of one element (tensor<1xf32> -> tensor<f32>) unchanged.
+        if (shape.empty()) {
+          if (input.getNumElements() == 1)
+            return one(shape, input.getElementType());
+          reshape.emitOpError("cannot follow its input's new shape ")
+              << formatShape(input.getShape()) << " with a 0-d result";
+          return failure();
+        }
         int64_t rest = 1;
         for (int64_t size : ArrayRef<int64_t>(shape).drop_front())
           rest *= size;
-        if (shape.empty() || rest == 0 || input.getNumElements() % rest != 0) {
+        if (rest <= 0 || input.getNumElements() % rest != 0 ||
+            input.getNumElements() / rest < 1) {
           reshape.emitOpError("cannot follow its input's new shape ")
               << formatShape(input.getShape()) << " by resizing its leading "
               << "dimension";

@@ -1,6 +1,7 @@
 //===- Logits.cpp - the next-token logits of a model, for sampling --------===//
 
 #include "ForwardRewrite.h"
+#include "Stage.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Transforms/Passes.h"
@@ -22,6 +23,9 @@ struct TrainLogitsPass : zeroc::impl::TrainLogitsBase<TrainLogitsPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(zeroc::refuseLaterStages(
+            module, getArgument(), zeroc::kBatchSplit | zeroc::kPartitioned)))
+      return signalPassFailure();
     if (module.lookupSymbol(kLogitsFunc)) {
       if (required) {
         module.emitError("the module already has a symbol @") << kLogitsFunc;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ForwardRewrite.h"
+#include "Stage.h"
 #include "OptimizerEmitter.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
@@ -27,7 +28,9 @@ constexpr StringLiteral kStepFunc = "train_step";
 struct TrainOptimizerPass
     : zeroc::impl::TrainOptimizerBase<TrainOptimizerPass> {
   void runOnOperation() override {
-    if (failed(expand(getOperation())))
+    if (failed(zeroc::refuseLaterStages(getOperation(), getArgument(),
+                                        zeroc::kPartitioned)) ||
+        failed(expand(getOperation())))
       signalPassFailure();
   }
 

@@ -36,6 +36,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from zeroc import files
+
 PROG = "python3 -m zeroc train"
 
 TARGETS = ("cpu", "cuda")
@@ -201,7 +203,22 @@ def compile_model(model: str, options: CompileOptions, zeroc: str, output: str,
 
 def _run_zeroc(model: str, options: CompileOptions, zeroc: str, output: str,
                verbose: bool) -> None:
-    temp = f"{output}.tmp{os.getpid()}"
+    if files.is_special(output):
+        # A device or a FIFO (-o /dev/null): zeroc writes it in place; it is
+        # never renamed over or removed.
+        command = [zeroc, model, *options.zeroc_flags(), "-o", output]
+        if verbose:
+            print(f"zeroc: compiling {model}: {shlex.join(command)}", file=sys.stderr)
+        try:
+            result = subprocess.run(command)
+        except OSError as error:
+            raise LaunchError(f"cannot run {zeroc}: {error.strerror}") from None
+        if result.returncode != 0:
+            raise LaunchError(f"compiling {model} failed (zeroc exited with status "
+                              f"{result.returncode})")
+        return
+    target = files.resolve(output)
+    temp = f"{target}.tmp{os.getpid()}"
     command = [zeroc, model, *options.zeroc_flags(), "-o", temp]
     if verbose:
         print(f"zeroc: compiling {model}: {shlex.join(command)}", file=sys.stderr)
@@ -214,7 +231,7 @@ def _run_zeroc(model: str, options: CompileOptions, zeroc: str, output: str,
             os.unlink(temp)
         raise LaunchError(f"compiling {model} failed (zeroc exited with status "
                           f"{result.returncode})")
-    os.replace(temp, output)
+    os.replace(temp, target)
 
 
 @dataclass

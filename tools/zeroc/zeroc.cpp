@@ -19,6 +19,7 @@
 #include "zeroc/Analysis/MemoryReport.h"
 #include "zeroc/InitAll.h"
 #include "zeroc/Pipeline/Pipeline.h"
+#include "zeroc/Support/OutputFile.h"
 #include "zeroc/Target/Cpp.h"
 
 #include "mlir/IR/AsmState.h"
@@ -107,8 +108,8 @@ static cl::opt<bool> keepSource(
     cl::cat(category));
 static cl::opt<std::string> cxx(
     "cxx",
-    cl::desc("With --target=cpu: the C++ compiler driver (default: mpicxx)"),
-    cl::value_desc("path"), cl::init("mpicxx"), cl::cat(category));
+    cl::desc("With --target=cpu: the C++ compiler driver (default: " ZEROC_GENERATED_CXX ")"),
+    cl::value_desc("path"), cl::init(ZEROC_GENERATED_CXX), cl::cat(category));
 static cl::opt<bool>
     timings("timings",
             cl::desc("Print the time of parse, pipeline and emit on stderr"),
@@ -196,9 +197,10 @@ double secondsSince(Clock::time_point start) {
 }
 } // namespace
 
-/// Writes what `emit` prints to `path` ("-": stdout). A file is written
-/// under a temporary name and renamed at the end, so a failure leaves no
-/// partial output behind.
+/// Writes what `emit` prints to `path` ("-": stdout). A regular file (or a
+/// new path) is written under a temporary name and renamed at the end, so a
+/// failure leaves no partial output behind; a device or a FIFO (-o
+/// /dev/null) is written in place, never replaced (zeroc/Support/OutputFile.h).
 static LogicalResult
 writeOutput(llvm::StringRef path,
             llvm::function_ref<void(llvm::raw_ostream &)> emit) {
@@ -207,26 +209,15 @@ writeOutput(llvm::StringRef path,
     llvm::outs().flush();
     return success();
   }
-  llvm::Expected<llvm::sys::fs::TempFile> temp =
-      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
-  if (!temp) {
-    fail("cannot write '" + path + "': " + llvm::toString(temp.takeError()));
-    return failure();
-  }
+  std::string text;
   {
-    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    llvm::raw_string_ostream os(text);
     emit(os);
-    os.flush();
-    if (os.has_error()) {
-      std::string message = os.error().message();
-      os.clear_error();
-      llvm::consumeError(temp->discard());
-      fail("cannot write '" + path + "': " + message);
-      return failure();
-    }
   }
-  if (llvm::Error error = temp->keep(path)) {
-    fail("cannot write '" + path + "': " + llvm::toString(std::move(error)));
+  if (std::string error =
+          zeroc::output::writeFile(path.str(), text.data(), text.size());
+      !error.empty()) {
+    fail("cannot write " + error);
     return failure();
   }
   return success();
@@ -286,25 +277,55 @@ compilerCommand(llvm::StringRef sourcePath, llvm::StringRef exe) {
   return args;
 }
 
-/// Compiles `source` with the runtime into the executable `path`: the
-/// source goes to PATH.cpp (PATH.cu for CUDA; kept with --keep-source), the
-/// compiler writes a temporary that replaces PATH only on success.
+/// Compiles `source` with the runtime into the executable `path`. The
+/// source and the compiler's output are temporaries (beside PATH, or in
+/// the temporary directory when PATH is a device or a FIFO); the executable
+/// replaces PATH only on success, by the rules of OutputFile.h (a device is
+/// written in place). --keep-source keeps the source as PATH.cpp (PATH.cu).
 static LogicalResult compileExecutable(llvm::StringRef source,
                                        llvm::StringRef path, bool keep) {
-  std::string sourcePath = (path + (target == "cuda" ? ".cu" : ".cpp")).str();
-  std::string tempExe = (path + ".tmp-exe").str();
+  namespace out = zeroc::output;
+  std::string extension = target == "cuda" ? ".cu" : ".cpp";
+  std::string keptSource = (path + extension).str();
+  out::Kind kind = out::classify(path.str());
+  if (kind == out::Kind::Directory) {
+    fail("cannot write '" + path + "': is a directory");
+    return failure();
+  }
+  std::string tempBase = path.str();
+  if (kind == out::Kind::Special) {
+    if (keep) {
+      fail("--keep-source needs -o to name a regular file ('" + path +
+           "' is a device or a FIFO)");
+      return failure();
+    }
+    llvm::SmallString<128> dir;
+    llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, dir);
+    llvm::sys::path::append(dir, llvm::sys::path::filename(path));
+    tempBase = dir.str().str();
+  }
+  std::string sourcePath = out::temporaryName(tempBase, extension);
+  std::string tempExe = out::temporaryName(tempBase, ".exe");
   FailureOr<llvm::SmallVector<std::string>> command =
       compilerCommand(sourcePath, tempExe);
   if (failed(command))
     return failure();
   {
     std::error_code ec;
-    llvm::raw_fd_ostream os(sourcePath, ec);
+    llvm::raw_fd_ostream os(sourcePath, ec, llvm::sys::fs::OF_None);
     if (ec) {
       fail("cannot write '" + sourcePath + "': " + ec.message());
       return failure();
     }
     os << source;
+    os.close();
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(sourcePath);
+      fail("cannot write '" + sourcePath + "': " + message);
+      return failure();
+    }
   }
   llvm::SmallVector<llvm::StringRef> args(command->begin(), command->end());
   llvm::SmallString<128> log;
@@ -316,10 +337,9 @@ static LogicalResult compileExecutable(llvm::StringRef source,
                                          redirects, 0, 0, &errorMessage);
   auto output = llvm::MemoryBuffer::getFile(log);
   llvm::sys::fs::remove(log);
-  if (!keep)
-    llvm::sys::fs::remove(sourcePath);
   if (status != 0) {
     llvm::sys::fs::remove(tempExe);
+    llvm::sys::fs::remove(sourcePath);
     llvm::errs() << "zeroc: error: the "
                  << (target == "cuda" ? "CUDA" : "C++")
                  << " compiler failed (status " << status
@@ -332,8 +352,17 @@ static LogicalResult compileExecutable(llvm::StringRef source,
       llvm::errs() << (*output)->getBuffer();
     return failure();
   }
-  if (std::error_code ec = llvm::sys::fs::rename(tempExe, path)) {
-    fail("cannot write '" + path + "': " + ec.message());
+  if (std::string error = out::commitTemporary(tempExe, path.str());
+      !error.empty()) {
+    llvm::sys::fs::remove(sourcePath);
+    fail("cannot write " + error);
+    return failure();
+  }
+  if (!keep) {
+    llvm::sys::fs::remove(sourcePath);
+  } else if (std::string error = out::commitTemporary(sourcePath, keptSource);
+             !error.empty()) {
+    fail("cannot keep the source: " + error);
     return failure();
   }
   return success();

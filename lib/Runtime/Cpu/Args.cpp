@@ -43,10 +43,11 @@ bool parseUnsigned(const std::string &text, uint64_t &value) {
 std::string parseArguments(int argc, char **argv, Options &options) {
   // Flags that take a value.
   static const char *const valued[] = {
-      "--data",        "--steps",       "--seed",     "--init",
-      "--save",        "--resume",      "--log-json", "--eval-every",
-      "--val-data",    "--data-format", "--sample",   "--prompt",
-      "--temperature", "--save-every",  "--keep-last"};
+      "--data",        "--steps",       "--seed",       "--init",
+      "--save",        "--resume",      "--log-json",   "--eval-every",
+      "--val-data",    "--data-format", "--sample",     "--prompt",
+      "--temperature", "--save-every",  "--keep-last",  "--skip-nonfinite",
+      "--collective-timeout"};
   bool sawEvalEvery = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -118,6 +119,17 @@ std::string parseArguments(int argc, char **argv, Options &options) {
       options.temperature = std::strtod(value.c_str(), &end);
       if (*end != '\0' || !(options.temperature > 0))
         return "--temperature: '" + value + "' is not a positive number";
+    } else if (flag == "--skip-nonfinite") {
+      if (!parseInt(value, options.skipNonfinite) || options.skipNonfinite < 0)
+        return "--skip-nonfinite: '" + value +
+               "' is not a non-negative integer";
+    } else if (flag == "--collective-timeout") {
+      char *end = nullptr;
+      options.collectiveTimeout = std::strtod(value.c_str(), &end);
+      if (*end != '\0' || !(options.collectiveTimeout >= 0) ||
+          options.collectiveTimeout > 1e9)
+        return "--collective-timeout: '" + value +
+               "' is not a number of seconds (0 waits forever)";
     } else if (flag == "--data-format") {
       if (value == "bin")
         options.format = DataFormat::Bin;
@@ -186,6 +198,12 @@ std::string usage(const char *argv0, const zrt_program &program) {
       "  --eval-every K        validation loss every K steps, on...\n"
       "  --val-data PATH       ...this token file (same format as --data)\n"
       "  --quiet               no progress lines or summary table\n"
+      "  --skip-nonfinite K    skip the update of up to K steps whose gradient\n"
+      "                        norm is not finite (default 0: a non-finite\n"
+      "                        loss or gradient norm stops the run, and --save\n"
+      "                        writes nothing)\n"
+      "  --collective-timeout S  end the job when a collective makes no\n"
+      "                        progress for S seconds (default 600; 0: never)\n"
       "\nSampling (instead of training):\n"
       "  --sample N            generate N tokens from the weights of --init\n"
       "                        or --resume (or the seed's), then exit\n"

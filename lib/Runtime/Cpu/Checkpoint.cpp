@@ -21,6 +21,7 @@
 
 #include "Checkpoint.h"
 
+#include "zeroc/Support/OutputFile.h"
 #include "zeroc/Support/Random.h"
 #include "zeroc/Support/SafeTensors.h"
 
@@ -33,6 +34,7 @@
 #include <sys/stat.h>
 
 namespace st = zeroc::safetensors;
+namespace output = zeroc::output;
 
 namespace zeroc::rt {
 

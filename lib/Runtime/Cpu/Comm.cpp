@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Services.h"
+#include "Timeout.h"
 
 #include <algorithm>
 #include <atomic>
@@ -38,6 +39,7 @@ struct zrt_comm {
 
 struct zrt_request {
   std::vector<MPI_Request> requests;
+  zeroc::rt::CollectiveInfo info{}; // for --collective-timeout's message
   void *temporary = nullptr; // receives instead of `destination`
   void *destination = nullptr;
   size_t bytes = 0;
@@ -106,6 +108,27 @@ bool overlaps(const void *a, size_t aBytes, const void *b, size_t bBytes) {
   return aBytes && bBytes && x < y + bBytes && y < x + aBytes;
 }
 
+const char *dtypeText(zrt_dtype dtype) {
+  switch (dtype) {
+  case ZRT_F32:
+    return "f32";
+  case ZRT_BF16:
+    return "bf16";
+  case ZRT_I32:
+    return "i32";
+  case ZRT_I64:
+    return "i64";
+  }
+  return "?";
+}
+
+/// A new request for the collective `kind` of `count` elements.
+zrt_request *newRequest(const char *kind, size_t count, zrt_dtype dtype) {
+  auto *request = new zrt_request;
+  request->info = {kind, nextCollectiveNumber(), count, dtypeText(dtype)};
+  return request;
+}
+
 int checkedCount(const char *function, size_t count) {
   if (count > static_cast<size_t>(INT_MAX))
     zrt_fail("%s: %zu elements per rank exceed MPI's int count", function,
@@ -144,16 +167,20 @@ void commInitialize(int &argc, char **&argv, const zrt_program &) {
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
+    armStartupWatchdog(); // MPI_Init waits for every rank (Timeout.cpp)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    disarmStartupWatchdog();
   }
   if (bf16Type != MPI_DATATYPE_NULL)
     return;
   MPI_Type_contiguous(2, MPI_BYTE, &bf16Type);
   MPI_Type_commit(&bf16Type);
   MPI_Op_create(bf16SumFunction, /*commute=*/1, &bf16Sum);
+  timeoutInitialize();
 }
 
 void commFinalize() {
+  timeoutFinalize();
   if (bf16Sum != MPI_OP_NULL)
     MPI_Op_free(&bf16Sum);
   if (bf16Type != MPI_DATATYPE_NULL)
@@ -178,7 +205,7 @@ extern "C" zrt_request *zrt_all_reduce_start(zrt_comm *comm, const void *send,
   TypeAndOp mpi = mpiTypeOf("zrt_all_reduce_start", dtype);
   size_t size = zrt_dtype_size(dtype);
   size_t bytes = count * size;
-  auto *request = new zrt_request;
+  zrt_request *request = newRequest("all-reduce", count, dtype);
   const void *source = send;
   char *target = static_cast<char *>(recv);
   if (send == recv)
@@ -207,7 +234,8 @@ zrt_reduce_scatter_start(zrt_comm *comm, const void *send, void *recv,
   int count = checkedCount("zrt_reduce_scatter_start", recv_count);
   int ranks = commSize(comm);
   size_t size = zrt_dtype_size(dtype);
-  auto *request = new zrt_request;
+  zrt_request *request =
+      newRequest("reduce-scatter", recv_count * ranks, dtype);
   const void *source = send;
   void *target = recv;
   if (send == recv)
@@ -229,7 +257,7 @@ extern "C" zrt_request *zrt_all_gather_start(zrt_comm *comm, const void *send,
   int count = checkedCount("zrt_all_gather_start", send_count);
   int ranks = commSize(comm);
   size_t size = zrt_dtype_size(dtype);
-  auto *request = new zrt_request;
+  zrt_request *request = newRequest("all-gather", send_count * ranks, dtype);
   const void *source = send;
   void *target = recv;
   const char *ownSlot =
@@ -250,8 +278,7 @@ extern "C" void zrt_wait(zrt_request *request) {
   if (!request)
     zrt_fail("zrt_wait: null request");
   double start = MPI_Wtime();
-  MPI_Waitall(static_cast<int>(request->requests.size()),
-              request->requests.data(), MPI_STATUSES_IGNORE);
+  waitWithDeadline(request->requests, request->info); // --collective-timeout
   secondsWaited += MPI_Wtime() - start;
   if (request->temporary) {
     std::memcpy(request->destination, request->temporary, request->bytes);

@@ -25,6 +25,7 @@ add_library(zeroc_rt_cpu_kernels STATIC
   ../Common/DtypeSize.cpp
   ../Common/LRSchedule.cpp
   ../Common/Shapes.cpp
+  ../Common/StepGuard.cpp
 )
 set_target_properties(zeroc_rt_cpu_kernels PROPERTIES
   POSITION_INDEPENDENT_CODE ON)

@@ -9,6 +9,7 @@
 
 #include "KernelsCommon.h"
 #include "../Common/AdamStep.h"
+#include "../Common/StepGuard.h"
 
 #include <cmath>
 #include <vector>
@@ -72,6 +73,7 @@ extern "C" void zrt_squared_norm(zrt_dtype dtype, const void *x, int64_t n,
       total += p;
   });
   *out = static_cast<float>(total);
+  guard::noteSquaredNorm(*out); // --skip-nonfinite (Common/StepGuard.h)
 }
 
 extern "C" void zrt_clip_coef(const float *squared_norm, double max_norm,
@@ -86,6 +88,8 @@ extern "C" void zrt_adamw(float *param, const float *grad, float *exp_avg,
                           double weight_decay) {
   checkNonNegative("zrt_adamw", "n", n);
   checkNonNegative("zrt_adamw", "step", step);
+  if (!guard::allowUpdate()) // a non-finite step under --skip-nonfinite
+    return;
   AdamStep s = adamStep(lr, step, beta1, beta2, eps, weight_decay);
   parallelFor((n + kBlock - 1) / kBlock, kBlock * 4, [&](int64_t b0,
                                                         int64_t b1) {
@@ -100,6 +104,8 @@ extern "C" void zrt_sgd(float *param, const float *grad,
   checkNonNegative("zrt_sgd", "n", n);
   if (!momentum_buffer && momentum != 0.0)
     zrt_fail("zrt_sgd: momentum %g needs a momentum buffer", momentum);
+  if (!guard::allowUpdate()) // a non-finite step under --skip-nonfinite
+    return;
   float mom = static_cast<float>(momentum), wd = static_cast<float>(weight_decay);
   parallelFor((n + kBlock - 1) / kBlock, kBlock * 3, [&](int64_t b0,
                                                         int64_t b1) {

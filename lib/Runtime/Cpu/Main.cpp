@@ -24,6 +24,8 @@
 
 #include "Services.h"
 
+#include "zeroc/Support/OutputFile.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
@@ -56,10 +58,11 @@ struct Batch {
   }
 };
 
-/// The mean over ranks of a per-rank value, on rank 0 (every rank calls).
+/// The mean over ranks of a per-rank value (every rank calls; under
+/// --collective-timeout).
 double meanOverRanks(double value) {
   double sum = value;
-  MPI_Reduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  sumOverRanks(&sum, 1);
   return sum / worldSize();
 }
 
@@ -93,6 +96,13 @@ int main(int argc, char **argv) {
     return options.help ? 0 : 1;
   }
 
+  // Before MPI starts: MPI_Init itself waits for every rank (Timeout.cpp).
+  if (std::string error = configureCollectiveTimeout(options.collectiveTimeout);
+      !error.empty()) {
+    if (launcherRank() == 0)
+      std::fprintf(stderr, "zeroc: error: %s\n", error.c_str());
+    return 1;
+  }
   commInitialize(argc, argv, program);
   int rank = worldRank(), ranks = worldSize();
   zrt_comm *comm = defaultComm();
@@ -105,6 +115,11 @@ int main(int argc, char **argv) {
                    std::to_string(ranks) + "; start it with mpirun -np " +
                    std::to_string(program.world_size));
   if (std::string error = validateProgram(program, ranks); !error.empty())
+    failEverywhere(error);
+  // Divergence (Guard.cpp).
+  if (std::string error =
+          configureDivergenceGuard(program, options.skipNonfinite);
+      !error.empty())
     failEverywhere(error);
   if (options.evalEvery && !program.forward)
     failEverywhere("--eval-every: the program '" + model +
@@ -148,14 +163,19 @@ int main(int argc, char **argv) {
   }
 
   // Outputs that must be writable before any step is spent.
+  // The log is written to PATH.partial and renamed over PATH when the run
+  // ends (a device or a FIFO is written in place; OutputFile.h), so that a
+  // run that fails early leaves the previous log as it was.
+  static zeroc::output::Stream logOutput;
   FILE *logFile = nullptr;
   {
     std::string error;
     if (rank == 0 && !options.logJson.empty()) {
-      logFile = std::fopen(options.logJson.c_str(), "w");
-      if (!logFile)
-        error = "--log-json: " + options.logJson +
-                ": cannot create: " + std::strerror(errno);
+      error = logOutput.open(options.logJson, /*visibleTemporary=*/true);
+      if (error.empty())
+        logFile = logOutput.stream();
+      else
+        error = "--log-json: " + error;
     }
     agree(error);
   }
@@ -211,6 +231,7 @@ int main(int argc, char **argv) {
 
   Batch batch(program);
   auto evaluate = [&](int64_t step) {
+    setRunPhase("validation at step", step);
     batch.fill(validation, program, step, ranks, rank);
     float loss = 0;
     program.forward(comm, batch.tokens.upload(), batch.targets.upload(),
@@ -232,9 +253,26 @@ int main(int argc, char **argv) {
   double measuredSeconds = 0;
   int64_t measuredSteps = 0;
   int64_t savedStep = options.resume == options.save ? start : -1;
+  bool diverged = false; // a non-finite step stopped the run (Guard.cpp)
+  // Writes the checkpoint that resumes at step `next`, unless the run
+  // diverged or a state is not finite: then the last good one stays.
   auto save = [&](int64_t next) {
     info.step = next;
     info.dataPosition = next * globalBatch + sequenceOffset;
+    setRunPhase("the checkpoint after step", next - 1);
+    statesToHost(program);
+    if (std::string refusal = checkpointRefusal(program); !refusal.empty()) {
+      if (rank == 0) {
+        std::fflush(stdout);
+        std::fprintf(stderr,
+                     "zeroc: %s--save %s: no checkpoint written (%s); what "
+                     "the directory held stays as it was\n",
+                     diverged ? "" : "error: ", options.save.c_str(),
+                     refusal.c_str());
+      }
+      diverged = true;
+      return;
+    }
     saveCheckpoint(program, options.save, info, options.keepLast);
     savedStep = next;
     logLine(info.log);
@@ -252,21 +290,29 @@ int main(int argc, char **argv) {
     const void *targets = batch.targets.upload();
     float loss = 0, gradNorm = 0, lr = 0;
     double before = MPI_Wtime();
+    guardBeginStep(step);
     program.train_step(comm, tokens, targets, step, &loss, &gradNorm, &lr);
     double seconds = MPI_Wtime() - before;
-    double meanLoss = meanOverRanks(loss);
-    if (!options.save.empty() && options.saveEvery &&
+    StepCheck check = checkStep(step, loss, gradNorm);
+    double meanLoss = check.meanLoss;
+    diverged = check.stop;
+    if (diverged)
+      end = step + 1;
+    if (!diverged && !options.save.empty() && options.saveEvery &&
         (step + 1) % options.saveEvery == 0 && step + 1 < end)
-      save(step + 1);
+      save(step + 1); // refused (diverged) when a state is not finite
     // A stop signal on any rank: every rank stops after this step.
-    if ((stopSignal = agreeOnStop()) != 0) {
+    if (!diverged && (stopSignal = agreeOnStop()) != 0) {
       end = step + 1;
       if (rank == 0)
         std::printf("zeroc: %s: stopping after step %" PRId64 "\n",
                     signalName(stopSignal), step);
     }
-    if (rank != 0)
+    if (rank != 0) {
+      if (diverged)
+        break;
       continue;
+    }
     // The first step warms caches; leave it out of the ETA when we can.
     if (step > start || end - start == 1) {
       measuredSeconds += seconds;
@@ -280,6 +326,8 @@ int main(int argc, char **argv) {
     record.ms = seconds * 1e3;
     record.tokensPerSecond = seconds > 0 ? tokensPerStep / seconds : 0;
     logLine(stepJson(record));
+    if (diverged)
+      break;
     bool last = step + 1 == end;
     if (!options.quiet && (last || (step - start) % interval == 0)) {
       double perStep =
@@ -288,13 +336,15 @@ int main(int argc, char **argv) {
       std::fflush(stdout);
     }
   }
-  if (options.evalEvery && end % options.evalEvery == 0 && !stopSignal)
+  if (!diverged && options.evalEvery && end % options.evalEvery == 0 &&
+      !stopSignal)
     evaluate(end);
 
   // The checkpoint of the last step, unless it is the one already there.
-  if (!options.save.empty() && savedStep != end)
+  // A diverged run writes none (the last good one stays).
+  if (!options.save.empty() && !diverged && savedStep != end)
     save(end);
-  else if (!options.save.empty() && rank == 0 && !options.quiet)
+  else if (!options.save.empty() && !diverged && rank == 0 && !options.quiet)
     std::printf("zeroc: step %" PRId64 " is already saved in %s\n", end,
                 info.folder.c_str());
 
@@ -326,14 +376,18 @@ int main(int argc, char **argv) {
       summaries[r].secondsWaiting = allWaiting[r];
     }
     logLine(summaryJson(end - start, summaries));
-    if (logFile && std::fclose(logFile) != 0)
-      std::fprintf(stderr, "zeroc: warning: --log-json %s: write error\n",
-                   options.logJson.c_str());
+    if (logFile)
+      if (std::string error = logOutput.commit(); !error.empty())
+        std::fprintf(stderr, "zeroc: warning: --log-json %s\n",
+                     error.c_str());
     if (!options.quiet)
-      std::fputs(summaryTable(program, end - start, summaries).c_str(), stdout);
+      std::fputs(summaryTable(program, end - start, summaries).c_str(),
+                 stdout);
   }
 
   freeStates(program);
+  if (diverged)
+    exitAll(1);
   if (stopSignal) {
     if (rank == 0 && !options.save.empty())
       std::printf("zeroc: stopped by %s at step %" PRId64 " of %" PRId64

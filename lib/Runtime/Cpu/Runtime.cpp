@@ -179,7 +179,7 @@ void agree(const std::string &error) {
   int mine = error.empty() ? INT_MAX : worldRank();
   int first = mine;
   if (mpiIsUp())
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    first = minOverRanks(mine); // under --collective-timeout
   if (first == INT_MAX)
     return;
   if (mine == first) {

@@ -209,6 +209,12 @@ struct Options {
   int64_t sample = 0;
   std::string prompt;
   double temperature = 0.8;
+  /// --skip-nonfinite K: steps with a non-finite gradient norm whose update
+  /// may be skipped before the run stops (0: stop at the first).
+  int64_t skipNonfinite = 0;
+  /// --collective-timeout S: seconds a collective may make no progress
+  /// before the job is ended (0: wait forever).
+  double collectiveTimeout = 600;
 };
 
 /// Sampling mode: generates options.sample tokens after options.prompt with
@@ -333,6 +339,52 @@ int pendingStopSignal();
 int agreeOnStop();
 /// "SIGTERM", "SIGINT", "SIGUSR1".
 const char *signalName(int signal);
+// Faults: divergence (Guard.cpp) and stalled collectives (Timeout.cpp on the
+// CPU, Cuda/Timeout.cu)
+//===----------------------------------------------------------------------===//
+
+/// Collective: every rank gets the sums over ranks of `values[0..count)`;
+/// under --collective-timeout (the CPU runtime; the CUDA runtime's host
+/// reductions are plain MPI).
+void sumOverRanks(double *values, int count);
+
+/// Collective: the smallest of the ranks' `value`s, on every rank (under
+/// --collective-timeout on the CPU; agree() decides with it).
+int minOverRanks(int value);
+
+/// --collective-timeout: after MPI is up, before the first step, on every
+/// rank. Returns "" or an error naming the flag.
+std::string configureCollectiveTimeout(double seconds);
+
+/// What the run is doing, for the timeout's message: `what` is "step",
+/// "validation at step" or "sampling", `step` the step (-1: none).
+void setRunPhase(const char *what, int64_t step);
+
+/// --skip-nonfinite: checks that this runtime can skip an update and sets
+/// up the kernels' step guard (Common/StepGuard.h). Every rank; "" or an
+/// error naming the flag.
+std::string configureDivergenceGuard(const zrt_program &program,
+                                     int64_t skipLimit);
+
+/// Before each training step (every rank): arms the step guard.
+void guardBeginStep(int64_t step);
+
+/// After each training step (every rank, collective): the mean of the
+/// ranks' losses, and whether the run must stop: a non-finite loss or
+/// gradient norm stops it (the error, naming the step, is printed on rank
+/// 0), unless --skip-nonfinite allows one more skipped step (a warning).
+struct StepCheck {
+  double meanLoss = 0;
+  bool skipped = false; ///< the step's updates were skipped
+  bool stop = false;
+};
+StepCheck checkStep(int64_t step, float loss, float gradNorm);
+
+/// Collective: why no checkpoint may be written now ("" when one may): the
+/// run stopped on divergence, or a state this rank or another holds is not
+/// finite. --save asks this before writing, so that the last good
+/// checkpoint stays.
+std::string checkpointRefusal(const zrt_program &program);
 
 //===----------------------------------------------------------------------===//
 // Logging (Log.cpp)

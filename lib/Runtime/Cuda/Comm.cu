@@ -63,6 +63,10 @@ int commSize() { return worldSizeCache; }
 ncclComm_t ncclCommunicator() { return nccl; }
 
 void checkNccl(ncclResult_t result, const char *what) {
+  // The communicator is non-blocking (Timeout.cu): a call may return while
+  // NCCL still works on it.
+  if (result == ncclInProgress && nccl)
+    result = settle(nccl, what);
   if (result == ncclSuccess)
     return;
   const char *last = ncclGetLastError(nccl);
@@ -142,8 +146,13 @@ void ncclInitialize() {
   if (worldRankCache == 0)
     checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
   MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, MPI_COMM_WORLD);
-  checkNccl(ncclCommInitRank(&nccl, worldSizeCache, id, worldRankCache),
-            "ncclCommInitRank");
+  // Non-blocking, so that a stalled peer never blocks the host in NCCL and
+  // --collective-timeout can abort the communicator (Timeout.cu).
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclResult_t result = ncclCommInitRankConfig(&nccl, worldSizeCache, id,
+                                               worldRankCache, &config);
+  checkNccl(result, "ncclCommInitRankConfig");
 }
 
 } // namespace zeroc::rt::cuda
@@ -184,6 +193,7 @@ extern "C" void zrt_count_collective(int kind, int64_t n, zrt_dtype dtype) {
   if (n < 0)
     zrt_fail("zrt_count_collective: %lld elements", static_cast<long long>(n));
   countCollective(kind == 0 ? 2 : 1, static_cast<size_t>(n), dtype);
+  noteCollective(kind);
 }
 
 extern "C" int64_t zrt_comm_bytes_sent(void) { return bytesSent.load(); }

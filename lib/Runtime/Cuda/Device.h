@@ -52,6 +52,13 @@ ncclComm_t ncclCommunicator();
 /// Fails (zrt_fail) naming `what`, with ncclGetErrorString and
 /// ncclGetLastError, unless `result` is ncclSuccess.
 void checkNccl(ncclResult_t result, const char *what);
+/// Timeout.cu: after a call on the (non-blocking) communicator returned
+/// ncclInProgress, polls until it settles, under --collective-timeout;
+/// returns the final state.
+ncclResult_t settle(ncclComm_t comm, const char *what);
+/// Timeout.cu: a collective of `kind` (0 all-reduce, 1 reduce-scatter, 2
+/// all-gather) was enqueued, for the timeout's message.
+void noteCollective(int kind);
 /// Counts a collective in zrt_comm_bytes_sent: round(factor (N-1) n / N)
 /// elements of `dtype` (factor 2 for an all-reduce, 1 otherwise).
 void countCollective(int64_t factor, size_t n, zrt_dtype dtype);

@@ -16,7 +16,12 @@ add_library(zeroc_rt_cuda_kernels STATIC
   ../Common/DtypeSize.cpp
   ../Common/LRSchedule.cpp
   ../Common/Shapes.cpp
+  ../Common/StepGuard.cpp
 )
+# The CUDA kernels do not honour --skip-nonfinite's guard (the norm stays on
+# the device); the executables refuse the flag (Common/StepGuard.h).
+set_source_files_properties(../Common/StepGuard.cpp PROPERTIES
+  COMPILE_DEFINITIONS ZEROC_STEP_GUARD_SKIP=0)
 # -no-compress: the device code stays readable without cuobjdump (the
 # tests list the kernels of an executable, test/Target/Cuda), as zeroc
 # also builds the generated code.

@@ -30,7 +30,11 @@ static inline float zc_relu_grad(float dy, float x) { return x > 0.0f ? dy : 0.0
  * degree-6 polynomial (relative error ~2e-7), branch-free so that the loops
  * vectorize, unlike libm's expf/tanhf. */
 static inline float zc_exp(float x) {
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+  /* A NaN fails the first comparison and becomes -87: (int32_t)n below
+   * must never see a NaN (undefined behaviour); the GELUs stay NaN through
+   * their factor x. */
+  x = x > -87.0f ? x : -87.0f;
+  x = x < 88.0f ? x : 88.0f;
   float n = floorf(fmaf(x, 1.4426950408889634f, 0.5f));
   float r = fmaf(n, -0.693145751953125f, x);
   r = fmaf(n, -1.428606765330187e-06f, r);

@@ -97,9 +97,9 @@ static std::optional<double> valueOf(FloatAttr attr) {
 }
 
 LogicalResult ParamOp::verify() {
-  if (!getTensorType().hasStaticShape())
-    return emitOpError("type of @")
-           << getSymName() << " must have a static shape, got " << getType();
+  if (failed(verifyTensorShape(getType(), ("type of @" + getSymName()).str(),
+                               [&] { return emitOpError(); })))
+    return failure();
   std::optional<double> std = valueOf(getStdAttr());
   if (std && failed(verifyFinite(*this, "std", *std)))
     return failure();
@@ -286,6 +286,9 @@ StateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
            << getSymName() << " belongs to " << getOfAttr()
            << ", which is not a train.param";
   RankedTensorType type = getTensorType();
+  if (failed(verifyTensorShape(type, ("type of @" + getSymName()).str(),
+                               [&] { return emitOpError(); })))
+    return failure();
   if (getKind() == StateKind::grad) {
     Type expected = param.getTensorType().getElementType();
     if (type.getElementType() != expected)
@@ -733,12 +736,18 @@ LogicalResult SGDUpdateOp::verify() {
 // Data-parallel ops
 //===----------------------------------------------------------------------===//
 
-/// Elements of a buffer that packs `types` rank-major in `shards` chunks.
-static int64_t packedElements(TypeRange types, int64_t shards) {
+/// Elements of a buffer that packs `types` rank-major in `shards` chunks,
+/// or std::nullopt when that exceeds kMaxElements.
+static std::optional<int64_t> packedElements(TypeRange types, int64_t shards) {
   int64_t segment = 0;
-  for (Type type : types)
+  for (Type type : types) {
     segment += shardElements(cast<RankedTensorType>(type).getNumElements(),
                              shards);
+    if (segment > kMaxElements)
+      return std::nullopt;
+  }
+  if (segment > kMaxElements / shards)
+    return std::nullopt;
   return shards * segment;
 }
 
@@ -756,7 +765,11 @@ static LogicalResult verifyPacking(Operation *op, TypeRange tensors,
       return op->emitOpError("tensor #")
              << index << " has type " << type
              << " but the buffer's element type is " << buffer.getElementType();
-  int64_t expected = packedElements(tensors, shards);
+  std::optional<int64_t> packed = packedElements(tensors, shards);
+  if (!packed)
+    return op->emitOpError("the packed buffer of ")
+           << shards << " chunks would have more than 2^48 elements";
+  int64_t expected = *packed;
   if (buffer.getNumElements() != expected)
     return op->emitOpError("the buffer must have ")
            << expected << " elements (" << shards
@@ -785,7 +798,11 @@ static FailureOr<int64_t> gridSize(Operation *op, FlatSymbolRefAttr grid,
   if (gridOp.getShape().size() != 1 || ShapedType::isDynamic(gridOp.getShape()[0]))
     return op->emitOpError("collectives run on a 1-D grid of static size, but ")
            << grid << " has shape [" << formatShape(gridOp.getShape()) << "]";
-  return gridOp.getShape()[0];
+  int64_t size = gridOp.getShape()[0];
+  if (size < 1 || size > (int64_t(1) << 24))
+    return op->emitOpError("the grid ")
+           << grid << " must have between 1 and 2^24 ranks, got " << size;
+  return size;
 }
 
 /// Checks a collective's result size against its input size and the grid.
@@ -824,6 +841,8 @@ ReduceScatterStartOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 LogicalResult
 AllGatherStartOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  // n <= 2^48 and ranks <= 2^24: the product fits; the result's own shape
+  // check (ShapeChecked) refuses it when it exceeds 2^48.
   return verifyCollective(*this, getGridAttr(), symbolTable,
                           [](int64_t n, int64_t ranks) { return n * ranks; });
 }

@@ -17,6 +17,12 @@
 //                   params all-gathered, grads reduce-scattered
 //   -DZBF16=1    bf16 params and grads with f32 master copies
 //   -DZMODEL=""  the model name (default "linear")
+//   -DZSTALL=K   rank ZSTALL_RANK (default 1) stops itself (SIGSTOP, as a
+//                stuck device or a dead link looks) at step K, after its
+//                gradients are computed, before it joins their reduction;
+//                with -DZSTALL_SLEEP=S it is busy for S seconds instead
+//   -DZSTALL_START  rank ZSTALL_RANK (by the launcher's environment) stops
+//                itself before MPI starts
 //
 // With ZEROC_TEST_DUMP=PATH in the environment, rank r appends each batch it
 // is given to PATH.rankR: "train STEP: TOKENS | TARGETS" ("eval" for the
@@ -27,6 +33,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +53,9 @@
 #endif
 #ifndef ZMODEL
 #define ZMODEL "linear"
+#endif
+#ifndef ZSTALL_RANK
+#define ZSTALL_RANK 1
 #endif
 
 namespace {
@@ -284,6 +295,16 @@ void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
     g[p].resize(param(p).numel);
   *loss = forwardBackward(w, tokens, targets, g);
   *lr = LR;
+#ifdef ZSTALL
+  if (step == ZSTALL && zrt_rank(comm) == ZSTALL_RANK) {
+#ifdef ZSTALL_SLEEP
+    struct timespec busy = {ZSTALL_SLEEP, 0};
+    nanosleep(&busy, nullptr);
+#else
+    std::raise(SIGSTOP);
+#endif
+  }
+#endif
 
   // Sum the gradients over ranks into the grad states.
   zrt_request *requests[P];
@@ -356,4 +377,12 @@ const zrt_program program = {
 
 } // namespace
 
-const zrt_program *zeroc_program(void) { return &program; }
+const zrt_program *zeroc_program(void) {
+#ifdef ZSTALL_START
+  // The runtime's main asks for the program before it starts MPI.
+  const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (rank && std::atoi(rank) == ZSTALL_RANK)
+    std::raise(SIGSTOP);
+#endif
+  return &program;
+}
