@@ -45,7 +45,7 @@ std::string parseArguments(int argc, char **argv, Options &options) {
   static const char *const valued[] = {
       "--data",   "--steps",    "--seed",       "--init",     "--save",
       "--resume", "--log-json", "--eval-every", "--val-data", "--data-format",
-      "--sample", "--prompt",  "--temperature"};
+      "--sample", "--prompt",  "--temperature", "--trace", "--trace-steps"};
   bool sawEvalEvery = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -111,6 +111,17 @@ std::string parseArguments(int argc, char **argv, Options &options) {
       options.temperature = std::strtod(value.c_str(), &end);
       if (*end != '\0' || !(options.temperature > 0))
         return "--temperature: '" + value + "' is not a positive number";
+    } else if (flag == "--trace") {
+      options.tracePath = value;
+    } else if (flag == "--trace-steps") {
+      size_t colon = value.find(':');
+      if (colon == std::string::npos ||
+          !parseInt(value.substr(0, colon), options.traceFirst) ||
+          !parseInt(value.substr(colon + 1), options.traceLast) ||
+          options.traceFirst < 0 || options.traceLast <= options.traceFirst)
+        return "--trace-steps: '" + value +
+               "' is not A:B with 0 <= A < B (steps A to B-1)";
+      options.traceStepsGiven = true;
     } else if (flag == "--data-format") {
       if (value == "bin")
         options.format = DataFormat::Bin;
@@ -122,10 +133,13 @@ std::string parseArguments(int argc, char **argv, Options &options) {
   }
   if (options.help)
     return "";
+  if (options.traceStepsGiven && options.tracePath.empty())
+    return "--trace-steps needs --trace PATH";
   if (options.sample) {
-    if (!options.data.empty() || !options.save.empty() || sawEvalEvery)
+    if (!options.data.empty() || !options.save.empty() || sawEvalEvery ||
+        !options.tracePath.empty())
       return "--sample generates text from weights (--init or --resume); it "
-             "takes no --data, --save or --eval-every";
+             "takes no --data, --save, --eval-every or --trace";
     return "";
   }
   if (options.data.empty())
@@ -169,6 +183,10 @@ std::string usage(const char *argv0, const zrt_program &program) {
       "  --eval-every K        validation loss every K steps, on...\n"
       "  --val-data PATH       ...this token file (same format as --data)\n"
       "  --quiet               no progress lines or summary table\n"
+      "  --trace PATH          write a Chrome/Perfetto trace (JSON) of every\n"
+      "                        rank's ops, collectives and waits\n"
+      "  --trace-steps A:B     the steps it records: A to B-1 (default: the\n"
+      "                        three after the first)\n"
       "\nSampling (instead of training):\n"
       "  --sample N            generate N tokens from the weights of --init\n"
       "                        or --resume (or the seed's), then exit\n"

@@ -3,6 +3,7 @@
 //   mpirun -np N EXE --data PATH [--steps K] [--seed S] [--init W.safetensors]
 //       [--save DIR] [--resume DIR] [--log-json PATH]
 //       [--eval-every K --val-data PATH] [--data-format=bin|text] [--quiet]
+//       [--trace PATH [--trace-steps A:B]]
 //
 // The generated code defines zeroc_program(); this file checks the world
 // size, maps the token data, allocates and initializes every state, runs
@@ -20,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Services.h"
+#include "Trace.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -171,6 +173,7 @@ int main(int argc, char **argv) {
   statesToDevice(program);
   int64_t start = info.step;
   int64_t end = std::max(options.steps, start);
+  agree(traceOpen(options, program, start, end));
   if (rank == 0 && !options.quiet) {
     std::printf("zeroc: training '%s' on %d rank(s), ZeRO stage %" PRId64
                 ", global batch %" PRId64 " x %" PRId64
@@ -222,9 +225,11 @@ int main(int argc, char **argv) {
     const void *tokens = batch.tokens.upload();
     const void *targets = batch.targets.upload();
     float loss = 0, gradNorm = 0, lr = 0;
+    traceStepBegin(step);
     double before = MPI_Wtime();
     program.train_step(comm, tokens, targets, step, &loss, &gradNorm, &lr);
     double seconds = MPI_Wtime() - before;
+    traceStepEnd(step);
     double meanLoss = meanOverRanks(loss);
     if (rank != 0)
       continue;
@@ -251,6 +256,7 @@ int main(int argc, char **argv) {
   }
   if (options.evalEvery && end % options.evalEvery == 0)
     evaluate(end);
+  traceClose();
 
   if (!options.save.empty()) {
     info.step = end;

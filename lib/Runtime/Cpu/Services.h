@@ -186,6 +186,11 @@ struct Options {
   int64_t sample = 0;
   std::string prompt;
   double temperature = 0.8;
+  /// --trace PATH --trace-steps A:B (Trace.h): steps [traceFirst,
+  /// traceLast) when traceStepsGiven.
+  std::string tracePath;
+  int64_t traceFirst = 0, traceLast = 0;
+  bool traceStepsGiven = false;
 };
 
 /// Sampling mode: generates options.sample tokens after options.prompt with
