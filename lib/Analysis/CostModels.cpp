@@ -66,13 +66,16 @@ double bytesOf(ValueRange values) {
   return total;
 }
 
-/// A kernel that reads every operand and writes every result once.
+/// A kernel that reads every operand and writes every result once, with
+/// `vectorFlopsPerElement` of the largest of them.
 OpCost streaming(Operation *op, double vectorFlopsPerElement) {
   OpCost cost = OpCost::memory(bytesOf(op->getOperands()) +
                                bytesOf(op->getResults()));
   double elements = 0;
-  for (Value result : op->getResults())
-    elements = std::max(elements, numel(result));
+  for (Value value : op->getOperands())
+    elements = std::max(elements, numel(value));
+  for (Value value : op->getResults())
+    elements = std::max(elements, numel(value));
   cost.vectorFlops = vectorFlopsPerElement * elements;
   return cost;
 }

@@ -158,7 +158,7 @@ def format_summary(path: str, s: dict) -> str:
     total = s["compute_ms"] or 1.0
     for kind, ms in sorted(s["compute_ms_by_kind"].items(), key=lambda kv: -kv[1]):
         lines.append(f"  {kind:<22} {ms:>10.3f} {100 * ms / total:>6.1f}% "
-                     f"{s['calls_by_kind'][kind]:>7.0f}")
+                     f"{s['calls_by_kind'][kind]:>7.1f}")
     lines.append(f"  {'total':<22} {s['compute_ms']:>10.3f}")
     lines.append("")
     kinds = ", ".join(f"{n:g} {k}" for k, n in sorted(s["collectives"].items()))
@@ -182,9 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     summaries = []
     for path in args.traces:
         try:
-            summaries.append((path, summarize(load(path))))
+            data = load(path)
+            summaries.append((path, summarize(data)))
         except TraceError as error:
-            print(f"python3 -m zeroc trace-summary: error: {error}", file=sys.stderr)
+            message = str(error)
+            if not message.startswith(path):
+                message = f"{path}: {message}"
+            print(f"python3 -m zeroc trace-summary: error: {message}", file=sys.stderr)
             return 1
     if args.json:
         json.dump({path: s for path, s in summaries}, sys.stdout, indent=2)
