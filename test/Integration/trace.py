@@ -22,7 +22,8 @@ trace-event format by this script, not by zeroc's own reader:
   run's summary, per step).
 
 `python3 -m zeroc trace-summary` then reads it. A run without --trace writes
-nothing; bad --trace flags are errors that name the flag.
+nothing; bad --trace flags are errors that name the flag; --help lists
+them.
 """
 import argparse
 import json
@@ -195,6 +196,10 @@ def main():
         result = subprocess.run(mpirun + flags, capture_output=True, text=True)
         if result.returncode == 0 or message not in result.stderr:
             failures.append(f"{flags}: status {result.returncode}, stderr {result.stderr!r}")
+    usage = subprocess.run([exe, "--help"], capture_output=True, text=True).stdout
+    for flag in ("--trace PATH", "--trace-steps A:B"):
+        if flag not in usage:
+            failures.append(f"--help does not list {flag}")
     if os.path.exists(trace_path + "2"):
         failures.append("a failed run left a trace")
     for failure in failures:

@@ -136,10 +136,11 @@ std::string parseArguments(int argc, char **argv, Options &options) {
   if (options.traceStepsGiven && options.tracePath.empty())
     return "--trace-steps needs --trace PATH";
   if (options.sample) {
-    if (!options.data.empty() || !options.save.empty() || sawEvalEvery ||
-        !options.tracePath.empty())
+    if (!options.data.empty() || !options.save.empty() || sawEvalEvery)
       return "--sample generates text from weights (--init or --resume); it "
-             "takes no --data, --save, --eval-every or --trace";
+             "takes no --data, --save or --eval-every";
+    if (!options.tracePath.empty())
+      return "--trace records training steps; it does not go with --sample";
     return "";
   }
   if (options.data.empty())
