@@ -82,13 +82,15 @@ def main() -> int:
             kind = ev.get("args", {}).get("collective_kind", "all_reduce")
             ax.broken_barh([(b, max(e - b, 1e-4))],
                            (y + 0.1 + lane / height * 0.9, 0.9 / height * 0.9),
-                           color=COLLECTIVE_COLOURS.get(kind, "#999999"))
+                           facecolor=COLLECTIVE_COLOURS.get(kind, "#999999"),
+                           edgecolor="white", linewidth=0.6)
         rows.append((f"rank {pid} comm", y + 0.5))
         y += 1
         for _, b, e, ev in compute:
             phase = ev.get("args", {}).get("phase", "forward")
             ax.broken_barh([(b, max(e - b, 1e-4))], (y + 0.1, 0.8),
-                           color=PHASE_COLOURS.get(phase, "#999999"), linewidth=0)
+                           facecolor=PHASE_COLOURS.get(phase, "#999999"), edgecolor="white",
+                           linewidth=0.3)
         rows.append((f"rank {pid} compute", y + 0.5))
         y += 1.4
     ax.set_yticks([r[1] for r in rows])
