@@ -69,8 +69,8 @@ double bytesOf(ValueRange values) {
 /// A kernel that reads every operand and writes every result once, with
 /// `vectorFlopsPerElement` of the largest of them.
 OpCost streaming(Operation *op, double vectorFlopsPerElement) {
-  OpCost cost = OpCost::memory(bytesOf(op->getOperands()) +
-                               bytesOf(op->getResults()));
+  OpCost cost =
+      OpCost::memory(bytesOf(op->getOperands()) + bytesOf(op->getResults()));
   double elements = 0;
   for (Value value : op->getOperands())
     elements = std::max(elements, numel(value));
@@ -245,9 +245,9 @@ OpCost costOf(AttentionGradOp a) {
   double bh = static_cast<double>(q[0]) * q[1], t = q[2], d = q[3];
   double scores = bh * t * s * visibleFraction(q[2], s, a.getCausal());
   // P recomputed (Q K^T), dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q.
-  OpCost cost = OpCost::gemm(10 * scores * d,
-                             bytesOf(a->getOperands()) + bytesOf(a->getResults()),
-                             elementBits(a.getQuery()));
+  OpCost cost = OpCost::gemm(
+      10 * scores * d, bytesOf(a->getOperands()) + bytesOf(a->getResults()),
+      elementBits(a.getQuery()));
   cost.vectorFlops = 15 * scores;
   return cost;
 }
@@ -326,21 +326,23 @@ OpCost costOf(UnpackOp u) {
 }
 
 OpCost costOf(AllReduceStartOp s) {
-  return collective(s, CostCollective::AllReduce, s.getInput(),
-                    s.getGridAttr(), true);
+  return collective(s, CostCollective::AllReduce, s.getInput(), s.getGridAttr(),
+                    true);
 }
 OpCost costOf(ReduceScatterStartOp s) {
   OpCost cost = collective(s, CostCollective::ReduceScatter, s.getInput(),
                            s.getGridAttr(), true);
   if (!cost.ranks && numel(s.getResult()) > 0)
-    cost.ranks = static_cast<int64_t>(numel(s.getInput()) / numel(s.getResult()));
+    cost.ranks =
+        static_cast<int64_t>(numel(s.getInput()) / numel(s.getResult()));
   return cost;
 }
 OpCost costOf(AllGatherStartOp s) {
   OpCost cost = collective(s, CostCollective::AllGather, s.getResult(),
                            s.getGridAttr(), true);
   if (!cost.ranks && numel(s.getInput()) > 0)
-    cost.ranks = static_cast<int64_t>(numel(s.getResult()) / numel(s.getInput()));
+    cost.ranks =
+        static_cast<int64_t>(numel(s.getResult()) / numel(s.getInput()));
   return cost;
 }
 
@@ -352,8 +354,8 @@ OpCost costOf(WaitOp) {
 
 // Upstream shard collectives (before train-schedule): synchronous.
 OpCost costOf(shard::AllReduceOp c) {
-  return collective(c, CostCollective::AllReduce, c.getInput(),
-                    c.getGridAttr(), false);
+  return collective(c, CostCollective::AllReduce, c.getInput(), c.getGridAttr(),
+                    false);
 }
 OpCost costOf(shard::ReduceScatterOp c) {
   return collective(c, CostCollective::ReduceScatter, c.getInput(),
@@ -373,8 +375,7 @@ struct CostModel
   OpCost getCost(Operation *op) const { return costOf(cast<Op>(op)); }
 };
 
-template <typename... Ops>
-void attach(MLIRContext *context) {
+template <typename... Ops> void attach(MLIRContext *context) {
   (Ops::template attachInterface<CostModel<Ops>>(*context), ...);
 }
 
@@ -382,16 +383,15 @@ void attach(MLIRContext *context) {
 
 void registerCostModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, TrainDialect *) {
-    attach<ParamOp, StateOp, OptimizerOp, ReadOp, WriteOp, ReshapeOp,
-           ReleaseOp, LRScheduleOp, MatmulOp, AttentionOp, AttentionGradOp,
-           EmbeddingOp, EmbeddingGradOp, LayerNormOp, LayerNormGradOp,
-           SoftmaxOp, SoftmaxGradOp, CausalMaskOp, TransposeOp, SplitOp,
-           ConcatOp, SumOp, MeanOp, CrossEntropyOp, CrossEntropyGradOp,
-           SquaredNormOp, ClipCoefOp, AddOp, SubOp, MulOp, DivOp, ScaleOp,
-           GeluOp, GeluGradOp, ReluOp, ReluGradOp, SqrtOp, CastOp,
-           BroadcastOp, FillOp, AdamWUpdateOp, SGDUpdateOp, PackOp,
-           UnpackOp, AllReduceStartOp, ReduceScatterStartOp,
-           AllGatherStartOp, WaitOp>(context);
+    attach<ParamOp, StateOp, OptimizerOp, ReadOp, WriteOp, ReshapeOp, ReleaseOp,
+           LRScheduleOp, MatmulOp, AttentionOp, AttentionGradOp, EmbeddingOp,
+           EmbeddingGradOp, LayerNormOp, LayerNormGradOp, SoftmaxOp,
+           SoftmaxGradOp, CausalMaskOp, TransposeOp, SplitOp, ConcatOp, SumOp,
+           MeanOp, CrossEntropyOp, CrossEntropyGradOp, SquaredNormOp,
+           ClipCoefOp, AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, GeluGradOp,
+           ReluOp, ReluGradOp, SqrtOp, CastOp, BroadcastOp, FillOp,
+           AdamWUpdateOp, SGDUpdateOp, PackOp, UnpackOp, AllReduceStartOp,
+           ReduceScatterStartOp, AllGatherStartOp, WaitOp>(context);
   });
   registry.addExtension(+[](MLIRContext *context, shard::ShardDialect *) {
     attach<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,

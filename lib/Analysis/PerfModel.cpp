@@ -108,16 +108,13 @@ const std::vector<Field> &machineFields() {
       {"step_overhead_us", false, 1e-6, Field::NonNegative,
        [](Machine &m, double v, llvm::StringRef) { m.stepOverhead = v; }},
       {"async_progress", true, 1, Field::Bool,
-       [](Machine &m, double v, llvm::StringRef) {
-         m.asyncProgress = v != 0;
-       }},
+       [](Machine &m, double v, llvm::StringRef) { m.asyncProgress = v != 0; }},
   };
   return fields;
 }
 
 llvm::Error machineError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
 }
 
 } // namespace
@@ -303,9 +300,9 @@ CollectiveTime collectiveTime(const Machine &machine, CostCollective kind,
   double n = static_cast<double>(ranks);
   bool allReduce = kind == CostCollective::AllReduce;
   bool acrossNodes = p.nodes > 1;
-  double bandwidth = acrossNodes
-                         ? std::min(machine.intraBandwidth, machine.interBandwidth)
-                         : machine.intraBandwidth;
+  double bandwidth =
+      acrossNodes ? std::min(machine.intraBandwidth, machine.interBandwidth)
+                  : machine.intraBandwidth;
   double latency = acrossNodes ? machine.interLatency : machine.intraLatency;
   double steps = (allReduce ? 2 : 1) * (n - 1);
   double fraction = (allReduce ? 2 : 1) * (n - 1) / n;
@@ -315,9 +312,10 @@ CollectiveTime collectiveTime(const Machine &machine, CostCollective kind,
     // A chain within each node, a binary tree over the nodes; reduce up,
     // broadcast down, pipelined.
     double depth = std::ceil(std::log2(static_cast<double>(p.nodes)));
-    double tree = 2 * (depth * machine.interLatency +
-                       static_cast<double>(p.perNode - 1) * machine.intraLatency) +
-                  2 * bufferBytes / bandwidth;
+    double tree =
+        2 * (depth * machine.interLatency +
+             static_cast<double>(p.perNode - 1) * machine.intraLatency) +
+        2 * bufferBytes / bandwidth;
     if (tree < result.seconds) {
       result.seconds = tree;
       result.algorithm = "tree";
@@ -385,8 +383,8 @@ llvm::DenseSet<Value> shardedValues(ModuleOp module, Block &block) {
     }
     if (auto unpack = dyn_cast<UnpackOp>(op); unpack && unpack.getShards() > 1)
       continue;
-    bool fromShard = llvm::any_of(
-        op.getOperands(), [&](Value v) { return sharded.contains(v); });
+    bool fromShard = llvm::any_of(op.getOperands(),
+                                  [&](Value v) { return sharded.contains(v); });
     if (!fromShard)
       continue;
     for (Value result : op.getResults())
@@ -416,10 +414,12 @@ int64_t modelStateBytes(ModuleOp module, int64_t ranks) {
 }
 
 double computeSeconds(const Machine &machine, const OpCost &cost) {
-  double gemm = cost.flops > 0 ? cost.flops / (machine.gemmPeak(cost.elementBits) *
-                                               machine.gemmEfficiency)
-                               : 0;
-  double vector = cost.vectorFlops > 0 ? cost.vectorFlops / machine.vectorFlops : 0;
+  double gemm = cost.flops > 0
+                    ? cost.flops / (machine.gemmPeak(cost.elementBits) *
+                                    machine.gemmEfficiency)
+                    : 0;
+  double vector =
+      cost.vectorFlops > 0 ? cost.vectorFlops / machine.vectorFlops : 0;
   double memory =
       cost.bytes > 0
           ? cost.bytes / (machine.memoryBandwidth * machine.memoryEfficiency)
@@ -475,11 +475,12 @@ FailureOr<PerfPrediction> simulateStep(ModuleOp module, const Machine &machine,
     return false;
   };
   if (block.getNumArguments() > 0)
-    if (auto tokens = dyn_cast<RankedTensorType>(block.getArgument(0).getType());
+    if (auto tokens =
+            dyn_cast<RankedTensorType>(block.getArgument(0).getType());
         tokens && tokens.getRank() >= 1) {
       prediction.batchPerRank = tokens.getDimSize(0);
-      prediction.seqLen = tokens.getNumElements() / std::max<int64_t>(
-                                                        tokens.getDimSize(0), 1);
+      prediction.seqLen =
+          tokens.getNumElements() / std::max<int64_t>(tokens.getDimSize(0), 1);
     }
   prediction.tokensPerStep =
       prediction.batchPerRank * prediction.seqLen * prediction.worldSize;
@@ -549,7 +550,8 @@ FailureOr<PerfPrediction> simulateStep(ModuleOp module, const Machine &machine,
       break;
     case CostEngine::Gemm:
     case CostEngine::Memory: {
-      double seconds = computeSeconds(machine, cost) * placement.oversubscription;
+      double seconds =
+          computeSeconds(machine, cost) * placement.oversubscription;
       record(&op, cost, compute, compute + seconds);
       compute += seconds;
       prediction.computeSeconds += seconds;
@@ -613,7 +615,8 @@ FailureOr<PerfPrediction> simulateStep(ModuleOp module, const Machine &machine,
       double wait = std::max(0.0, it->second - compute);
       record(&op, cost, compute, compute + wait);
       prediction.exposedCommSeconds += wait;
-      prediction.exposedByPhase[stepPhaseName(phases.lookup(&op)).str()] += wait;
+      prediction.exposedByPhase[stepPhaseName(phases.lookup(&op)).str()] +=
+          wait;
       compute += wait;
       break;
     }
@@ -627,11 +630,10 @@ FailureOr<PerfPrediction> simulateStep(ModuleOp module, const Machine &machine,
   }
 
   prediction.stepSeconds = std::max(compute, comm) + machine.stepOverhead;
-  prediction.overlap =
-      prediction.commSeconds > 0
-          ? std::max(0.0, 1.0 - prediction.exposedCommSeconds /
-                                    prediction.commSeconds)
-          : 1.0;
+  prediction.overlap = prediction.commSeconds > 0
+                           ? std::max(0.0, 1.0 - prediction.exposedCommSeconds /
+                                                     prediction.commSeconds)
+                           : 1.0;
   if (prediction.stepSeconds > 0) {
     prediction.tokensPerSecond =
         static_cast<double>(prediction.tokensPerStep) / prediction.stepSeconds;
@@ -645,9 +647,9 @@ FailureOr<PerfPrediction> simulateStep(ModuleOp module, const Machine &machine,
   if (failed(report))
     return failure();
   prediction.precision = report->precision;
-  prediction.modelStateBytes =
-      ranksNow == compiledRanks ? report->perRank.modelStates
-                                : modelStateBytes(module, ranksNow);
+  prediction.modelStateBytes = ranksNow == compiledRanks
+                                   ? report->perRank.modelStates
+                                   : modelStateBytes(module, ranksNow);
   prediction.peakMemoryBytes =
       prediction.modelStateBytes + report->transient.peak;
   prediction.fits =
@@ -756,8 +758,10 @@ void printPerfTable(llvm::raw_ostream &os,
     os << llvm::format(
         "%6lld %11s %13s %12s %6.1f%% %11s %11s %11s %7.1f%% %10s %5s\n",
         static_cast<long long>(p.worldSize), millis(p.stepSeconds).c_str(),
-        withCommas(static_cast<int64_t>(std::llround(p.tokensPerSecond))).c_str(),
-        withCommas(static_cast<int64_t>(std::llround(p.tokensPerSecondPerDevice)))
+        withCommas(static_cast<int64_t>(std::llround(p.tokensPerSecond)))
+            .c_str(),
+        withCommas(
+            static_cast<int64_t>(std::llround(p.tokensPerSecondPerDevice)))
             .c_str(),
         100 * p.mfu, millis(p.computeSeconds).c_str(),
         millis(p.commSeconds).c_str(), millis(p.exposedCommSeconds).c_str(),
@@ -781,11 +785,9 @@ void printPerfTable(llvm::raw_ostream &os,
                                                     first.secondsByKind.end());
   llvm::sort(kinds, [](auto &a, auto &b) { return a.second > b.second; });
   for (auto &[kind, seconds] : kinds)
-    os << llvm::format("  %-22s %11s %6.1f%%\n", kind.c_str(),
-                       millis(seconds).c_str(),
-                       first.computeSeconds > 0
-                           ? 100 * seconds / first.computeSeconds
-                           : 0.0);
+    os << llvm::format(
+        "  %-22s %11s %6.1f%%\n", kind.c_str(), millis(seconds).c_str(),
+        first.computeSeconds > 0 ? 100 * seconds / first.computeSeconds : 0.0);
 }
 
 void printPerfJSON(llvm::raw_ostream &os,

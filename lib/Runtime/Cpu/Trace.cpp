@@ -50,7 +50,7 @@ struct Event {
 
 struct TraceState {
   std::string path, temporary;
-  FILE *out = nullptr; // rank 0
+  FILE *out = nullptr;         // rank 0
   int64_t first = 0, last = 0; // steps [first, last)
   bool synchronized = false;
   std::chrono::steady_clock::time_point epoch;
@@ -103,8 +103,8 @@ std::string serialize(int rank) {
     out += "{\"ph\":\"M\",\"pid\":" + pid;
     if (thread)
       out += ",\"tid\":" + std::to_string(tid);
-    out += std::string(",\"name\":\"") + name + "\",\"args\":{\"name\":" +
-           quoted(value.c_str()) + "}},\n";
+    out += std::string(",\"name\":\"") + name +
+           "\",\"args\":{\"name\":" + quoted(value.c_str()) + "}},\n";
   };
   meta("process_name", 0, "rank " + pid, false);
   out += "{\"ph\":\"M\",\"pid\":" + pid +
@@ -130,7 +130,8 @@ std::string serialize(int rank) {
   uint64_t asyncId = 0;
   for (const Event *event : sorted) {
     const zrt_trace_site *site = event->site;
-    std::string name = site ? site->name : "step " + std::to_string(event->step);
+    std::string name =
+        site ? site->name : "step " + std::to_string(event->step);
     std::string kind = site ? site->kind : "step";
     std::string args = "\"step\":" + std::to_string(event->step);
     if (site) {
@@ -151,9 +152,10 @@ std::string serialize(int rank) {
     int tid = static_cast<int>(event->track);
     double begin = event->begin, end = std::max(event->end, event->begin);
     if (event->track == TraceTrack::Communication) {
-      std::string id = "\"r" + std::to_string(rank) + "." +
-                       std::to_string(asyncId++) + "\"";
-      std::string common = ",\"pid\":" + pid + ",\"tid\":" + std::to_string(tid) +
+      std::string id =
+          "\"r" + std::to_string(rank) + "." + std::to_string(asyncId++) + "\"";
+      std::string common = ",\"pid\":" + pid +
+                           ",\"tid\":" + std::to_string(tid) +
                            ",\"cat\":\"communication\",\"id\":" + id +
                            ",\"name\":" + quoted(name.c_str());
       out += "{\"ph\":\"b\",\"ts\":" + micros(begin) + common + ",\"args\":{" +
@@ -166,8 +168,8 @@ std::string serialize(int rank) {
     trackEnd[tid] = end;
     std::string where = ",\"pid\":" + pid + ",\"tid\":" + std::to_string(tid);
     out += "{\"ph\":\"B\",\"ts\":" + micros(begin) + where +
-           ",\"name\":" + quoted(name.c_str()) + ",\"cat\":" +
-           quoted(kind.c_str()) + ",\"args\":{" + args + "}},\n";
+           ",\"name\":" + quoted(name.c_str()) +
+           ",\"cat\":" + quoted(kind.c_str()) + ",\"args\":{" + args + "}},\n";
     out += "{\"ph\":\"E\",\"ts\":" + micros(end) + where + "},\n";
   }
   return out;
@@ -235,16 +237,15 @@ std::string traceOpen(const Options &options, const zrt_program &program,
   state.stage = program.zero_stage;
   if (worldRank() != 0)
     return "";
-  state.temporary = state.path + ".tmp-" + std::to_string(launcherRank()) +
-                    "-" + std::to_string(static_cast<long long>(
-                              std::chrono::steady_clock::now()
-                                  .time_since_epoch()
-                                  .count() %
-                              1000000));
+  state.temporary =
+      state.path + ".tmp-" + std::to_string(launcherRank()) + "-" +
+      std::to_string(static_cast<long long>(
+          std::chrono::steady_clock::now().time_since_epoch().count() %
+          1000000));
   state.out = std::fopen(state.temporary.c_str(), "w");
   if (!state.out)
-    return "--trace: " + state.path + ": cannot create: " +
-           std::strerror(errno);
+    return "--trace: " + state.path +
+           ": cannot create: " + std::strerror(errno);
   return "";
 }
 

@@ -1,4 +1,5 @@
-//===- Trace.h - the executable's --trace ------------------------*- C++ -*-===//
+//===- Trace.h - the executable's --trace ------------------------*- C++
+//-*-===//
 //
 // Internal to lib/Runtime. Trace.cpp (both runtimes) keeps the window of
 // traced steps, the events of this rank, and writes the Chrome / Perfetto

@@ -29,7 +29,14 @@ using namespace zeroc::rt::cuda;
 
 namespace {
 
-enum class Mark { Begin, End, CollectiveReady, CollectiveDone, WaitBegin, WaitEnd };
+enum class Mark {
+  Begin,
+  End,
+  CollectiveReady,
+  CollectiveDone,
+  WaitBegin,
+  WaitEnd
+};
 
 struct Recorded {
   Mark mark;
@@ -109,9 +116,10 @@ void traceDeviceStepEnd() {
       opBegins.push_back(at);
       break;
     case Mark::CollectiveDone: {
-      double begin = collective >= 0 && static_cast<size_t>(collective) < ready.size()
-                         ? ready[collective]
-                         : at;
+      double begin =
+          collective >= 0 && static_cast<size_t>(collective) < ready.size()
+              ? ready[collective]
+              : at;
       begin = std::max(begin, streamFree);
       traceEvent(TraceTrack::Communication, r.site, begin, std::max(begin, at));
       streamFree = std::max(begin, at);

@@ -188,13 +188,15 @@ void TraceHook::plan(Block &block) {
       if (added)
         ++collectives;
       site.collective = it->second;
-      Value input = collective->getOperand(0), result = collective->getResult(0);
+      Value input = collective->getOperand(0),
+            result = collective->getResult(0);
       int64_t factor = 1, ranks = worldSize;
       if (isa<AllReduceStartOp, shard::AllReduceOp>(collective)) {
         site.collectiveKind = 0;
         site.elements = numel(input);
         factor = 2;
-      } else if (isa<ReduceScatterStartOp, shard::ReduceScatterOp>(collective)) {
+      } else if (isa<ReduceScatterStartOp, shard::ReduceScatterOp>(
+                     collective)) {
         site.collectiveKind = 1;
         site.elements = numel(input);
         ranks = numel(result) ? numel(input) / numel(result) : 1;
@@ -205,10 +207,10 @@ void TraceHook::plan(Block &block) {
       }
       if (ranks > 1) {
         int64_t numerator = factor * (ranks - 1) * site.elements;
-        site.bytes = (2 * numerator + ranks) / (2 * ranks) *
-                     (cast<RankedTensorType>(input.getType())
-                          .getElementTypeBitWidth() /
-                      8);
+        site.bytes =
+            (2 * numerator + ranks) / (2 * ranks) *
+            (cast<RankedTensorType>(input.getType()).getElementTypeBitWidth() /
+             8);
       }
       // Named after the blocks its buffer holds.
       static const char *const kinds[] = {"all_reduce", "reduce_scatter",
