@@ -1021,11 +1021,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
     }
     if (isInlined(&op))
       continue;
-    {
-      TraceHook::Scope traced(traceHook, bodyText, &op, isStep);
-      if (failed(emitOp(&op)))
-        return failure();
-    }
+    TraceHook::Scope traced(traceHook, bodyText, &op, isStep);
+    if (failed(emitOp(&op)))
+      return failure();
     freeDead(&op);
   }
   os << "}\n\n";

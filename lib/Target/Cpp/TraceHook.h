@@ -1,13 +1,14 @@
 //===- TraceHook.h - name each op of a step for --trace ---------*- C++ -*-===//
 //
 // The one place the emitter knows about tracing: a scope around each op's
-// emission in FunctionEmitter::emit. When the op's code does something (a
-// statement, not just a view or a comment), the scope puts a constant
-// zrt_trace_site before it (the op's kind, its layer, its phase, its source
-// location; for collectives their number in the step, kind, buffer and
-// bytes) and brackets the code with ZRT_TRACE calls (include/zeroc/Runtime/
-// zrt.h): zrt_trace_begin/end for an op, collective_begin/end around a
-// collective's start, wait_begin/end around a wait.
+// emission in FunctionEmitter::emit (its code and the frees after it). When
+// the op's code does something (a statement, not just a view or a comment),
+// the scope puts a constant zrt_trace_site before it (the op's kind, its
+// layer, its phase, its source location; for collectives their number in
+// the step, kind, buffer and bytes) and brackets the code with ZRT_TRACE
+// calls (include/zeroc/Runtime/zrt.h): zrt_trace_begin/end for an op,
+// collective_begin/end around a collective's start, wait_begin/end around a
+// wait.
 //
 // A layer is the parameter an op reads ("transformer.h.0.attn.c_attn" for a
 // matmul with transformer.h.0.attn.c_attn.weight, through casts, reshapes
