@@ -9,6 +9,8 @@
 * ``data TEXT -o FILE.bin``: byte-level token file (`zeroc.data`);
 * ``checkpoint info|verify|export DIR ...``: checkpoints of ``--save``
   (`zeroc.checkpoint`).
+* ``trace-summary TRACE.json ...``: time by op kind, exposed communication
+  and overlap of a run traced with ``--trace`` (`zeroc.trace`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ commands:
   data TEXT -o OUT.bin   encode a text file as byte-level uint16 tokens
   checkpoint info|verify|export DIR ...
                          inspect, verify or export a checkpoint of --save
+  trace-summary T.json   time by op kind, exposed communication, overlap of a --trace
 """
 
 
@@ -49,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     if command == "checkpoint":
         from zeroc import checkpoint
         return checkpoint.main(rest)
+    if command == "trace-summary":
+        from zeroc import trace
+        return trace.main(rest)
     sys.stderr.write(f"python3 -m zeroc: error: unknown command '{command}'\n\n{USAGE}")
     return 2
 

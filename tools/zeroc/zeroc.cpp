@@ -2,21 +2,24 @@
 //
 //   zeroc INPUT.mlir [--zero-stage=S] [--world-size=N] [--precision=fp32|bf16]
 //         [--bucket-bytes=B] [--target=cpu|cuda] [--cuda-arch=sm_90,sm_80]
-//         [--emit=exe|source|mlir|memory-report|memory-table]
+//         [--emit=exe|source|mlir|memory-report|memory-table|perf-model|
+//                 perf-model-json] [--machine=NAME|FILE] [--sweep]
 //         [-o FILE] [--keep-source] [--timings] [--no-pipeline]
 //
 // Parses a model in the `train` dialect, runs the training pipeline
 // (zeroc::buildTrainingPipeline) for the ZeRO stage and world size, and
 // emits a sharded executable (C++ compiled with mpicxx against the CPU
 // runtime, or CUDA C++ compiled with nvcc against the CUDA runtime), or
-// stops early at the generated source, the per-rank program or its static
-// memory and communication report (docs/memory-report.md). Errors go to
+// stops early at the generated source, the per-rank program, its static
+// memory and communication report (docs/memory-report.md) or its predicted
+// step time on a machine (docs/performance-model.md). Errors go to
 // stderr as "zeroc: error: ..." naming the stage, with a non-zero exit
 // status, and leave the -o file untouched.
 //
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Analysis/MemoryReport.h"
+#include "zeroc/Analysis/PerfModel.h"
 #include "zeroc/InitAll.h"
 #include "zeroc/Pipeline/Pipeline.h"
 #include "zeroc/Support/OutputFile.h"
@@ -77,9 +80,22 @@ static cl::opt<std::string>
                       "default; needs -o), source (the generated C++ or CUDA "
                       "C++), mlir "
                       "(the per-rank training step), memory-report (JSON), "
-                      "memory-table (text)"),
-             cl::value_desc("exe|source|mlir|memory-report|memory-table"),
+                      "memory-table (text), perf-model (the predicted step "
+                      "on --machine, text), perf-model-json"),
+             cl::value_desc("exe|source|mlir|memory-report|memory-table|"
+                            "perf-model|perf-model-json"),
              cl::init("exe"), cl::cat(category));
+static cl::opt<std::string> machineName(
+    "machine",
+    cl::desc("With --emit=perf-model: the machine, a preset (a100-sxm-ib, "
+             "h100-sxm-ib, h200-sxm-ib, v100-dgx2, cpu) or a machine file"),
+    cl::value_desc("NAME|FILE"), cl::cat(category));
+static cl::opt<bool> sweepSizes(
+    "sweep",
+    cl::desc("With --emit=perf-model: predict N = 8, 16, ..., 1024 ranks at "
+             "the per-rank batch of --world-size, one row each, derived from "
+             "the schedule compiled for --world-size"),
+    cl::cat(category));
 static cl::opt<std::string>
     target("target",
            cl::desc("Backend: cpu (C++ with MPI, OpenMP and OpenBLAS; the "
@@ -140,11 +156,23 @@ static std::optional<std::string> validateOptions() {
   if (bucketBytes < 1)
     return "--bucket-bytes must be positive, got " +
            std::to_string(bucketBytes);
+  bool perfModel = emitKind == "perf-model" || emitKind == "perf-model-json";
   if (emitKind != "exe" && emitKind != "source" && emitKind != "mlir" &&
-      emitKind != "memory-report" && emitKind != "memory-table")
-    return "--emit must be exe, source, mlir, memory-report or memory-table, "
-           "got '" +
+      emitKind != "memory-report" && emitKind != "memory-table" && !perfModel)
+    return "--emit must be exe, source, mlir, memory-report, memory-table, "
+           "perf-model or perf-model-json, got '" +
            emitKind + "'";
+  if (perfModel && machineName.empty())
+    return "--emit=" + emitKind +
+           " needs --machine=NAME or FILE (presets: see "
+           "docs/performance-model.md)";
+  if (!perfModel && (machineName.getNumOccurrences() || sweepSizes))
+    return std::string("--") + (sweepSizes ? "sweep" : "machine") +
+           " needs --emit=perf-model";
+  if (sweepSizes && !noPipeline && worldSize < 2)
+    return "--sweep derives every world size from the schedule compiled for "
+           "--world-size, which must be 2 or more (8, its first row, is "
+           "best)";
   if (target != "cpu" && target != "cuda")
     return "--target must be cpu or cuda, got '" + target + "'";
   if (target == "cuda") {
@@ -384,9 +412,12 @@ int main(int argc, char **argv) {
       "  it with mpirun -np N EXE --data FILE, see docs/executable.md; for\n"
       "  GPUs, --target=cuda, one rank per GPU, see docs/cuda.md), or\n"
       "  stops early: the generated source (--emit=source), the per-rank\n"
-      "  training step (--emit=mlir) or its static per-rank memory and\n"
+      "  training step (--emit=mlir), its static per-rank memory and\n"
       "  communication report (--emit=memory-report: JSON,\n"
-      "  --emit=memory-table: text; see docs/memory-report.md).\n");
+      "  --emit=memory-table: text; see docs/memory-report.md) or its\n"
+      "  predicted step time, MFU and memory on a machine\n"
+      "  (--emit=perf-model --machine=M [--sweep]; see\n"
+      "  docs/performance-model.md).\n");
 
   if (std::optional<std::string> error = validateOptions())
     return fail(*error);
@@ -465,6 +496,31 @@ int main(int argc, char **argv) {
     written = writeOutput(outputFile, [&](llvm::raw_ostream &os) {
       module->print(os);
       os << "\n";
+    });
+  } else if (emitKind.getValue().rfind("perf-model", 0) == 0) {
+    llvm::Expected<zeroc::Machine> machine = zeroc::loadMachine(machineName);
+    if (!machine)
+      return fail("--machine: " + llvm::toString(machine.takeError()));
+    std::vector<zeroc::PerfPrediction> predictions;
+    if (sweepSizes) {
+      auto swept =
+          zeroc::sweep(*module, *machine, zeroc::defaultSweepSizes());
+      if (failed(swept))
+        return fail("cannot model '" + inputFile + "' on " + machineName);
+      predictions = std::move(*swept);
+    } else {
+      zeroc::SimulateOptions simulate;
+      simulate.keepOps = emitKind == "perf-model-json";
+      auto prediction = zeroc::simulateStep(*module, *machine, simulate);
+      if (failed(prediction))
+        return fail("cannot model '" + inputFile + "' on " + machineName);
+      predictions.push_back(std::move(*prediction));
+    }
+    written = writeOutput(outputFile, [&](llvm::raw_ostream &os) {
+      if (emitKind == "perf-model")
+        zeroc::printPerfTable(os, predictions, *machine);
+      else
+        zeroc::printPerfJSON(os, predictions, *machine);
     });
   } else {
     FailureOr<zeroc::MemoryReport> report =

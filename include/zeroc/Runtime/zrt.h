@@ -273,6 +273,62 @@ void zrt_check_nccl(int result, const char *call);
  * reduce-scatter, 2 all-gather; n: elements of the full buffer). */
 void zrt_count_collective(int kind, int64_t n, zrt_dtype dtype);
 
+/*===----------------------------------------------------------------------===*
+ * Tracing (the executable's --trace PATH --trace-steps A:B; Trace.cpp).
+ * Generated code brackets each op of the training step with these calls,
+ * through the ZRT_TRACE macro: a test of zrt_trace_enabled, nonzero only
+ * while a traced step runs, so a run without --trace pays one predictable
+ * branch per op. A site is a constant the generated code defines once per
+ * op.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct zrt_trace_site {
+  const char *name;     /* "matmul transformer.h.0.attn.c_attn" */
+  const char *kind;     /* the op: "matmul", "all_gather_start", "wait" */
+  const char *phase;    /* "forward", "backward" or "optimizer" */
+  const char *location; /* "gpt2.mlir:57:10", or "" */
+  /* Collectives (their start and their wait): the collective's number in
+   * the step, from 0, its kind (0 all-reduce, 1 reduce-scatter, 2
+   * all-gather), its whole buffer in elements (n, padding included) and the
+   * bytes this rank sends for it (ring accounting, as zrt_comm_bytes_sent
+   * counts them). -1 and zeros for other ops. */
+  int32_t collective;
+  int32_t collective_kind;
+  int64_t elements;
+  int64_t bytes;
+} zrt_trace_site;
+
+extern int zrt_trace_enabled;
+
+/* An op's kernels and runtime calls: the compute track. */
+void zrt_trace_begin(const zrt_trace_site *site);
+void zrt_trace_end(const zrt_trace_site *site);
+/* Before and after a collective's start call. The communication track
+ * shows the collective from its start to the end of its wait (the CPU, where
+ * MPI completes it there) or from its input being ready to its completion
+ * on the communication stream (CUDA). */
+void zrt_trace_collective_begin(const zrt_trace_site *site);
+void zrt_trace_collective_end(const zrt_trace_site *site);
+/* Around the wait for a collective (`site` is the wait's, with the
+ * collective's number): the waits track, the time the compute stream
+ * stalls. */
+void zrt_trace_wait_begin(const zrt_trace_site *site);
+void zrt_trace_wait_end(const zrt_trace_site *site);
+
+#ifdef __GNUC__
+#define ZRT_TRACE(call, site)                                                  \
+  do {                                                                         \
+    if (__builtin_expect(zrt_trace_enabled, 0))                                \
+      zrt_trace_##call(&(site));                                               \
+  } while (0)
+#else
+#define ZRT_TRACE(call, site)                                                  \
+  do {                                                                         \
+    if (zrt_trace_enabled)                                                     \
+      zrt_trace_##call(&(site));                                               \
+  } while (0)
+#endif
+
 /* f32 <-> bf16 (round to nearest even). */
 static inline uint16_t zrt_f32_to_bf16(float value) {
   union { float f; uint32_t u; } bits = {value};

@@ -47,7 +47,7 @@ std::string parseArguments(int argc, char **argv, Options &options) {
       "--save",        "--resume",      "--log-json",   "--eval-every",
       "--val-data",    "--data-format", "--sample",     "--prompt",
       "--temperature", "--save-every",  "--keep-last",  "--skip-nonfinite",
-      "--collective-timeout"};
+      "--collective-timeout", "--trace",     "--trace-steps"};
   bool sawEvalEvery = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -130,6 +130,17 @@ std::string parseArguments(int argc, char **argv, Options &options) {
           options.collectiveTimeout > 1e9)
         return "--collective-timeout: '" + value +
                "' is not a number of seconds (0 waits forever)";
+    } else if (flag == "--trace") {
+      options.tracePath = value;
+    } else if (flag == "--trace-steps") {
+      size_t colon = value.find(':');
+      if (colon == std::string::npos ||
+          !parseInt(value.substr(0, colon), options.traceFirst) ||
+          !parseInt(value.substr(colon + 1), options.traceLast) ||
+          options.traceFirst < 0 || options.traceLast <= options.traceFirst)
+        return "--trace-steps: '" + value +
+               "' is not A:B with 0 <= A < B (steps A to B-1)";
+      options.traceStepsGiven = true;
     } else if (flag == "--data-format") {
       if (value == "bin")
         options.format = DataFormat::Bin;
@@ -141,10 +152,14 @@ std::string parseArguments(int argc, char **argv, Options &options) {
   }
   if (options.help)
     return "";
+  if (options.traceStepsGiven && options.tracePath.empty())
+    return "--trace-steps needs --trace PATH";
   if (options.sample) {
     if (!options.data.empty() || !options.save.empty() || sawEvalEvery)
       return "--sample generates text from weights (--init or --resume); it "
              "takes no --data, --save or --eval-every";
+    if (!options.tracePath.empty())
+      return "--trace records training steps; it does not go with --sample";
     return "";
   }
   if ((options.saveEvery || options.keepLast) && options.save.empty())
@@ -204,6 +219,10 @@ std::string usage(const char *argv0, const zrt_program &program) {
       "                        writes nothing)\n"
       "  --collective-timeout S  end the job when a collective makes no\n"
       "                        progress for S seconds (default 600; 0: never)\n"
+      "  --trace PATH          write a Chrome/Perfetto trace (JSON) of every\n"
+      "                        rank's ops, collectives and waits\n"
+      "  --trace-steps A:B     the steps it records: A to B-1 (default: the\n"
+      "                        three after the first)\n"
       "\nSampling (instead of training):\n"
       "  --sample N            generate N tokens from the weights of --init\n"
       "                        or --resume (or the seed's), then exit\n"

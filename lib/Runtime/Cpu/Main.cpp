@@ -4,6 +4,7 @@
 //       [--save DIR [--save-every K] [--keep-last M]] [--resume DIR]
 //       [--log-json PATH]
 //       [--eval-every K --val-data PATH] [--data-format=bin|text] [--quiet]
+//       [--trace PATH [--trace-steps A:B]]
 //
 // The generated code defines zeroc_program(); this file checks the world
 // size, maps the token data, allocates and initializes every state, runs
@@ -23,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Services.h"
+#include "Trace.h"
 
 #include "zeroc/Support/OutputFile.h"
 
@@ -208,6 +210,7 @@ int main(int argc, char **argv) {
   // A checkpoint of another global batch: the data goes on where it stopped.
   int64_t sequenceOffset =
       options.resume.empty() ? 0 : info.dataPosition - start * globalBatch;
+  agree(traceOpen(options, program, start, end));
   if (rank == 0 && !options.quiet) {
     std::printf("zeroc: training '%s' on %d rank(s), ZeRO stage %" PRId64
                 ", global batch %" PRId64 " x %" PRId64
@@ -289,10 +292,12 @@ int main(int argc, char **argv) {
     const void *tokens = batch.tokens.upload();
     const void *targets = batch.targets.upload();
     float loss = 0, gradNorm = 0, lr = 0;
+    traceStepBegin(step);
     double before = MPI_Wtime();
     guardBeginStep(step);
     program.train_step(comm, tokens, targets, step, &loss, &gradNorm, &lr);
     double seconds = MPI_Wtime() - before;
+    traceStepEnd(step);
     StepCheck check = checkStep(step, loss, gradNorm);
     double meanLoss = check.meanLoss;
     diverged = check.stop;
@@ -339,6 +344,7 @@ int main(int argc, char **argv) {
   if (!diverged && options.evalEvery && end % options.evalEvery == 0 &&
       !stopSignal)
     evaluate(end);
+  traceClose();
 
   // The checkpoint of the last step, unless it is the one already there.
   // A diverged run writes none (the last good one stays).

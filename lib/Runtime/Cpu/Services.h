@@ -215,6 +215,11 @@ struct Options {
   /// --collective-timeout S: seconds a collective may make no progress
   /// before the job is ended (0: wait forever).
   double collectiveTimeout = 600;
+  /// --trace PATH --trace-steps A:B (Trace.h): steps [traceFirst,
+  /// traceLast) when traceStepsGiven.
+  std::string tracePath;
+  int64_t traceFirst = 0, traceLast = 0;
+  bool traceStepsGiven = false;
 };
 
 /// Sampling mode: generates options.sample tokens after options.prompt with

@@ -1035,6 +1035,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
     }
     if (isInlined(&op))
       continue;
+    TraceHook::Scope traced(traceHook, bodyText, &op, isStep);
     if (failed(emitOp(&op)))
       return failure();
     freeDead(&op);

@@ -3,6 +3,8 @@
 #ifndef ZEROC_LIB_TARGET_CPP_FUNCTIONEMITTER_H
 #define ZEROC_LIB_TARGET_CPP_FUNCTIONEMITTER_H
 
+#include "TraceHook.h"
+
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Target/Cpp.h"
 
@@ -116,6 +118,8 @@ private:
   /// Reads that must copy because the state changes while they are live.
   llvm::DenseSet<mlir::Operation *> copyingReads;
   unsigned nextName = 0;
+  /// Names each op of the step for --trace (TraceHook.h).
+  TraceHook traceHook;
 };
 
 } // namespace zeroc::cpp
