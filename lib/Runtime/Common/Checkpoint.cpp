@@ -71,20 +71,6 @@ const char *kindName(zrt_state_kind kind) {
   return "?";
 }
 
-const char *dtypeName(zrt_dtype dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return "f32";
-  case ZRT_BF16:
-    return "bf16";
-  case ZRT_I32:
-    return "i32";
-  case ZRT_I64:
-    return "i64";
-  }
-  return "?";
-}
-
 st::DType fileDType(zrt_dtype dtype) {
   switch (dtype) {
   case ZRT_F32:
@@ -365,7 +351,7 @@ std::string validateProgram(const zrt_program &program, int worldSize) {
       return badState("declared twice");
     if (state.kind < ZRT_STATE_PARAM || state.kind > ZRT_STATE_GRAD)
       return badState("unknown kind " + std::to_string(state.kind));
-    if (state.dtype < ZRT_F32 || state.dtype > ZRT_I64)
+    if (!zrt_dtype_valid(state.dtype))
       return badState("unknown dtype " + std::to_string(state.dtype));
     if (state.rank < 0 || (state.rank > 0 && !state.shape))
       return badState("no shape");
@@ -539,7 +525,7 @@ std::string stateFingerprint(const zrt_program &program) {
     table += '|';
     table += kindName(state.kind);
     table += '|';
-    table += dtypeName(state.dtype);
+    table += zrt_dtype_name(state.dtype);
     table += '|';
     table += formatShape(logicalShape(state));
     table += '|' + std::to_string(state.shards) + '|' +

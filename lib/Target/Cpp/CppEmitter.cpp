@@ -10,6 +10,7 @@
 
 #include "FunctionEmitter.h"
 #include "Preambles.h"
+#include "RuntimeAbi.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 
@@ -39,13 +40,7 @@ const char *kindName(StateKind kind) {
 }
 
 const char *dtypeName(Type element) {
-  if (element.isF32())
-    return "ZRT_F32";
-  if (element.isBF16())
-    return "ZRT_BF16";
-  if (element.isInteger(32))
-    return "ZRT_I32";
-  return "ZRT_I64";
+  return cpp::dtypeRowOr64(element).enumerator;
 }
 
 int64_t intAttr(ModuleOp module, StringRef name, int64_t fallback) {

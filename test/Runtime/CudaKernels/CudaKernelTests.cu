@@ -386,7 +386,8 @@ void testMatmul(zrt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
   a.upload();
   b.upload();
   c.poison();
-  zrt_matmul(dt, a.dev, b.dev, c.dev, batch, m, n, k, ta, tb, sa, sb, sc);
+  zrt_matmul(dt, a.dev, b.dev, c.dev, batch, m, n, k, ta ? ZRT_TRANS : ZRT_NO_TRANS,
+             tb ? ZRT_TRANS : ZRT_NO_TRANS, sa, sb, sc);
   Vec all = c.download(), got, ref, atol;
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t i = 0; i < m; ++i)
@@ -622,7 +623,8 @@ void testCausalMask(zrt_dtype dt, int64_t batch, int64_t t, int64_t s,
     for (int64_t i = 0; i < t; ++i)
       for (int64_t j = i + 1; j < s; ++j)
         ref[(b * t + i) * s + j] = zero ? 0.0 : -kInf;
-  zrt_causal_mask(dt, x.dev, inPlace ? x.dev : y.dev, batch, t, s, zero);
+  zrt_causal_mask(dt, x.dev, inPlace ? x.dev : y.dev, batch, t, s,
+                  zero ? ZRT_MASK_ZERO : ZRT_MASK_NEG_INF);
   checker.exact(fmt("zrt_causal_mask %s %lldx%lldx%lld %s%s", name(dt),
                     (long long)batch, (long long)t, (long long)s,
                     zero ? "zero" : "-inf", inPlace ? " in place" : ""),
@@ -703,10 +705,12 @@ void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,
   gq.poison();
   gk.poison();
   gv.poison();
-  zrt_attention(dt, q.dev, k.dev, v.dev, o.dev, bh, t, s, d, scale, causal);
+  zrt_attention(dt, q.dev, k.dev, v.dev, o.dev, bh, t, s, d, scale,
+                causal ? ZRT_ATTENTION_CAUSAL : ZRT_ATTENTION_FULL);
   checker.close("zrt_attention out " + tag, o.download(), out, rt, at);
   zrt_attention_grad(dt, dout.dev, q.dev, k.dev, v.dev, gq.dev, gk.dev,
-                     gv.dev, bh, t, s, d, scale, causal);
+                     gv.dev, bh, t, s, d, scale,
+                     causal ? ZRT_ATTENTION_CAUSAL : ZRT_ATTENTION_FULL);
   double gat = 2 * at;
   checker.close("zrt_attention_grad dq " + tag, gq.download(), dq, rt, gat);
   checker.close("zrt_attention_grad dk " + tag, gk.download(), dk, rt, gat);
@@ -1162,7 +1166,7 @@ void testOptimizer() {
   {
     Vec got, ref;
     for (int64_t s : {0, 5, 9, 10, 11, 50, 99, 100, 101, 500}) {
-      got.push_back(zrt_lr_schedule(s, 6e-4, 1, 10, 6e-5, 100));
+      got.push_back(zrt_lr_schedule(s, 6e-4, ZRT_LR_COSINE, 10, 6e-5, 100));
       double r;
       if (s < 10)
         r = 6e-4 * (s + 1) / 11.0;
@@ -1287,8 +1291,8 @@ std::vector<FailCase> failCases() {
          zrt_softmax(ZRT_I32, x.dev, x.dev, 1, 4);
        }},
       {"negative", "zrt_matmul: m must be >= 0, got -1",
-       [] { zrt_matmul(ZRT_F32, nullptr, nullptr, nullptr, 1, -1, 2, 3, 0, 0,
-                       0, 0, 0); }},
+       [] { zrt_matmul(ZRT_F32, nullptr, nullptr, nullptr, 1, -1, 2, 3,
+                       ZRT_NO_TRANS, ZRT_NO_TRANS, 0, 0, 0); }},
   };
 }
 

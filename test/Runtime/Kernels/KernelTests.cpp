@@ -310,7 +310,8 @@ void testMatmul(zrt_dtype dtype, MatmulCase c, Rng &rng,
   Buf out(dtype, extent(sc, c.m * c.n));
   out.poison();
   zrt_matmul(dtype, a.data(), b.data(), out.data(), c.batch, c.m, c.n, c.k,
-             c.ta, c.tb, sa, sb, sc);
+             c.ta ? ZRT_TRANS : ZRT_NO_TRANS, c.tb ? ZRT_TRANS : ZRT_NO_TRANS,
+             sa, sb, sc);
   checker.absorb(out);
   Vec got, ref;
   double mag = 0;
@@ -571,7 +572,7 @@ void testCausalMask() {
           Buf y(dtype, batch * t * s);
           y.poison();
           zrt_causal_mask(dtype, x.data(), inPlace ? x.data() : y.data(),
-                          batch, t, s, zero);
+                          batch, t, s, zero ? ZRT_MASK_ZERO : ZRT_MASK_NEG_INF);
           const Buf &out = inPlace ? x : y;
           checker.absorb(out);
           Vec got = out.values(), ref(orig.size());
@@ -697,10 +698,10 @@ void testAttention(zrt_dtype dtype, AttnShape a, Rng &rng) {
   for (Buf *b : {&out, &dq, &dk, &dv})
     b->poison();
   zrt_attention(dtype, q.data(), k.data(), v.data(), out.data(), a.bh, a.t,
-                a.s, a.d, scale, a.causal);
+                a.s, a.d, scale, a.causal ? ZRT_ATTENTION_CAUSAL : ZRT_ATTENTION_FULL);
   zrt_attention_grad(dtype, dout.data(), q.data(), k.data(), v.data(),
                      dq.data(), dk.data(), dv.data(), a.bh, a.t, a.s, a.d,
-                     scale, a.causal);
+                     scale, a.causal ? ZRT_ATTENTION_CAUSAL : ZRT_ATTENTION_FULL);
   for (Buf *b : {&out, &dq, &dk, &dv})
     checker.absorb(*b);
   Vec rout, rdq, rdk, rdv;
@@ -729,12 +730,12 @@ void testAttentionFd(AttnShape a, Rng &rng) {
                      dv(v.size());
   zrt_attention_grad(ZRT_F32, doutf.data(), q.data(), k.data(), v.data(),
                      dq.data(), dk.data(), dv.data(), a.bh, a.t, a.s, a.d,
-                     scale, a.causal);
+                     scale, a.causal ? ZRT_ATTENTION_CAUSAL : ZRT_ATTENTION_FULL);
   auto loss = [&](const std::vector<float> &qq, const std::vector<float> &kk,
                   const std::vector<float> &vv) {
     std::vector<float> out(a.bh * a.t * a.d);
     zrt_attention(ZRT_F32, qq.data(), kk.data(), vv.data(), out.data(), a.bh,
-                  a.t, a.s, a.d, scale, a.causal);
+                  a.t, a.s, a.d, scale, a.causal ? ZRT_ATTENTION_CAUSAL : ZRT_ATTENTION_FULL);
     return weighted(out, dout);
   };
   double h = 1e-2;
@@ -1213,7 +1214,7 @@ void testOptimizer() {
     const double pi = 3.14159265358979323846;
     double lr = 6e-4, minLr = 6e-5;
     for (int64_t s : {0, 1, 9, 10, 11, 50, 99, 100, 101, 500}) {
-      got.push_back(zrt_lr_schedule(s, lr, 1, 10, minLr, 100));
+      got.push_back(zrt_lr_schedule(s, lr, ZRT_LR_COSINE, 10, minLr, 100));
       double r;
       if (s < 10)
         r = lr * (s + 1) / 11.0;
@@ -1222,7 +1223,7 @@ void testOptimizer() {
       else
         r = minLr + 0.5 * (1 + std::cos(pi * (s - 10) / 90.0)) * (lr - minLr);
       ref.push_back(r);
-      got.push_back(zrt_lr_schedule(s, lr, 0, 10, minLr, 100));
+      got.push_back(zrt_lr_schedule(s, lr, ZRT_LR_CONSTANT, 10, minLr, 100));
       ref.push_back(lr);
     }
     checker.close("lr_schedule constant and cosine (warmup 10, max_steps "
@@ -1310,9 +1311,9 @@ int runFailure(const std::string &which) {
     zrt_cross_entropy_grad(ZRT_BF16, &dloss, buf, ids64, ZRT_I64, buf + 32, 2,
                            4);
   } else if (which == "matmul-dtype") {
-    zrt_matmul(ZRT_I32, buf, buf, buf, 1, 2, 2, 2, 0, 0, 4, 4, 4);
+    zrt_matmul(ZRT_I32, buf, buf, buf, 1, 2, 2, 2, ZRT_NO_TRANS, ZRT_NO_TRANS, 4, 4, 4);
   } else if (which == "matmul-overlap") {
-    zrt_matmul(ZRT_F32, buf, buf, buf + 32, 2, 2, 3, 2, 0, 0, 4, 6, 5);
+    zrt_matmul(ZRT_F32, buf, buf, buf + 32, 2, 2, 3, 2, ZRT_NO_TRANS, ZRT_NO_TRANS, 4, 6, 5);
   } else if (which == "broadcast-shape") {
     int64_t xs[1] = {3}, ys[1] = {4};
     zrt_broadcast(ZRT_F32, buf, 1, xs, buf + 32, 1, ys);
@@ -1320,7 +1321,7 @@ int runFailure(const std::string &which) {
     int64_t shape[2] = {2, 3}, perm[2] = {0, 0};
     zrt_transpose(ZRT_F32, buf, buf + 32, 2, shape, perm);
   } else if (which == "lr-schedule") {
-    zrt_lr_schedule(10, 1e-3, 1, 10, 0.0, 10);
+    zrt_lr_schedule(10, 1e-3, ZRT_LR_COSINE, 10, 0.0, 10);
   } else if (which == "pack-shards") {
     int64_t numels[1] = {4};
     const void *in[1] = {buf};
