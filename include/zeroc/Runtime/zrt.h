@@ -291,6 +291,28 @@ void zrt_adamw(float *param, const float *grad, float *exp_avg,
 void zrt_sgd(float *param, const float *grad, float *momentum_buffer,
              int64_t n, float lr, double momentum, double weight_decay);
 
+/* The optimizer over this rank's shard of a flat buffer (zrt_buffer), one
+ * launch on a GPU: n elements whose logical indices in the buffer are
+ * first .. first + n - 1. Element i takes weight decay only if first + i
+ * lies in a segment s, [segment_begin[s], segment_end[s]), whose decay[s]
+ * is set (a member with weight decay); every other element -- padding, gaps,
+ * members without decay -- gets none. Segments are sorted and do not
+ * overlap; the three arrays are host memory (`segments` entries). Each
+ * element is updated exactly as zrt_adamw / zrt_sgd update it (with
+ * weight_decay or 0), so the result is bitwise that of the per-tensor
+ * calls on each member's part. */
+void zrt_adamw_buffer(float *param, const float *grad, float *exp_avg,
+                      float *exp_avg_sq, int64_t n, int64_t first,
+                      int segments, const int64_t *segment_begin,
+                      const int64_t *segment_end, const uint8_t *decay,
+                      float lr, int64_t step, double beta1, double beta2,
+                      double eps, double weight_decay);
+void zrt_sgd_buffer(float *param, const float *grad, float *momentum_buffer,
+                    int64_t n, int64_t first, int segments,
+                    const int64_t *segment_begin, const int64_t *segment_end,
+                    const uint8_t *decay, float lr, double momentum,
+                    double weight_decay);
+
 /* dst = src, `bytes` bytes, both zrt_alloc or state memory (ordered with
  * the kernels on a GPU). */
 void zrt_copy(void *dst, const void *src, size_t bytes);
@@ -344,13 +366,52 @@ typedef enum zrt_init {
   ZRT_INIT_NORMAL = 2,
 } zrt_init;
 
-/* One train.param or train.state. The runtime allocates `data` (its
- * storage: the rank's flat shard of `storage_numel` elements when shards >
- * 1, the whole tensor otherwise) and initializes it before the first step:
- * a parameter from its initializer with the shared counter-based RNG
- * (include/zeroc/Support/Random.h), so that shard r holds flat elements
- * [r*storage_numel, ...) of the full tensor (padding zero); a master copy as
- * its parameter's initial values in f32; other state as zeros. */
+/* A flat buffer: the storage of several states of one dtype laid end to
+ * end (a bucket's parameters, or its gradients, ...), so that a collective
+ * over the bucket runs in place on it. Its logical elements are numbered
+ * 0 .. numel-1; each member state occupies [buffer_offset, buffer_offset +
+ * state.numel) of them (members do not overlap; elements of no member are
+ * padding). A replicated buffer (shard_numel == numel) is stored whole on
+ * every rank; a sharded one (numel == N * shard_numel, N the world size)
+ * stores logical elements [r*S, (r+1)*S) on rank r, S = shard_numel. The
+ * runtime allocates `data` once (zrt_alloc, `shard_numel` elements counted
+ * in `category`), zeroes it (padding stays zero unless the program writes
+ * it) and points each member's `data` into it (zrt_state_range). */
+typedef struct zrt_buffer {
+  const char *name;           /* for messages: "bucket0.params" */
+  zrt_dtype dtype;            /* every member's dtype */
+  zrt_mem_category category;  /* where its bytes are counted */
+  int64_t numel;       /* the logical buffer, padded: N * shard_numel when sharded */
+  int64_t shard_numel; /* elements this rank stores: numel when replicated,
+                          numel / N when sharded */
+  void *data;          /* set by the runtime */
+} zrt_buffer;
+
+/* One train.param or train.state, in one of two layouts.
+ *
+ * Its own storage (buffer == -1): the runtime allocates `data`, the rank's
+ * flat shard of `storage_numel` elements when shards > 1 (shard r holds
+ * flat elements [r*storage_numel, ...) of the full tensor, padding zero),
+ * the whole tensor otherwise.
+ *
+ * A member of program->buffers[buffer] (buffer >= 0): its flat element i is
+ * the buffer's logical element buffer_offset + i. In a replicated buffer
+ * `shards` is 1 and the state holds all its elements at buffer.data +
+ * buffer_offset; in a sharded one `shards` is N and rank r holds the
+ * state's elements [lo, hi), lo = clamp(r*S - buffer_offset, 0, numel),
+ * hi = clamp((r+1)*S - buffer_offset, 0, numel), S = shard_numel, at
+ * buffer.data + (buffer_offset + lo - r*S) (nothing when hi <= lo).
+ * `storage_numel` is unused (0). The runtime sets `data` to the first
+ * element held (NULL when none).
+ *
+ * zrt_state_range computes what a rank holds for both layouts; every
+ * runtime path that touches states goes through it. Before the first step
+ * the runtime initializes what each rank holds: a parameter's element i
+ * from its initializer with the shared counter-based RNG
+ * (include/zeroc/Support/Random.h), a master copy as its parameter's
+ * initial values in f32, other state as zeros, so that the values depend
+ * on the logical index alone, not on the layout, the stage or the world
+ * size. */
 typedef struct zrt_state {
   const char *name;   /* "transformer.wte.weight", "….exp_avg" */
   const char *of;     /* the parameter a state belongs to; NULL for a param */
@@ -365,7 +426,29 @@ typedef struct zrt_state {
   double std;
   int weight_decay;
   void *data;
+  int buffer;             /* -1: its own storage; else an index into
+                             program->buffers */
+  int64_t buffer_offset;  /* a member's first element in the buffer's
+                             logical numbering (0 when buffer == -1) */
 } zrt_state;
+
+/* What one rank holds of a state: its flat elements [offset, offset +
+ * count), stored contiguously from `data` (NULL when count is 0). */
+typedef struct zrt_range {
+  int64_t offset;
+  int64_t count;
+  void *data;
+} zrt_range;
+
+struct zrt_program;
+
+/* The elements of `state` that rank `rank` of `world_size` holds, for both
+ * layouts above; `data` is computed from the current storage pointers
+ * (state->data, or the buffer's data for a member), so it is meaningful
+ * for this rank only. The one definition of the state layout: allocation,
+ * initialization, --init, --save, --resume and the model file use it. */
+zrt_range zrt_state_range(const struct zrt_program *program,
+                          const zrt_state *state, int rank, int world_size);
 
 /* Entry points return 0, or non-zero after zrt_fail-free error reporting. */
 /* One step: the loss (this rank's view of the global mean), the global
@@ -393,6 +476,8 @@ typedef struct zrt_program {
   zrt_train_step_fn train_step;
   zrt_forward_fn forward;   /* NULL when the model has none */
   zrt_logits_fn logits;     /* NULL when the model has none (no sampling) */
+  int num_buffers;          /* 0: every state has its own storage */
+  zrt_buffer *buffers;
 } zrt_program;
 
 /* Defined by the generated code. */

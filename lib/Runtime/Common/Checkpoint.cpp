@@ -5,8 +5,12 @@
 // Device.cpp, Cuda/Device.cu). This file reads and writes it through host
 // memory: on a GPU the states are initialized before they move to the
 // device and saved after they come back (Services.h, statesToDevice).
-// A sharded state (shards = N) holds flat elements [r*storage_numel, ...) of
-// the full tensor on rank r, padding zero.
+// What a rank holds of a state is zrt_state_range's (zrt.h, StateLayout.cpp):
+// its own storage (a sharded state, shards = N, holds flat elements
+// [r*storage_numel, ...) of the full tensor on rank r, padding zero) or its
+// share of a flat buffer (an uneven or empty range of its elements when the
+// buffer is sharded). Initialization, --init, the model file and the state
+// files all go through that range.
 //
 // Initialization is the evaluator's (lib/Evaluator/State.cpp) element for
 // element: a parameter's element i is Random.h's normal(name, seed, std, i)
@@ -28,10 +32,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "Services.h"
+#include "StateLayout.h"
 
 #include "zeroc/Support/Random.h"
 #include "zeroc/Support/SafeTensors.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdlib>
@@ -89,25 +95,37 @@ std::vector<int64_t> logicalShape(const zrt_state &state) {
   return std::vector<int64_t>(state.shape, state.shape + state.rank);
 }
 
-/// The shape a state's storage is saved with: logical, or [storage_numel].
-std::vector<int64_t> storageShape(const zrt_state &state) {
-  if (state.shards > 1)
-    return {state.storage_numel};
-  return logicalShape(state);
+/// What this rank holds of `state` (zrt_state_range).
+zrt_range heldRange(const zrt_program &program, const zrt_state &state) {
+  return zrt_state_range(&program, &state, worldRank(), worldSize());
 }
 
-size_t storageBytes(const zrt_state &state) { return stateBytes(state); }
+/// The shape this rank's storage of a state is saved with: logical when it
+/// holds the whole tensor unsharded, else [storage_numel] (own storage,
+/// padding included) or [count] (a member of a sharded buffer).
+std::vector<int64_t> storageShape(const zrt_program &program,
+                                  const zrt_state &state) {
+  if (state.shards <= 1)
+    return logicalShape(state);
+  if (isMember(state))
+    return {heldRange(program, state).count};
+  return {state.storage_numel};
+}
+
+size_t storageBytes(const zrt_program &program, const zrt_state &state) {
+  return heldBytes(program, state, worldRank(), worldSize());
+}
+
+/// The start of this rank's storage of `state` (NULL when it holds none).
+void *storageData(const zrt_program &program, const zrt_state &state) {
+  return isMember(state) ? heldRange(program, state).data : state.data;
+}
 
 std::string formatShape(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i)
     text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
-}
-
-/// The first flat element of the full tensor that this rank's storage holds.
-int64_t shardBase(const zrt_state &state) {
-  return state.shards > 1 ? worldRank() * state.storage_numel : 0;
 }
 
 /// Stores `value` at element `index` of storage of `dtype`, rounding as the
@@ -267,38 +285,49 @@ std::string writeBytes(const std::string &path,
 }
 
 /// Gathers the full flat value of `state` to rank 0 as f32 (every rank
-/// calls this; only rank 0's result is meaningful).
-std::vector<float> gatherFloats(const zrt_state &state) {
+/// calls this; only rank 0's result is meaningful): each rank sends what it
+/// holds (zrt_state_range), rank 0 puts it at its logical offset.
+std::vector<float> gatherFloats(const zrt_program &program,
+                                const zrt_state &state) {
   std::vector<float> full;
-  int rank = worldRank();
-  if (state.shards <= 1) {
-    if (rank == 0) {
-      full.resize(state.numel);
+  int rank = worldRank(), ranks = worldSize();
+  zrt_range mine = heldRange(program, state);
+  if (rank == 0)
+    full.assign(static_cast<size_t>(state.numel), 0.0f);
+  if (zrt_state_range(&program, &state, 0, ranks).count == state.numel) {
+    // Rank 0 holds it all (replicated).
+    if (rank == 0)
       for (int64_t i = 0; i < state.numel; ++i)
-        full[i] = loadFloat(state.data, state.dtype, i);
-    }
+        full[i] = loadFloat(mine.data, state.dtype, i);
     return full;
   }
-  size_t size = zrt_dtype_size(state.dtype);
-  if (state.storage_numel > INT32_MAX)
+  int64_t most = 0;
+  for (int r = 0; r < ranks; ++r)
+    most = std::max(most, zrt_state_range(&program, &state, r, ranks).count);
+  if (most > INT32_MAX)
     zrt_fail("--save: state '%s' holds %" PRId64
-             " elements per rank, more than one MPI gather takes",
-             state.name, state.storage_numel);
+             " elements on a rank, more than one MPI gather takes",
+             state.name, most);
+  size_t size = zrt_dtype_size(state.dtype);
+  std::vector<uint8_t> sent(static_cast<size_t>(most) * size, 0);
+  if (mine.count > 0)
+    std::memcpy(sent.data(), mine.data, static_cast<size_t>(mine.count) * size);
   MPI_Datatype element;
   MPI_Type_contiguous(static_cast<int>(size), MPI_BYTE, &element);
   MPI_Type_commit(&element);
   std::vector<uint8_t> gathered;
   if (rank == 0)
-    gathered.resize(storageBytes(state) * state.shards);
-  MPI_Gather(state.data, static_cast<int>(state.storage_numel), element,
-             gathered.data(), static_cast<int>(state.storage_numel), element, 0,
-             MPI_COMM_WORLD);
+    gathered.resize(sent.size() * static_cast<size_t>(ranks));
+  MPI_Gather(sent.data(), static_cast<int>(most), element, gathered.data(),
+             static_cast<int>(most), element, 0, MPI_COMM_WORLD);
   MPI_Type_free(&element);
-  if (rank == 0) {
-    full.resize(state.numel);
-    for (int64_t i = 0; i < state.numel; ++i)
-      full[i] = loadFloat(gathered.data(), state.dtype, i);
-  }
+  if (rank == 0)
+    for (int r = 0; r < ranks; ++r) {
+      zrt_range held = zrt_state_range(&program, &state, r, ranks);
+      const uint8_t *from = gathered.data() + static_cast<size_t>(r) * sent.size();
+      for (int64_t j = 0; j < held.count; ++j)
+        full[held.offset + j] = loadFloat(from, state.dtype, j);
+    }
   return full;
 }
 
@@ -312,6 +341,82 @@ st::Tensor floatTensor(const std::string &name,
   tensor.bytes.resize(values.size() * 4);
   std::memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
   return tensor;
+}
+
+/// The flat buffers of the program: each a known dtype and category,
+/// replicated (shard_numel == numel) or sharded N ways (numel == N *
+/// shard_numel).
+std::string validateBuffers(const zrt_program &program) {
+  if (program.num_buffers < 0 ||
+      (program.num_buffers > 0 && !program.buffers))
+    return "no buffer table (num_buffers " +
+           std::to_string(program.num_buffers) + ")";
+  for (int b = 0; b < program.num_buffers; ++b) {
+    const zrt_buffer &buffer = program.buffers[b];
+    std::string name = "buffer #" + std::to_string(b) +
+                       (buffer.name ? " '" + std::string(buffer.name) + "'"
+                                    : std::string());
+    if (!zrt_dtype_valid(buffer.dtype))
+      return name + ": unknown dtype " + std::to_string(buffer.dtype);
+    if (buffer.category < 0 || buffer.category >= ZRT_MEM_CATEGORIES)
+      return name + ": unknown memory category " +
+             std::to_string(buffer.category);
+    if (buffer.numel < 0 || buffer.shard_numel < 0)
+      return name + ": numel " + std::to_string(buffer.numel) +
+             ", shard_numel " + std::to_string(buffer.shard_numel);
+    if (buffer.shard_numel != buffer.numel &&
+        buffer.numel != program.world_size * buffer.shard_numel)
+      return name + ": numel " + std::to_string(buffer.numel) +
+             " is neither shard_numel " + std::to_string(buffer.shard_numel) +
+             " (replicated) nor " + std::to_string(program.world_size) +
+             " x shard_numel (sharded over the world)";
+  }
+  // Members of one buffer do not overlap.
+  std::vector<std::vector<std::pair<int64_t, int>>> members(
+      static_cast<size_t>(program.num_buffers));
+  for (int i = 0; i < program.num_states; ++i) {
+    const zrt_state &state = program.states[i];
+    if (state.buffer >= 0 && state.buffer < program.num_buffers)
+      members[state.buffer].push_back({state.buffer_offset, i});
+  }
+  for (int b = 0; b < program.num_buffers; ++b) {
+    auto &list = members[static_cast<size_t>(b)];
+    std::sort(list.begin(), list.end());
+    for (size_t k = 1; k < list.size(); ++k) {
+      const zrt_state &before = program.states[list[k - 1].second];
+      const zrt_state &after = program.states[list[k].second];
+      if (before.buffer_offset + before.numel > after.buffer_offset)
+        return std::string("states '") + before.name + "' and '" + after.name +
+               "' overlap in buffer #" + std::to_string(b);
+    }
+  }
+  return "";
+}
+
+/// A member of a flat buffer: a valid index, the buffer's dtype, inside its
+/// logical numbering, `shards` saying how the buffer is laid out.
+std::string validateMember(const zrt_program &program,
+                           const zrt_state &state) {
+  if (state.buffer >= program.num_buffers)
+    return "buffer " + std::to_string(state.buffer) + " is not one of the " +
+           std::to_string(program.num_buffers) + " buffers";
+  const zrt_buffer &buffer = program.buffers[state.buffer];
+  std::string name = "buffer #" + std::to_string(state.buffer);
+  if (buffer.dtype != state.dtype)
+    return std::string("dtype ") + zrt_dtype_name(state.dtype) + " in " +
+           name + " of dtype " + zrt_dtype_name(buffer.dtype);
+  if (state.buffer_offset < 0 ||
+      state.buffer_offset + state.numel > buffer.numel)
+    return "elements [" + std::to_string(state.buffer_offset) + ", " +
+           std::to_string(state.buffer_offset + state.numel) +
+           ") are outside " + name + "'s " + std::to_string(buffer.numel);
+  int64_t shards = buffer.shard_numel == buffer.numel ? 1 : program.world_size;
+  if (state.shards != shards)
+    return "shards " + std::to_string(state.shards) + " in " + name +
+           ", which is " +
+           (shards == 1 ? std::string("replicated (shards 1)")
+                        : "sharded " + std::to_string(shards) + " ways");
+  return "";
 }
 
 } // namespace
@@ -338,6 +443,8 @@ std::string validateProgram(const zrt_program &program, int worldSize) {
     return bad("no train_step entry point");
   if (program.num_states < 0 || (program.num_states > 0 && !program.states))
     return bad("no state table");
+  if (std::string error = validateBuffers(program); !error.empty())
+    return bad(error);
   std::set<std::string> names;
   for (int i = 0; i < program.num_states; ++i) {
     const zrt_state &state = program.states[i];
@@ -367,11 +474,17 @@ std::string validateProgram(const zrt_program &program, int worldSize) {
                       formatShape(logicalShape(state)));
     if (state.shards < 1)
       return badState("shards " + std::to_string(state.shards));
-    if (state.shards == 1 && state.storage_numel != state.numel)
+    if (state.buffer < -1)
+      return badState("buffer " + std::to_string(state.buffer) +
+                      " (-1: its own storage, else an index into buffers)");
+    if (isMember(state)) {
+      if (std::string error = validateMember(program, state); !error.empty())
+        return badState(error);
+    } else if (state.shards == 1 && state.storage_numel != state.numel)
       return badState("unsharded, yet storage_numel " +
                       std::to_string(state.storage_numel) + " != numel " +
                       std::to_string(state.numel));
-    if (state.shards > 1) {
+    if (state.shards > 1 && !isMember(state)) {
       if (state.shards != program.world_size)
         return badState("sharded " + std::to_string(state.shards) +
                         " ways on a world of " +
@@ -413,6 +526,8 @@ zrt_mem_category stateCategory(const zrt_state &state) {
 }
 
 size_t stateBytes(const zrt_state &state) {
+  if (isMember(state))
+    return 0; // its buffer's storage
   return static_cast<size_t>(state.storage_numel) * zrt_dtype_size(state.dtype);
 }
 
@@ -432,20 +547,18 @@ void initializeFromSeed(const zrt_program &program, uint64_t seed) {
   for (int s = 0; s < program.num_states; ++s) {
     zrt_state &state = program.states[s];
     const zrt_state *param = initialSource(program, state);
+    zrt_range held = heldRange(program, state);
     if (!param) {
-      std::memset(state.data, 0, storageBytes(state));
+      if (void *data = storageData(program, state))
+        std::memset(data, 0, storageBytes(program, state));
       continue;
     }
-    int64_t base = shardBase(state);
-    parallelChunks(state.storage_numel, [&](int64_t from, int64_t to) {
+    parallelChunks(held.count, [&](int64_t from, int64_t to) {
       for (int64_t j = from; j < to; ++j) {
-        int64_t index = base + j;
-        double value = 0.0;
-        if (index < state.numel) {
-          // Rounded to f32 first, as the evaluator does; a master keeps it.
-          value = static_cast<float>(initialValue(*param, seed, index));
-        }
-        storeValue(state.data, state.dtype, j, value);
+        // Rounded to f32 first, as the evaluator does; a master keeps it.
+        double value = static_cast<float>(
+            initialValue(*param, seed, held.offset + j));
+        storeValue(held.data, state.dtype, j, value);
       }
     });
   }
@@ -499,19 +612,16 @@ std::string initializeFromFile(const zrt_program &program,
     zrt_state &state = program.states[s];
     const zrt_state *param = initialSource(program, state);
     if (!param) {
-      std::memset(state.data, 0, storageBytes(state));
+      if (void *data = storageData(program, state))
+        std::memset(data, 0, storageBytes(program, state));
       continue;
     }
     const st::Tensor &tensor = *file.find(param->name);
-    int64_t base = shardBase(state);
-    parallelChunks(state.storage_numel, [&](int64_t from, int64_t to) {
-      for (int64_t j = from; j < to; ++j) {
-        int64_t index = base + j;
-        double value = 0.0;
-        if (index < state.numel)
-          value = static_cast<float>(fileValue(tensor, index));
-        storeValue(state.data, state.dtype, j, value);
-      }
+    zrt_range held = heldRange(program, state);
+    parallelChunks(held.count, [&](int64_t from, int64_t to) {
+      for (int64_t j = from; j < to; ++j)
+        storeValue(held.data, state.dtype, j,
+                   static_cast<float>(fileValue(tensor, held.offset + j)));
     });
   }
   return "";
@@ -530,7 +640,15 @@ std::string stateFingerprint(const zrt_program &program) {
     table += formatShape(logicalShape(state));
     table += '|' + std::to_string(state.shards) + '|' +
              std::to_string(state.storage_numel) + '|' +
-             (state.of ? state.of : "") + '\n';
+             (state.of ? state.of : "");
+    if (isMember(state)) {
+      const zrt_buffer &buffer = program.buffers[state.buffer];
+      table += "|buffer " + std::to_string(state.buffer) + " " +
+               std::to_string(buffer.numel) + " " +
+               std::to_string(buffer.shard_numel) + " @" +
+               std::to_string(state.buffer_offset);
+    }
+    table += '\n';
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016" PRIx64, random::fnv1a64(table));
@@ -571,7 +689,8 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
     if (param.kind != ZRT_STATE_PARAM)
       continue;
     const zrt_state *master = findMaster(program, param);
-    std::vector<float> values = gatherFloats(master ? *master : param);
+    std::vector<float> values =
+        gatherFloats(program, master ? *master : param);
     if (rank != 0)
       continue;
     model.tensors.push_back(
@@ -598,9 +717,11 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
     st::Tensor tensor;
     tensor.name = entry.name;
     tensor.dtype = fileDType(entry.dtype);
-    tensor.shape = storageShape(entry);
-    const uint8_t *data = static_cast<const uint8_t *>(entry.data);
-    tensor.bytes.assign(data, data + storageBytes(entry));
+    tensor.shape = storageShape(program, entry);
+    const uint8_t *data =
+        static_cast<const uint8_t *>(storageData(program, entry));
+    if (data)
+      tensor.bytes.assign(data, data + storageBytes(program, entry));
     state.tensors.push_back(std::move(tensor));
   }
 
@@ -685,11 +806,11 @@ std::string loadCheckpoint(const zrt_program &program, const std::string &dir,
       return prefix + "the checkpoint has no state '" +
              std::string(state.name) + "' (the state tables differ)";
     if (tensor->dtype != fileDType(state.dtype) ||
-        tensor->shape != storageShape(state))
+        tensor->shape != storageShape(program, state))
       return prefix + "state '" + std::string(state.name) + "' is " +
              st::dtypeName(tensor->dtype) + " " + formatShape(tensor->shape) +
              " in the checkpoint, " + st::dtypeName(fileDType(state.dtype)) +
-             " " + formatShape(storageShape(state)) + " here";
+             " " + formatShape(storageShape(program, state)) + " here";
   }
   for (const st::Tensor &tensor : file.tensors)
     if (!expected.count(tensor.name))
@@ -708,8 +829,9 @@ std::string loadCheckpoint(const zrt_program &program, const std::string &dir,
 
   for (int s = 0; s < program.num_states; ++s) {
     zrt_state &state = program.states[s];
-    std::memcpy(state.data, file.find(state.name)->bytes.data(),
-                storageBytes(state));
+    if (void *data = storageData(program, state))
+      std::memcpy(data, file.find(state.name)->bytes.data(),
+                  storageBytes(program, state));
   }
   return "";
 }

@@ -138,7 +138,8 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
            << ", shape_" << index << ", " << type.getNumElements() << ", "
            << (shards ? *shards : 1) << ", " << storage.getNumElements() << ", "
            << init << ", " << llvm::formatv("{0:e17}", std).str() << ", "
-           << ((param && param.getWeightDecay()) ? 1 : 0) << ", NULL},\n";
+           << ((param && param.getWeightDecay()) ? 1 : 0)
+           << ", NULL, -1, 0},\n"; /* its own storage (no flat buffer) */
     ++index;
   }
   if (index == 0)
@@ -167,7 +168,8 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
      << "  " << tokens.getShape()[0] << ", " << tokens.getShape()[1] << ", "
      << vocabularyOf(step) << ", " << dtypeName(tokens.getElementType()) << ",\n"
      << "  " << index << ", S, train_step, " << (forward ? "forward" : "NULL")
-     << ", " << (logits ? "logits" : "NULL") << ",\n};\n\n"
+     << ", " << (logits ? "logits" : "NULL") << ",\n"
+     << "  0, NULL, /* no flat buffers */\n};\n\n"
      << "const zrt_program *zeroc_program(void) { return &program; }\n";
   return success();
 }

@@ -13,6 +13,7 @@ usage: services_check.py make-data DIR
        services_check.py log LOG.json STEPS EVALS WORLD STAGE BF16
        services_check.py batches DUMP WORLD STEPS DATA(.bin|.txt) [FIRST_STEP]
        services_check.py state-meta STATE.safetensors KEY=VALUE...
+       services_check.py state-shapes STATE.safetensors
 """
 
 import json
@@ -259,6 +260,14 @@ def state_meta(path, pairs):
     print("state-meta: " + " ".join(pairs))
 
 
+def state_shapes(path):
+    """Prints "NAME [SHAPE]" for each parameter in a state file, by name."""
+    tensors, _, _ = evalref.read_safetensors(path)
+    for name in sorted(tensors):
+        if name in PARAMS:
+            print("%s [%s]" % (name, ", ".join(map(str, tensors[name][1]))))
+
+
 def main(argv):
     command, args = argv[1], argv[2:]
     if command == "make-data":
@@ -278,6 +287,8 @@ def main(argv):
                 int(args[4]) if len(args) > 4 else 0)
     elif command == "state-meta":
         state_meta(args[0], args[1:])
+    elif command == "state-shapes":
+        state_shapes(args[0])
     else:
         fail("unknown command " + command)
 
