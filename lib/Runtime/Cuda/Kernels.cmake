@@ -12,9 +12,7 @@ add_library(zeroc_rt_cuda_kernels STATIC
   KernelsNorm.cu
   KernelsOptimizer.cu
   KernelsShape.cu
-  ../Common/DtypeSize.cpp
-  ../Common/LRSchedule.cpp
-  ../Common/Shapes.cpp
+  $<TARGET_OBJECTS:zeroc_rt_common>
 )
 # -no-compress: the device code stays readable without cuobjdump (the
 # tests list the kernels of an executable, test/Target/Cuda), as zeroc

@@ -243,8 +243,9 @@ void attentionBackward(const char *kernel, const T *dout, const T *q,
 
 extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
                                 int64_t batch, int64_t t, int64_t s,
-                                int zero) {
+                                zrt_mask_fill fill) {
   const char *kernel = "zrt_causal_mask";
+  checkMaskFill(kernel, fill);
   checkNonNegative(kernel, "batch", batch);
   checkNonNegative(kernel, "t", t);
   checkNonNegative(kernel, "s", s);
@@ -255,9 +256,9 @@ extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
       return;
     T masked;
     if constexpr (std::is_same_v<T, float>)
-      masked = zero ? 0.0f : -__builtin_inff();
+      masked = fill == ZRT_MASK_ZERO ? 0.0f : -__builtin_inff();
     else
-      masked = zero ? bf16{0} : bf16{0xff80}; // -inf
+      masked = fill == ZRT_MASK_ZERO ? bf16{0} : bf16{0xff80}; // -inf
     unsigned blocks = static_cast<unsigned>(
         std::min<int64_t>(rows, static_cast<int64_t>(multiprocessors()) * 32));
     causalMaskKernel<T><<<blocks, 256, 0, computeStream()>>>(
@@ -269,8 +270,10 @@ extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
 extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
                               const void *v, void *out, int64_t bh, int64_t t,
                               int64_t s, int64_t d, double scale,
-                              int causal) {
+                              zrt_attention_mask mask) {
   const char *kernel = "zrt_attention";
+  checkAttentionMask(kernel, mask);
+  bool causal = mask == ZRT_ATTENTION_CAUSAL;
   checkAttention(kernel, bh, t, s, d);
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -286,13 +289,13 @@ extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
       if (flashAttentionForward(
               static_cast<const bf16 *>(q), static_cast<const bf16 *>(k),
               static_cast<const bf16 *>(v), static_cast<bf16 *>(out), bh, t, s,
-              d, static_cast<float>(scale), causal != 0))
+              d, static_cast<float>(scale), causal))
         return;
     }
     attentionForward<T>(kernel, static_cast<const T *>(q),
                         static_cast<const T *>(k), static_cast<const T *>(v),
                         static_cast<T *>(out), bh, t, s, d,
-                        static_cast<float>(scale), causal != 0);
+                        static_cast<float>(scale), causal);
   });
 }
 
@@ -300,8 +303,10 @@ extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
                                    const void *q, const void *k,
                                    const void *v, void *dq, void *dk, void *dv,
                                    int64_t bh, int64_t t, int64_t s, int64_t d,
-                                   double scale, int causal) {
+                                   double scale, zrt_attention_mask mask) {
   const char *kernel = "zrt_attention_grad";
+  checkAttentionMask(kernel, mask);
+  bool causal = mask == ZRT_ATTENTION_CAUSAL;
   checkAttention(kernel, bh, t, s, d);
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -326,13 +331,13 @@ extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
               static_cast<const bf16 *>(k), static_cast<const bf16 *>(v),
               static_cast<bf16 *>(dq), static_cast<bf16 *>(dk),
               static_cast<bf16 *>(dv), bh, t, s, d, static_cast<float>(scale),
-              causal != 0))
+              causal))
         return;
     }
     attentionBackward<T>(kernel, static_cast<const T *>(dout),
                          static_cast<const T *>(q), static_cast<const T *>(k),
                          static_cast<const T *>(v), static_cast<T *>(dq),
                          static_cast<T *>(dk), static_cast<T *>(dv), bh, t, s,
-                         d, static_cast<float>(scale), causal != 0);
+                         d, static_cast<float>(scale), causal);
   });
 }

@@ -72,7 +72,6 @@ const char *cudaPreamble() {
 #include "zeroc/Runtime/zrt.h"
 
 #include <cuda_runtime.h>
-#include <nccl.h>
 #include <initializer_list>
 #include <math.h>
 #include <stdint.h>
@@ -111,20 +110,6 @@ __device__ __forceinline__ float zc_gelu_erf(float x) {
 __device__ __forceinline__ float zc_gelu_erf_grad(float dy, float x) {
   return dy * (0.5f * (1.0f + erff(x * 0.7071067811865476f)) +
                x * expf(-0.5f * x * x) * 0.3989422804014327f);
-}
-
-/* Fails naming the CUDA call. */
-static inline void zc_check(cudaError_t status, const char *call) {
-  if (status != cudaSuccess)
-    zrt_fail("%s: %s", call, cudaGetErrorString(status));
-}
-
-/* The events that order a function's collectives with its kernels, created
- * on its first call and reused by every later one. */
-static inline void zc_create_events(cudaEvent_t *events, int count) {
-  for (int e = 0; e < count; ++e)
-    zc_check(cudaEventCreateWithFlags(&events[e], cudaEventDisableTiming),
-             "cudaEventCreateWithFlags");
 }
 
 /* A grid-stride loop with an index of type T: int32_t below 2^31 elements,
