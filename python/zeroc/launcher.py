@@ -278,7 +278,7 @@ def plan_run(executable: str, ranks: int, exe_args: Sequence[str], *,
     return plan
 
 
-# The executable's options (lib/Runtime/Cpu/Args.cpp), passed on as given.
+# The executable's options (lib/Runtime/Common/Args.cpp), passed on as given.
 _EXE_VALUE_FLAGS = [
     ("--data", "PATH", "training tokens (required): uint16 .bin, or text with "
                        "--data-format=text", "path"),

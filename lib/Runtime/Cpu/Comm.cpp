@@ -8,17 +8,22 @@
 // sums use a 2-byte contiguous datatype with a commutative user operation
 // that adds in f32 and rounds to nearest even, as every kernel does.
 //
-// Buffers that alias the way MPI_IN_PLACE expresses (send == recv for an
-// all-reduce or a reduce-scatter, send at the rank's slot of recv for an
-// all-gather) go in place; any other overlap goes through a temporary that
+// Buffers that alias in zrt.h's in-place forms (the CUDA runtime's, which
+// are NCCL's) go in place: send == recv for an all-reduce (MPI_IN_PLACE);
+// send at the rank's slot of recv for an all-gather (MPI_IN_PLACE); recv at
+// the rank's slot of send for a reduce-scatter, which MPI_IN_PLACE cannot
+// say (MPI leaves rank r's result at the start of the buffer): the
+// reduce-scatter runs with MPI_IN_PLACE on the whole buffer and zrt_wait
+// moves the result (recv_count elements) from the start to the rank's slot,
+// on every rank but 0. Any other overlap goes through a temporary that
 // zrt_wait copies out. The CPU runtime has no streams: `stream` is ignored.
 //
-// Bytes sent are counted by the ring formula on the buffer passed (n = the
-// full buffer, padding included): all-reduce round(2(N-1)n/N), reduce-scatter
-// and all-gather round((N-1)n/N) elements, times the element size.
+// Bytes sent are counted by the ring formula on the buffer passed
+// (Common/RingBytes.h, as the CUDA runtime counts them).
 //
 //===----------------------------------------------------------------------===//
 
+#include "RingBytes.h"
 #include "Services.h"
 #include "Timeout.h"
 
@@ -43,6 +48,9 @@ struct zrt_request {
   void *temporary = nullptr; // receives instead of `destination`
   void *destination = nullptr;
   size_t bytes = 0;
+  // An in-place reduce-scatter on rank r > 0: the result, at `shardFrom`
+  // (the start of the buffer), moves to `destination` (its slot r).
+  const void *shardFrom = nullptr;
 };
 
 namespace {
@@ -84,20 +92,33 @@ struct TypeAndOp {
   MPI_Op op;
 };
 
+/// MPI's datatype and sum for each dtype of zrt.h's table (a dtype added
+/// there without one here does not compile).
+template <zrt_dtype D> TypeAndOp mpiTypeFor(const char *function);
+template <> TypeAndOp mpiTypeFor<ZRT_F32>(const char *) {
+  return {MPI_FLOAT, MPI_SUM};
+}
+template <> TypeAndOp mpiTypeFor<ZRT_BF16>(const char *function) {
+  if (bf16Type == MPI_DATATYPE_NULL)
+    zrt_fail("%s: the runtime's bf16 sum is not set up (MPI not "
+             "initialized by the runtime's main?)",
+             function);
+  return {bf16Type, bf16Sum};
+}
+template <> TypeAndOp mpiTypeFor<ZRT_I32>(const char *) {
+  return {MPI_INT32_T, MPI_SUM};
+}
+template <> TypeAndOp mpiTypeFor<ZRT_I64>(const char *) {
+  return {MPI_INT64_T, MPI_SUM};
+}
+
 TypeAndOp mpiTypeOf(const char *function, zrt_dtype dtype) {
   switch (dtype) {
-  case ZRT_F32:
-    return {MPI_FLOAT, MPI_SUM};
-  case ZRT_BF16:
-    if (bf16Type == MPI_DATATYPE_NULL)
-      zrt_fail("%s: the runtime's bf16 sum is not set up (MPI not "
-               "initialized by the runtime's main?)",
-               function);
-    return {bf16Type, bf16Sum};
-  case ZRT_I32:
-    return {MPI_INT32_T, MPI_SUM};
-  case ZRT_I64:
-    return {MPI_INT64_T, MPI_SUM};
+#define ZRT_MPI_TYPE_(e, value, ctype, bytes, name, is_float)                  \
+  case e:                                                                      \
+    return mpiTypeFor<e>(function);
+    ZRT_DTYPES(ZRT_MPI_TYPE_)
+#undef ZRT_MPI_TYPE_
   }
   zrt_fail("%s: unknown dtype %d", function, static_cast<int>(dtype));
 }
@@ -136,11 +157,8 @@ int checkedCount(const char *function, size_t count) {
   return static_cast<int>(count);
 }
 
-/// round(factor * (N - 1) * n / N) elements, times the element size.
-void countRing(int64_t factor, size_t n, int ranks, zrt_dtype dtype) {
-  int64_t numerator = factor * (ranks - 1) * static_cast<int64_t>(n);
-  int64_t elements = (2 * numerator + ranks) / (2 * ranks);
-  bytesSent += elements * static_cast<int64_t>(zrt_dtype_size(dtype));
+void countRing(zrt_collective kind, size_t n, int ranks, zrt_dtype dtype) {
+  bytesSent += ringBytes(kind, static_cast<int64_t>(n), ranks, dtype);
 }
 
 /// Points the request's receive side at a temporary when `recv` overlaps
@@ -223,7 +241,7 @@ extern "C" zrt_request *zrt_all_reduce_start(zrt_comm *comm, const void *send,
                    mpi.type, mpi.op, mpiComm(comm), &handle);
     request->requests.push_back(handle);
   }
-  countRing(2, count, commSize(comm), dtype);
+  countRing(ZRT_ALL_REDUCE, count, commSize(comm), dtype);
   return request;
 }
 
@@ -238,15 +256,27 @@ zrt_reduce_scatter_start(zrt_comm *comm, const void *send, void *recv,
       newRequest("reduce-scatter", recv_count * ranks, dtype);
   const void *source = send;
   void *target = recv;
-  if (send == recv)
-    source = MPI_IN_PLACE; // the result lands in the first recv_count
-  else if (overlaps(send, recv_count * ranks * size, recv, recv_count * size))
+  const char *ownSlot =
+      static_cast<const char *>(send) + commRank(comm) * recv_count * size;
+  if (recv == ownSlot) {
+    // MPI_IN_PLACE: the input is the whole buffer and the result lands in
+    // its first recv_count elements; zrt_wait moves it to the rank's slot.
+    source = MPI_IN_PLACE;
+    target = const_cast<void *>(send);
+    if (recv != send) {
+      request->shardFrom = send;
+      request->destination = recv;
+      request->bytes = recv_count * size;
+    }
+  } else if (overlaps(send, recv_count * ranks * size, recv,
+                      recv_count * size)) {
     target = receiveBuffer(request, recv, recv_count * size);
+  }
   MPI_Request handle;
   MPI_Ireduce_scatter_block(source, target, count, mpi.type, mpi.op,
                             mpiComm(comm), &handle);
   request->requests.push_back(handle);
-  countRing(1, recv_count * ranks, ranks, dtype);
+  countRing(ZRT_REDUCE_SCATTER, recv_count * ranks, ranks, dtype);
   return request;
 }
 
@@ -270,7 +300,7 @@ extern "C" zrt_request *zrt_all_gather_start(zrt_comm *comm, const void *send,
   MPI_Iallgather(source, count, mpi.type, target, count, mpi.type,
                  mpiComm(comm), &handle);
   request->requests.push_back(handle);
-  countRing(1, send_count * ranks, ranks, dtype);
+  countRing(ZRT_ALL_GATHER, send_count * ranks, ranks, dtype);
   return request;
 }
 
@@ -284,6 +314,8 @@ extern "C" void zrt_wait(zrt_request *request) {
     std::memcpy(request->destination, request->temporary, request->bytes);
     std::free(request->temporary);
   }
+  if (request->shardFrom) // the slots of different ranks do not overlap
+    std::memcpy(request->destination, request->shardFrom, request->bytes);
   delete request;
 }
 

@@ -22,9 +22,7 @@ add_library(zeroc_rt_cpu_kernels STATIC
   KernelsNorm.cpp
   KernelsOptimizer.cpp
   KernelsShape.cpp
-  ../Common/DtypeSize.cpp
-  ../Common/LRSchedule.cpp
-  ../Common/Shapes.cpp
+  $<TARGET_OBJECTS:zeroc_rt_common>
   ../Common/StepGuard.cpp
 )
 set_target_properties(zeroc_rt_cpu_kernels PROPERTIES

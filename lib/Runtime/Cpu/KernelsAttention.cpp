@@ -263,14 +263,15 @@ void checkAttention(const char *kernel, int64_t bh, int64_t group, int64_t t,
 
 extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
                                 int64_t batch, int64_t t, int64_t s,
-                                int zero) {
+                                zrt_mask_fill fill) {
+  checkMaskFill("zrt_causal_mask", fill);
   checkNonNegative("zrt_causal_mask", "batch", batch);
   checkNonNegative("zrt_causal_mask", "t", t);
   checkNonNegative("zrt_causal_mask", "s", s);
   dispatchFloat("zrt_causal_mask", dtype, [&](auto tag) {
     using T = decltype(tag);
     T masked;
-    fromF32(zero ? 0.0f : -__builtin_inff(), masked);
+    fromF32(fill == ZRT_MASK_ZERO ? 0.0f : -__builtin_inff(), masked);
     const T *xt = static_cast<const T *>(x);
     T *yt = static_cast<T *>(y);
     parallelFor(batch * t, s, [&](int64_t r0, int64_t r1) {
@@ -287,7 +288,8 @@ extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
 extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
                               const void *v, void *out, int64_t bh,
                               int64_t group, int64_t t, int64_t s, int64_t d,
-                              double scale, int causal) {
+                              double scale, zrt_attention_mask mask) {
+  checkAttentionMask("zrt_attention", mask);
   checkAttention("zrt_attention", bh, group, t, s, d);
   dispatchFloat("zrt_attention", dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -297,7 +299,8 @@ extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
       parallelZero(out, static_cast<size_t>(bh * t * d) * sizeof(T));
       return;
     }
-    Attention at{bh, group, t, s, d, static_cast<float>(scale), causal != 0};
+    Attention at{bh, group, t, s, d, static_cast<float>(scale),
+                 mask == ZRT_ATTENTION_CAUSAL};
     attentionForward(at, static_cast<const T *>(q), static_cast<const T *>(k),
                      static_cast<const T *>(v), static_cast<T *>(out));
   });
@@ -308,7 +311,8 @@ extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
                                    const void *v, void *dq, void *dk, void *dv,
                                    int64_t bh, int64_t group, int64_t t,
                                    int64_t s, int64_t d, double scale,
-                                   int causal) {
+                                   zrt_attention_mask mask) {
+  checkAttentionMask("zrt_attention_grad", mask);
   checkAttention("zrt_attention_grad", bh, group, t, s, d);
   dispatchFloat("zrt_attention_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -320,7 +324,8 @@ extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
       parallelZero(dv, static_cast<size_t>(bh / group * s * d) * sizeof(T));
       return;
     }
-    Attention at{bh, group, t, s, d, static_cast<float>(scale), causal != 0};
+    Attention at{bh, group, t, s, d, static_cast<float>(scale),
+                 mask == ZRT_ATTENTION_CAUSAL};
     attentionBackward(at, static_cast<const T *>(dout),
                       static_cast<const T *>(q), static_cast<const T *>(k),
                       static_cast<const T *>(v), static_cast<T *>(dq),

@@ -13,9 +13,7 @@ add_library(zeroc_rt_cuda_kernels STATIC
   KernelsNorm.cu
   KernelsOptimizer.cu
   KernelsShape.cu
-  ../Common/DtypeSize.cpp
-  ../Common/LRSchedule.cpp
-  ../Common/Shapes.cpp
+  $<TARGET_OBJECTS:zeroc_rt_common>
   ../Common/StepGuard.cpp
 )
 # The CUDA kernels do not honour --skip-nonfinite's guard (the norm stays on

@@ -257,8 +257,9 @@ void attentionBackward(const char *kernel, const T *dout, const T *q,
 
 extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
                                 int64_t batch, int64_t t, int64_t s,
-                                int zero) {
+                                zrt_mask_fill fill) {
   const char *kernel = "zrt_causal_mask";
+  checkMaskFill(kernel, fill);
   checkNonNegative(kernel, "batch", batch);
   checkNonNegative(kernel, "t", t);
   checkNonNegative(kernel, "s", s);
@@ -269,9 +270,9 @@ extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
       return;
     T masked;
     if constexpr (std::is_same_v<T, float>)
-      masked = zero ? 0.0f : -__builtin_inff();
+      masked = fill == ZRT_MASK_ZERO ? 0.0f : -__builtin_inff();
     else
-      masked = zero ? bf16{0} : bf16{0xff80}; // -inf
+      masked = fill == ZRT_MASK_ZERO ? bf16{0} : bf16{0xff80}; // -inf
     unsigned blocks = static_cast<unsigned>(
         std::min<int64_t>(rows, static_cast<int64_t>(multiprocessors()) * 32));
     causalMaskKernel<T><<<blocks, 256, 0, computeStream()>>>(
@@ -282,9 +283,12 @@ extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
 
 extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
                               const void *v, void *out, int64_t bh,
-                              int64_t group, int64_t t, int64_t s, int64_t d,
-                              double scale, int causal) {
+                              int64_t group, int64_t t,
+                              int64_t s, int64_t d, double scale,
+                              zrt_attention_mask mask) {
   const char *kernel = "zrt_attention";
+  checkAttentionMask(kernel, mask);
+  bool causal = mask == ZRT_ATTENTION_CAUSAL;
   checkAttention(kernel, bh, group, t, s, d);
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -300,13 +304,13 @@ extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
       if (group == 1 && flashAttentionForward(
               static_cast<const bf16 *>(q), static_cast<const bf16 *>(k),
               static_cast<const bf16 *>(v), static_cast<bf16 *>(out), bh, t, s,
-              d, static_cast<float>(scale), causal != 0))
+              d, static_cast<float>(scale), causal))
         return;
     }
     attentionForward<T>(kernel, static_cast<const T *>(q),
                         static_cast<const T *>(k), static_cast<const T *>(v),
                         static_cast<T *>(out), bh, group, t, s, d,
-                        static_cast<float>(scale), causal != 0);
+                        static_cast<float>(scale), causal);
   });
 }
 
@@ -314,9 +318,11 @@ extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
                                    const void *q, const void *k,
                                    const void *v, void *dq, void *dk, void *dv,
                                    int64_t bh, int64_t group, int64_t t,
-                                   int64_t s, int64_t d, double scale,
-                                   int causal) {
+                                   int64_t s, int64_t d,
+                                   double scale, zrt_attention_mask mask) {
   const char *kernel = "zrt_attention_grad";
+  checkAttentionMask(kernel, mask);
+  bool causal = mask == ZRT_ATTENTION_CAUSAL;
   checkAttention(kernel, bh, group, t, s, d);
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -339,13 +345,13 @@ extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
               static_cast<const bf16 *>(k), static_cast<const bf16 *>(v),
               static_cast<bf16 *>(dq), static_cast<bf16 *>(dk),
               static_cast<bf16 *>(dv), bh, t, s, d, static_cast<float>(scale),
-              causal != 0))
+              causal))
         return;
     }
     attentionBackward<T>(kernel, static_cast<const T *>(dout),
                          static_cast<const T *>(q), static_cast<const T *>(k),
                          static_cast<const T *>(v), static_cast<T *>(dq),
                          static_cast<T *>(dk), static_cast<T *>(dv), bh, group,
-                         t, s, d, static_cast<float>(scale), causal != 0);
+                         t, s, d, static_cast<float>(scale), causal);
   });
 }

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FunctionEmitter.h"
+#include "RuntimeAbi.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/STLExtras.h"
@@ -66,7 +67,7 @@ bool isElementwise(Operation *op) {
              SiluGradOp>(op);
 }
 
-/// The CPU runtime's function and NCCL's for each collective.
+/// The runtime's function for each collective (both runtimes).
 const char *runtimeStart(Collective kind) {
   switch (kind) {
   case Collective::AllReduce:
@@ -75,17 +76,6 @@ const char *runtimeStart(Collective kind) {
     return "zrt_reduce_scatter_start";
   case Collective::AllGather:
     return "zrt_all_gather_start";
-  }
-  return "";
-}
-StringRef ncclName(Collective kind) {
-  switch (kind) {
-  case Collective::AllReduce:
-    return "ncclAllReduce";
-  case Collective::ReduceScatter:
-    return "ncclReduceScatter";
-  case Collective::AllGather:
-    return "ncclAllGather";
   }
   return "";
 }
@@ -256,23 +246,11 @@ void FunctionEmitter::plan(Block &block) {
 //===----------------------------------------------------------------------===//
 
 std::string FunctionEmitter::cType(Type elementType) const {
-  if (elementType.isF32())
-    return "float";
-  if (elementType.isBF16())
-    return "uint16_t";
-  if (elementType.isInteger(32))
-    return "int32_t";
-  return "int64_t";
+  return dtypeRowOr64(elementType).cType;
 }
 
 std::string FunctionEmitter::dtype(Type elementType) const {
-  if (elementType.isF32())
-    return "ZRT_F32";
-  if (elementType.isBF16())
-    return "ZRT_BF16";
-  if (elementType.isInteger(32))
-    return "ZRT_I32";
-  return "ZRT_I64";
+  return dtypeRowOr64(elementType).enumerator;
 }
 
 std::string FunctionEmitter::var(Value value) {
@@ -298,7 +276,7 @@ void FunctionEmitter::define(Value value, Category category) {
                   static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
   categories[value] = category;
   os << "  " << ct << " *" << var(value) << " = (" << ct << " *)zrt_alloc("
-     << bytes << ", (zrt_mem_category)" << static_cast<int>(category)
+     << bytes << ", " << memCategoryName(static_cast<zrt_mem_category>(category))
      << "); /* " << shapeText(type) << " */\n";
 }
 
@@ -316,8 +294,8 @@ void FunctionEmitter::freeDead(Operation *op) {
                     static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
     Category category = categories.count(value) ? categories.lookup(value)
                                                 : Category::Activations;
-    os << "  zrt_free(" << var(value) << ", " << bytes << ", (zrt_mem_category)"
-       << static_cast<int>(category) << ");\n";
+    os << "  zrt_free(" << var(value) << ", " << bytes << ", "
+       << memCategoryName(static_cast<zrt_mem_category>(category)) << ");\n";
   }
 }
 
@@ -474,52 +452,9 @@ LogicalResult FunctionEmitter::emitElementwiseKernel(Operation *op) {
   return success();
 }
 
-void FunctionEmitter::emitNcclStart(Collective kind, Value input,
-                                    Value result, int64_t count) {
-  // The collective runs on the communication stream once the compute
-  // stream has produced its input; its `done` event orders the wait.
-  StringRef call = ncclName(kind);
-  bool gather = kind == Collective::AllGather;
-  Type element = typeOf(input).getElementType();
-  if (worldSize == 1) {
-    // One rank: the collective is a copy, and no NCCL communicator is
-    // ever made (a lone GPU needs no network).
-    os << "  /* " << call.drop_front(4) << " over one rank: a copy */\n"
-       << "  zc_check(cudaMemcpyAsync(" << var(result) << ", " << ptr(input)
-       << ", " << numel(result) * (element.getIntOrFloatBitWidth() / 8)
-       << ", cudaMemcpyDeviceToDevice, stream), \"cudaMemcpyAsync\");\n";
-    return;
-  }
-  unsigned ready = nextEvent++, done = nextEvent++;
-  doneEvent[result] = done;
-  os << "  /* " << call.drop_front(4) << " " << ptr(input) << " -> " << var(result)
-     << " on the communication stream */\n"
-     << "  zc_check(cudaEventRecord(events[" << ready
-     << "], stream), \"cudaEventRecord\");\n"
-     << "  zc_check(cudaStreamWaitEvent(comm_stream, events[" << ready
-     << "], 0), \"cudaStreamWaitEvent\");\n"
-     << "  zrt_check_nccl(" << call << "(" << ptr(input) << ", " << var(result)
-     << ", " << count << ", " << (element.isBF16() ? "ncclBfloat16" : "ncclFloat32")
-     << (gather ? "" : ", ncclSum") << ", nccl, comm_stream), \"" << call
-     << "\");\n"
-     << "  zc_check(cudaEventRecord(events[" << done
-     << "], comm_stream), \"cudaEventRecord\");\n"
-     << "  zrt_count_collective(" << static_cast<int>(kind) << ", "
-     << numel(gather ? result : input)
-     << ", " << dtype(element) << ");\n";
-}
-
 void FunctionEmitter::emitWait(Value started) {
-  if (!cuda) {
-    os << "  zrt_wait(" << var(started) << "_request);\n";
-    return;
-  }
-  if (worldSize == 1)
-    return; // the copy is on the compute stream already
-  // The compute stream waits; the host does not.
-  os << "  zc_check(cudaStreamWaitEvent(stream, events["
-     << doneEvent.lookup(started) << "], 0), \"cudaStreamWaitEvent\"); /* "
-     << var(started) << " is ready */\n";
+  // CPU: blocks; CUDA: the compute stream waits, the host does not.
+  os << "  zrt_wait(" << var(started) << "_request);\n";
 }
 
 bool FunctionEmitter::isHostScalar(Value value) const {
@@ -616,12 +551,12 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
   auto startCollective = [&](Collective kind, Value input, Value result,
                              int64_t count, Category category) {
     define(result, category);
-    if (cuda)
-      return emitNcclStart(kind, input, result, count);
+    // The same call for both runtimes; on a GPU the collective is ordered
+    // with the compute stream's work.
     os << "  zrt_request *" << var(result) << "_request = "
        << runtimeStart(kind) << "(comm, "
        << ptr(input) << ", " << var(result) << ", " << count << ", "
-       << dt(input) << ", NULL);\n";
+       << dt(input) << ", " << (cuda ? "stream" : "NULL") << ");\n";
   };
   auto collectiveCategory = [&](Operation *start) {
     return isa<AllGatherStartOp, shard::AllGatherOp>(start) ? Category::Gathered
@@ -673,8 +608,9 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         os << "  zrt_matmul(" << dt(mm.getLhs()) << ", " << ptr(mm.getLhs())
            << ", " << ptr(mm.getRhs()) << ", " << var(mm.getResult()) << ", "
            << batch << ", " << m << ", " << n << ", " << k << ", "
-           << (mm.getTransposeLhs() ? 1 : 0) << ", "
-           << (mm.getTransposeRhs() ? 1 : 0) << ", " << m * k << ", " << strideB
+           << (mm.getTransposeLhs() ? "ZRT_TRANS" : "ZRT_NO_TRANS") << ", "
+           << (mm.getTransposeRhs() ? "ZRT_TRANS" : "ZRT_NO_TRANS") << ", "
+           << m * k << ", " << strideB
            << ", " << m * n << ");\n";
         return success();
       })
@@ -718,7 +654,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         define(c.getResult(), Category::Activations);
         os << "  zrt_causal_mask(" << dt(c.getInput()) << ", " << ptr(c.getInput())
            << ", " << var(c.getResult()) << ", " << numel(c.getInput()) / (t * s)
-           << ", " << t << ", " << s << ", " << (c.getZero() ? 1 : 0) << ");\n";
+           << ", " << t << ", " << s << ", "
+           << (c.getZero() ? "ZRT_MASK_ZERO" : "ZRT_MASK_NEG_INF") << ");\n";
         return success();
       })
       .Case([&](AttentionOp a) {
@@ -731,7 +668,9 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
            << var(a.getResult()) << ", " << q[0] * q[1] << ", " << group
            << ", " << q[2] << ", " << s
            << ", " << q[3] << ", " << literal(a.getScaleAttr().getValueAsDouble())
-           << ", " << (a.getCausal() ? 1 : 0) << ");\n";
+           << ", "
+           << (a.getCausal() ? "ZRT_ATTENTION_CAUSAL" : "ZRT_ATTENTION_FULL")
+           << ");\n";
         return success();
       })
       .Case([&](AttentionGradOp a) {
@@ -747,7 +686,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
            << q[0] * q[1] << ", " << group << ", " << q[2] << ", " << s << ", "
            << q[3] << ", "
            << literal(a.getScaleAttr().getValueAsDouble()) << ", "
-           << (a.getCausal() ? 1 : 0) << ");\n";
+           << (a.getCausal() ? "ZRT_ATTENTION_CAUSAL" : "ZRT_ATTENTION_FULL")
+           << ");\n";
         return success();
       })
       .Case([&](CrossEntropyOp ce) {
@@ -902,7 +842,10 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         // On the host: it depends on the step alone.
         os << "  const float " << var(l.getResult()) << "[1] = {zrt_lr_schedule("
            << ptr(l.getStep()) << "[0], " << literal(l.getLrAttr().getValueAsDouble())
-           << ", " << (l.getSchedule() == LRSchedule::cosine ? 1 : 0) << ", "
+           << ", "
+           << (l.getSchedule() == LRSchedule::cosine ? "ZRT_LR_COSINE"
+                                                     : "ZRT_LR_CONSTANT")
+           << ", "
            << l.getWarmup() << ", " << literal(l.getMinLrAttr().getValueAsDouble())
            << ", " << l.getMaxSteps() << ")};\n";
         return success();
@@ -971,9 +914,6 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
                                     Kind kind) {
   Block &block = func.getBody().front();
   functionName = name.str();
-  if (auto module = func->getParentOfType<ModuleOp>())
-    if (auto size = module->getAttrOfType<IntegerAttr>("train.world_size"))
-      worldSize = size.getInt();
   bool isStep = kind == Kind::Step;
   unsigned expected = isStep ? 3 : kind == Kind::Forward ? 2 : 1;
   if (block.getNumArguments() != expected)
@@ -996,7 +936,6 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
   os << "  (void)comm; /* for programs without collectives */\n";
   if (cuda)
     os << "  cudaStream_t stream = (cudaStream_t)zrt_compute_stream();\n";
-  size_t headerEnd = bodyText.size();
   auto bindArg = [&](BlockArgument arg, StringRef from) {
     std::string ct = cType(typeOf(arg).getElementType());
     exprs[arg] = "((const " + ct + " *)" + from.str() + ")";
@@ -1041,22 +980,6 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
     freeDead(&op);
   }
   os << "}\n\n";
-  if (nextEvent > 0) {
-    // Two events per collective (its input is ready, it is done), created
-    // on the first call and reused by every step.
-    std::string setup;
-    llvm::raw_string_ostream setupOs(setup);
-    setupOs << "  static cudaEvent_t events[" << nextEvent
-            << "]; /* ready and done of each collective */\n"
-            << "  static bool events_created = false;\n"
-            << "  if (!events_created) {\n"
-            << "    zc_create_events(events, " << nextEvent << ");\n"
-            << "    events_created = true;\n"
-            << "  }\n"
-            << "  cudaStream_t comm_stream = (cudaStream_t)zrt_comm_stream();\n"
-            << "  ncclComm_t nccl = (ncclComm_t)zrt_nccl_comm(comm);\n";
-    bodyText.insert(headerEnd, setup);
-  }
   out << kernelText << bodyText;
   return success();
 }

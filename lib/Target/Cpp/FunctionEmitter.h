@@ -6,6 +6,7 @@
 #include "TraceHook.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Runtime/zrt.h"
 #include "zeroc/Target/Cpp.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,11 +24,19 @@ struct StateTable {
   llvm::StringMap<unsigned> index;
 };
 
-/// A collective, numbered as zrt_count_collective counts them.
-enum class Collective { AllReduce = 0, ReduceScatter = 1, AllGather = 2 };
+/// A collective (zrt.h's zrt_collective).
+enum class Collective {
+  AllReduce = ZRT_ALL_REDUCE,
+  ReduceScatter = ZRT_REDUCE_SCATTER,
+  AllGather = ZRT_ALL_GATHER
+};
 
-/// The memory category of a buffer, as zrt.h numbers them.
-enum class Category { Gathered = 3, Buckets = 4, Activations = 5 };
+/// The memory category of a buffer (zrt.h's zrt_mem_category).
+enum class Category {
+  Gathered = ZRT_MEM_GATHERED_PARAMETERS,
+  Buckets = ZRT_MEM_GRADIENT_BUCKETS,
+  Activations = ZRT_MEM_ACTIVATIONS
+};
 
 /// Emits one function: buffers allocated at their definition and freed
 /// after their last use, fused elementwise loops, runtime calls. For CUDA,
@@ -67,10 +76,6 @@ private:
   mlir::LogicalResult emitOp(mlir::Operation *op);
   mlir::LogicalResult emitElementwiseRoot(mlir::Operation *op);
   mlir::LogicalResult emitElementwiseKernel(mlir::Operation *op);
-  /// CUDA collectives: NCCL on the communication stream, ordered with the
-  /// compute stream by events.
-  void emitNcclStart(Collective kind, mlir::Value input, mlir::Value result,
-                     int64_t count);
   void emitWait(mlir::Value started);
   /// Values computed on the host: the step argument and the learning rate.
   bool isHostScalar(mlir::Value value) const;
@@ -96,11 +101,6 @@ private:
   llvm::SmallVector<std::pair<mlir::Value, std::string>> kernelArgs;
   bool inKernel = false;
   unsigned nextKernel = 0;
-  /// CUDA: the event each collective's result records when it is done.
-  llvm::DenseMap<mlir::Value, unsigned> doneEvent;
-  unsigned nextEvent = 0;
-  /// The module's train.world_size: one rank's collectives are copies.
-  int64_t worldSize = 1;
   std::string functionName;
   llvm::DenseMap<mlir::Value, std::string> names;
   llvm::DenseMap<mlir::Value, std::string> exprs;

@@ -82,7 +82,6 @@ const char *cudaPreamble() {
 #include "zeroc/Runtime/zrt.h"
 
 #include <cuda_runtime.h>
-#include <nccl.h>
 #include <initializer_list>
 #include <math.h>
 #include <stdint.h>
@@ -126,20 +125,6 @@ __device__ __forceinline__ float zc_silu(float x) { return x / (1.0f + expf(-x))
 __device__ __forceinline__ float zc_silu_grad(float dy, float x) {
   float s = 1.0f / (1.0f + expf(-x));
   return dy * s * (1.0f + x * (1.0f - s));
-}
-
-/* Fails naming the CUDA call. */
-static inline void zc_check(cudaError_t status, const char *call) {
-  if (status != cudaSuccess)
-    zrt_fail("%s: %s", call, cudaGetErrorString(status));
-}
-
-/* The events that order a function's collectives with its kernels, created
- * on its first call and reused by every later one. */
-static inline void zc_create_events(cudaEvent_t *events, int count) {
-  for (int e = 0; e < count; ++e)
-    zc_check(cudaEventCreateWithFlags(&events[e], cudaEventDisableTiming),
-             "cudaEventCreateWithFlags");
 }
 
 /* A grid-stride loop with an index of type T: int32_t below 2^31 elements,

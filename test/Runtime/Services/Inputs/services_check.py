@@ -17,6 +17,7 @@ usage: services_check.py make-data DIR
        services_check.py tensor-dtypes FILE.safetensors
        services_check.py step-losses FULL.json PART.json   (PART's steps as FULL's)
        services_check.py same-checkpoint A B   (every tensor and value equal)
+       services_check.py slices CHECKPOINT   (each parameter's slices: elements, file)
        services_check.py poke-nan FOLDER TENSOR ELEMENT   (checksums redone)
        services_check.py flip FILE OFFSET          (one bit; OFFSET < 0: from the end)
        services_check.py truncate FILE BYTES
@@ -407,6 +408,17 @@ def signal_run(out, signals, step, command):
     print("exit %d" % status)
 
 
+def slices(path):
+    """Prints "NAME [BEGIN, END) FILE..." for each parameter of checkpoint
+    PATH, by name: the element ranges the ranks wrote, in order."""
+    manifest = checkpoint_module().read_manifest(path)
+    for tensor in sorted(manifest["tensors"], key=lambda t: t["name"]):
+        if tensor["name"] in PARAMS:
+            print(tensor["name"], " ".join(
+                "[%d, %d) %s" % (p["elements"][0], p["elements"][1], p["file"])
+                for p in tensor["slices"]))
+
+
 def main(argv):
     command, args = argv[1], argv[2:]
     if command == "make-data":
@@ -448,6 +460,8 @@ def main(argv):
         if args[3] != "--":
             fail("signal OUT SIGNALS STEP -- COMMAND...")
         signal_run(args[0], args[1], args[2], args[4:])
+    elif command == "slices":
+        slices(args[0])
     else:
         fail("unknown command " + command)
 

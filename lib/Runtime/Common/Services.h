@@ -4,13 +4,16 @@
 // token reader, the checkpoint code, the logger, the collectives and the
 // device. Generated code sees only include/zeroc/Runtime/zrt.h.
 //
-// Both runtimes compile the same services: Args, Checkpoint, Data, Log, Main,
-// Sample and Runtime (process helpers, memory accounting). The CPU runtime
-// adds Comm.cpp (MPI collectives), Memory.cpp (host allocator) and
-// Device.cpp (trivial device hooks); the CUDA runtime (lib/Runtime/Cuda)
-// adds its own Comm, Memory and Device, and compiles the services against
-// an MPI facade (lib/Runtime/Cuda/MpiFacade/mpi.h) that loads the real MPI
-// only when the program runs on more than one rank.
+// Both runtimes compile the same services, here in lib/Runtime/Common
+// (CMake: zeroc_rt_services_cpu, zeroc_rt_services_cuda): Args, Checkpoint
+// (initialization; the checkpoint files of Checkpoint.h), Data, Log, Main,
+// Sample, Signals and Runtime (process helpers, memory accounting).
+// The CPU runtime (lib/Runtime/Cpu) adds Comm.cpp (MPI collectives),
+// Memory.cpp (host allocator) and Device.cpp (trivial device hooks); the
+// CUDA runtime (lib/Runtime/Cuda) adds its own Comm, Memory and Device, and
+// compiles the services against an MPI facade
+// (lib/Runtime/Cuda/MpiFacade/mpi.h) that loads the real MPI only when the
+// program runs on more than one rank.
 //
 // Error handling: a function that can fail returns an error message ("" on
 // success). Main passes every such message to agree(), which every rank
@@ -21,8 +24,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZEROC_RUNTIME_CPU_SERVICES_H
-#define ZEROC_RUNTIME_CPU_SERVICES_H
+#ifndef ZEROC_LIB_RUNTIME_COMMON_SERVICES_H
+#define ZEROC_LIB_RUNTIME_COMMON_SERVICES_H
 
 #include "zeroc/Runtime/zrt.h"
 
@@ -142,27 +145,16 @@ private:
   void *uploaded = nullptr; // a GPU's event: the last upload is done
 };
 
-/// A state's storage: its category and bytes (Checkpoint.cpp).
+/// A state's own storage: its category and bytes (Checkpoint.cpp; 0 bytes
+/// for a member of a flat buffer, which lives in the buffer).
 zrt_mem_category stateCategory(const zrt_state &state);
 size_t stateBytes(const zrt_state &state);
 
-/// The logical elements of a state that a rank holds: flat elements
-/// [offset, offset + count) of the unpadded tensor, stored contiguously
-/// from element `storageOffset` of the rank's storage (count may be 0).
-struct StateRange {
-  int64_t offset = 0;
-  int64_t count = 0;
-  int64_t storageOffset = 0;
-};
-
-/// The range of `state` that `rank` of `worldSize` holds (Layout.cpp). The
-/// one function that knows how sharded states are laid out: the
-/// initialization and the checkpoints read and write storage through it.
-StateRange localRange(const zrt_state &state, int rank, int worldSize);
-
 /// State storage. The services initialize, load and save every state
-/// through host memory (state.data): allocateStates gives each state zeroed
-/// host storage (the CPU: zrt_alloc, which is host memory); statesToDevice
+/// through host memory (state.data): allocateStates gives each flat buffer
+/// and each state with its own storage zeroed host storage (the CPU:
+/// zrt_alloc, which is host memory) and points the buffers' members into
+/// them (StateLayout.h); statesToDevice
 /// moves it to where the program's kernels read it before the first entry
 /// point runs (the CUDA runtime: zrt_alloc'ed device memory, accounted in
 /// the state's category; a state keeps its device address for the whole
@@ -173,10 +165,12 @@ void statesToDevice(const zrt_program &program);
 void statesToHost(const zrt_program &program);
 void freeStates(const zrt_program &program);
 
-/// Copies bytes [offset, offset + bytes) of a state's storage to host
-/// memory `host`, wherever the storage is (on a GPU: after the kernels
-/// queued before; the checkpoint's bounded staging buffer goes through
-/// this, so that a save never needs a host copy of a whole state).
+/// Copies bytes [offset, offset + bytes) of a state's storage, counted from
+/// state.data (for a member of a flat buffer: from the first element this
+/// rank holds, StateLayout.h), to host memory `host`, wherever the storage
+/// is (on a GPU: after the kernels queued before; the checkpoint's bounded
+/// staging buffer goes through this, so that a save never needs a host
+/// copy of a whole state).
 void stateToHost(const zrt_state &state, size_t offset, size_t bytes,
                  void *host);
 
@@ -427,4 +421,4 @@ std::string summaryTable(const zrt_program &program, int64_t steps,
 
 } // namespace zeroc::rt
 
-#endif // ZEROC_RUNTIME_CPU_SERVICES_H
+#endif // ZEROC_LIB_RUNTIME_COMMON_SERVICES_H

@@ -340,8 +340,8 @@ std::string performCopies(const std::string &folder, std::vector<Copy> copies,
   return "";
 }
 
-/// The copies that fill [range.offset, +count) of `state` (storage
-/// `data`, of `to`) from `tensor`'s slices.
+/// The copies that fill [range.offset, +count) of a state (held from
+/// `data` on, of `to`) from `tensor`'s slices.
 void planCopies(const Tensor &tensor, const StateRange &range, void *data,
                 zrt_dtype to, std::vector<Copy> &copies) {
   size_t fromSize = zrt_dtype_size(tensor.dtype), toSize = zrt_dtype_size(to);
@@ -358,8 +358,7 @@ void planCopies(const Tensor &tensor, const StateRange &range, void *data,
     copy.to = to;
     copy.count = hi - lo;
     copy.target =
-        static_cast<uint8_t *>(data) +
-        static_cast<size_t>(range.storageOffset + lo - begin) * toSize;
+        static_cast<uint8_t *>(data) + static_cast<size_t>(lo - begin) * toSize;
     copies.push_back(copy);
   }
 }
@@ -369,12 +368,10 @@ int64_t firstNonFinite(const zrt_state &state, const StateRange &range) {
   if (state.dtype != ZRT_F32 && state.dtype != ZRT_BF16)
     return -1;
   for (int64_t e = 0; e < range.count; ++e) {
-    int64_t at = range.storageOffset + e;
-    bool finite =
-        state.dtype == ZRT_F32
-            ? std::isfinite(static_cast<const float *>(state.data)[at])
-            : (static_cast<const uint16_t *>(state.data)[at] & 0x7F80u) !=
-                  0x7F80u;
+    bool finite = state.dtype == ZRT_F32
+                      ? std::isfinite(static_cast<const float *>(state.data)[e])
+                      : (static_cast<const uint16_t *>(state.data)[e] &
+                         0x7F80u) != 0x7F80u;
     if (!finite)
       return range.offset + e;
   }
@@ -530,14 +527,14 @@ std::string load(const zrt_program &program, const std::string &flag,
     const char *names[3] = {"trainer.step", "trainer.data_position",
                             "trainer.seed"};
     for (int i = 0; i < 3; ++i)
-      planCopies(*manifest.find(names[i]), StateRange{0, 1, 0}, &trainer[i],
+      planCopies(*manifest.find(names[i]), StateRange{0, 1}, &trainer[i],
                  ZRT_I64, copies);
   }
   for (int s = 0; s < program.num_states; ++s) {
     zrt_state &state = program.states[s];
     if (state.kind == ZRT_STATE_GRAD)
       continue;
-    StateRange range = localRange(state, rank, ranks);
+    StateRange range = localRange(program, state, rank, ranks);
     const Tensor *source = nullptr;
     if (mode == Mode::Resume) {
       source = manifest.find(state.name);
@@ -572,7 +569,8 @@ std::string load(const zrt_program &program, const std::string &flag,
     const zrt_state &state = program.states[s];
     if (state.kind == ZRT_STATE_GRAD)
       continue;
-    int64_t bad = firstNonFinite(state, localRange(state, rank, ranks));
+    int64_t bad =
+        firstNonFinite(state, localRange(program, state, rank, ranks));
     if (bad < 0)
       continue;
     const Tensor *tensor = manifest.find(state.name);

@@ -113,7 +113,7 @@ writeFile(const zrt_program &program, const Plan &plan,
       error = writeAll(fd, path, value, 8);
     } else {
       const zrt_state &state = program.states[tensor.state];
-      StateRange range = localRange(state, rank, ranks);
+      StateRange range = localRange(program, state, rank, ranks);
       if (slice.begin < range.offset ||
           slice.end > range.offset + range.count) {
         error = path + ": internal error: rank " + std::to_string(rank) +
@@ -122,9 +122,7 @@ writeFile(const zrt_program &program, const Plan &plan,
                 "', which it does not hold";
         break;
       }
-      size_t from = static_cast<size_t>(range.storageOffset + slice.begin -
-                                        range.offset) *
-                    size;
+      size_t from = static_cast<size_t>(slice.begin - range.offset) * size;
       for (size_t done = 0; done < bytes && error.empty();) {
         size_t chunk = std::min(bytes - done, stagingBytes);
         stateToHost(state, from + done, chunk, staging);

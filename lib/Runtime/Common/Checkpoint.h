@@ -1,6 +1,6 @@
 //===- Checkpoint.h - the checkpoint format's pieces ------------*- C++ -*-===//
 //
-// Internal to the checkpoint files of lib/Runtime/Cpu (both runtimes
+// Internal to the checkpoint files of lib/Runtime/Common (both runtimes
 // compile them): CRC-32C (Crc32c.cpp), a small JSON reader (Json.cpp), the
 // manifest and the plan of who writes which slice (Manifest.cpp), durable
 // file operations (CheckpointFiles.cpp), and the save and load
@@ -14,15 +14,17 @@
 //   manifest.json                every tensor, its slices, every file's and
 //                                slice's CRC-32C; written last
 // Every state is stored as its logical tensor, unpadded, cut into slices
-// by the element ranges the ranks hold (localRange), whatever the layout:
-// any world size and stage reads it back.
+// by the element ranges the ranks hold (localRange, StateLayout.h: the
+// ranges of zrt_state_range), whatever the layout (a state's own storage or
+// a flat buffer's): any world size, stage and layout reads it back.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZEROC_RUNTIME_CPU_CHECKPOINT_H
-#define ZEROC_RUNTIME_CPU_CHECKPOINT_H
+#ifndef ZEROC_LIB_RUNTIME_COMMON_CHECKPOINT_H
+#define ZEROC_LIB_RUNTIME_COMMON_CHECKPOINT_H
 
 #include "Services.h"
+#include "StateLayout.h"
 
 #include "zeroc/Support/SafeTensors.h"
 
@@ -264,4 +266,4 @@ std::string readInitFile(const std::string &path, safetensors::File &file);
 
 } // namespace zeroc::rt
 
-#endif // ZEROC_RUNTIME_CPU_CHECKPOINT_H
+#endif // ZEROC_LIB_RUNTIME_COMMON_CHECKPOINT_H

@@ -1,8 +1,8 @@
-//===- TestStubs.cu - the device context for the CUDA kernel tests --------===//
+//===- CudaStubs.cu - the device context for the CUDA kernel tests --------===//
 //
-// zeroc-rt-cuda-kernel-tests links the kernels (zeroc_rt_cuda_kernels)
-// alone, without the runtime's services (Device.cu, Memory.cu, MPI): this
-// file provides what the kernels use from them (Cuda.h and zrt_alloc /
+// zeroc-rt-cuda-kernel-tests (the conformance suite, CudaBackend.cu) links
+// the kernels (zeroc_rt_cuda_kernels) alone, without the runtime's services
+// (Device.cu, Memory.cu, MPI): this file provides what the kernels use from them (Cuda.h and zrt_alloc /
 // zrt_free / zrt_fail), simply. zrt_fail prints and exits 1; every launch
 // is checked and then waited for (so a fault names its kernel); zrt_alloc
 // is stream-ordered on the compute stream, like the runtime's.

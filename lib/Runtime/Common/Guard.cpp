@@ -19,7 +19,7 @@
 
 #include "Services.h"
 
-#include "../Common/StepGuard.h"
+#include "StepGuard.h"
 
 #include <cinttypes>
 #include <cmath>

@@ -8,7 +8,8 @@
 // an edited or damaged manifest is refused. docs/executable.md shows one.
 //
 // The plan says which rank writes which slice. It derives from the ranges
-// that localRange() gives for every rank and nothing else: a range that
+// that localRange() (zrt_state_range's) gives for every rank and nothing
+// else, whichever layout the program uses: a range that
 // one rank holds is written by that rank; a range that several ranks hold
 // (an unsharded state is held by all) is cut evenly among its holders,
 // except that pieces stay at least kMinSliceBytes (a small tensor is
@@ -514,7 +515,7 @@ std::string makePlan(const zrt_program &program, int worldSize, Plan &plan) {
     std::vector<Held> held;
     std::vector<int64_t> cuts = {0, state.numel};
     for (int r = 0; r < worldSize; ++r) {
-      StateRange range = localRange(state, r, worldSize);
+      StateRange range = localRange(program, state, r, worldSize);
       if (range.count <= 0)
         continue;
       held.push_back({range.offset, range.offset + range.count, r});

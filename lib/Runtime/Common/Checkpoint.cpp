@@ -3,10 +3,15 @@
 // Every zrt_state gets its storage from zrt_alloc (parameters in
 // PARAMETERS, gradients in GRADIENTS, everything else in OPTIMIZER_STATES;
 // Device.cpp, Cuda/Device.cu). This file checks the program's state table
-// and initializes the storage through host memory (on a GPU the states are
-// initialized before they move to the device, Services.h statesToDevice).
-// It writes only the elements each rank holds, as localRange() (Layout.cpp)
-// says; the rest of the storage (padding) is zero.
+// (its flat buffers included) and initializes the storage through host
+// memory (on a GPU the states are initialized before they move to the
+// device, Services.h statesToDevice). What a rank holds of a state is
+// zrt_state_range's (zrt.h, StateLayout.cpp; localRange here): its own
+// storage (a sharded state, shards = N, holds flat elements
+// [r*storage_numel, ...) of the full tensor on rank r) or its share of a
+// flat buffer (an uneven or empty range of its elements when the buffer is
+// sharded). It writes only those elements; the rest of a state's own
+// storage (padding) is zero, as is a buffer's padding.
 //
 // Initialization is the evaluator's (lib/Evaluator/State.cpp) element for
 // element: a parameter's element i is Random.h's normal(name, seed, std, i)
@@ -25,6 +30,7 @@
 #include "zeroc/Support/Random.h"
 #include "zeroc/Support/SafeTensors.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdlib>
@@ -135,6 +141,82 @@ bool tiesLmHead(const zrt_program &program) {
          !findParam(program, "lm_head.weight");
 }
 
+/// The flat buffers of the program: each a known dtype and category,
+/// replicated (shard_numel == numel) or sharded N ways (numel == N *
+/// shard_numel).
+std::string validateBuffers(const zrt_program &program) {
+  if (program.num_buffers < 0 ||
+      (program.num_buffers > 0 && !program.buffers))
+    return "no buffer table (num_buffers " +
+           std::to_string(program.num_buffers) + ")";
+  for (int b = 0; b < program.num_buffers; ++b) {
+    const zrt_buffer &buffer = program.buffers[b];
+    std::string name = "buffer #" + std::to_string(b) +
+                       (buffer.name ? " '" + std::string(buffer.name) + "'"
+                                    : std::string());
+    if (!zrt_dtype_valid(buffer.dtype))
+      return name + ": unknown dtype " + std::to_string(buffer.dtype);
+    if (buffer.category < 0 || buffer.category >= ZRT_MEM_CATEGORIES)
+      return name + ": unknown memory category " +
+             std::to_string(buffer.category);
+    if (buffer.numel < 0 || buffer.shard_numel < 0)
+      return name + ": numel " + std::to_string(buffer.numel) +
+             ", shard_numel " + std::to_string(buffer.shard_numel);
+    if (buffer.shard_numel != buffer.numel &&
+        buffer.numel != program.world_size * buffer.shard_numel)
+      return name + ": numel " + std::to_string(buffer.numel) +
+             " is neither shard_numel " + std::to_string(buffer.shard_numel) +
+             " (replicated) nor " + std::to_string(program.world_size) +
+             " x shard_numel (sharded over the world)";
+  }
+  // Members of one buffer do not overlap.
+  std::vector<std::vector<std::pair<int64_t, int>>> members(
+      static_cast<size_t>(program.num_buffers));
+  for (int i = 0; i < program.num_states; ++i) {
+    const zrt_state &state = program.states[i];
+    if (state.buffer >= 0 && state.buffer < program.num_buffers)
+      members[state.buffer].push_back({state.buffer_offset, i});
+  }
+  for (int b = 0; b < program.num_buffers; ++b) {
+    auto &list = members[static_cast<size_t>(b)];
+    std::sort(list.begin(), list.end());
+    for (size_t k = 1; k < list.size(); ++k) {
+      const zrt_state &before = program.states[list[k - 1].second];
+      const zrt_state &after = program.states[list[k].second];
+      if (before.buffer_offset + before.numel > after.buffer_offset)
+        return std::string("states '") + before.name + "' and '" + after.name +
+               "' overlap in buffer #" + std::to_string(b);
+    }
+  }
+  return "";
+}
+
+/// A member of a flat buffer: a valid index, the buffer's dtype, inside its
+/// logical numbering, `shards` saying how the buffer is laid out.
+std::string validateMember(const zrt_program &program,
+                           const zrt_state &state) {
+  if (state.buffer >= program.num_buffers)
+    return "buffer " + std::to_string(state.buffer) + " is not one of the " +
+           std::to_string(program.num_buffers) + " buffers";
+  const zrt_buffer &buffer = program.buffers[state.buffer];
+  std::string name = "buffer #" + std::to_string(state.buffer);
+  if (buffer.dtype != state.dtype)
+    return std::string("dtype ") + zrt_dtype_name(state.dtype) + " in " +
+           name + " of dtype " + zrt_dtype_name(buffer.dtype);
+  if (state.buffer_offset < 0 ||
+      state.buffer_offset + state.numel > buffer.numel)
+    return "elements [" + std::to_string(state.buffer_offset) + ", " +
+           std::to_string(state.buffer_offset + state.numel) +
+           ") are outside " + name + "'s " + std::to_string(buffer.numel);
+  int64_t shards = buffer.shard_numel == buffer.numel ? 1 : program.world_size;
+  if (state.shards != shards)
+    return "shards " + std::to_string(state.shards) + " in " + name +
+           ", which is " +
+           (shards == 1 ? std::string("replicated (shards 1)")
+                        : "sharded " + std::to_string(shards) + " ways");
+  return "";
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -159,6 +241,8 @@ std::string validateProgram(const zrt_program &program, int worldSize) {
     return bad("no train_step entry point");
   if (program.num_states < 0 || (program.num_states > 0 && !program.states))
     return bad("no state table");
+  if (std::string error = validateBuffers(program); !error.empty())
+    return bad(error);
   std::set<std::string> names;
   for (int i = 0; i < program.num_states; ++i) {
     const zrt_state &state = program.states[i];
@@ -172,7 +256,7 @@ std::string validateProgram(const zrt_program &program, int worldSize) {
       return badState("declared twice");
     if (state.kind < ZRT_STATE_PARAM || state.kind > ZRT_STATE_GRAD)
       return badState("unknown kind " + std::to_string(state.kind));
-    if (state.dtype < ZRT_F32 || state.dtype > ZRT_I64)
+    if (!zrt_dtype_valid(state.dtype))
       return badState("unknown dtype " + std::to_string(state.dtype));
     if (state.rank < 0 || (state.rank > 0 && !state.shape))
       return badState("no shape");
@@ -188,11 +272,17 @@ std::string validateProgram(const zrt_program &program, int worldSize) {
                       ckpt::formatShape(logicalShape(state)));
     if (state.shards < 1)
       return badState("shards " + std::to_string(state.shards));
-    if (state.shards == 1 && state.storage_numel != state.numel)
+    if (state.buffer < -1)
+      return badState("buffer " + std::to_string(state.buffer) +
+                      " (-1: its own storage, else an index into buffers)");
+    if (isMember(state)) {
+      if (std::string error = validateMember(program, state); !error.empty())
+        return badState(error);
+    } else if (state.shards == 1 && state.storage_numel != state.numel)
       return badState("unsharded, yet storage_numel " +
                       std::to_string(state.storage_numel) + " != numel " +
                       std::to_string(state.numel));
-    if (state.shards > 1) {
+    if (state.shards > 1 && !isMember(state)) {
       if (state.shards != program.world_size)
         return badState("sharded " + std::to_string(state.shards) +
                         " ways on a world of " +
@@ -204,16 +294,14 @@ std::string validateProgram(const zrt_program &program, int worldSize) {
     }
     if (state.init < ZRT_INIT_ZEROS || state.init > ZRT_INIT_NORMAL)
       return badState("unknown init " + std::to_string(state.init));
-    StateRange range = localRange(state, worldRank(), worldSize);
-    if (range.count < 0 || range.offset < 0 || range.storageOffset < 0 ||
-        range.offset + range.count > state.numel ||
-        range.storageOffset + range.count > state.storage_numel)
+    StateRange range = localRange(program, state, worldRank(), worldSize);
+    int64_t capacity = isMember(state) ? range.count : state.storage_numel;
+    if (range.count < 0 || range.offset < 0 ||
+        range.offset + range.count > state.numel || range.count > capacity)
       return badState("rank " + std::to_string(worldRank()) +
                       " holds elements [" + std::to_string(range.offset) +
                       ", " + std::to_string(range.offset + range.count) +
-                      ") at storage element " +
-                      std::to_string(range.storageOffset) +
-                      ", outside its tensor or its storage");
+                      "), outside its tensor or its storage");
   }
   for (int i = 0; i < program.num_states; ++i) {
     const zrt_state &state = program.states[i];
@@ -244,6 +332,8 @@ zrt_mem_category stateCategory(const zrt_state &state) {
 }
 
 size_t stateBytes(const zrt_state &state) {
+  if (isMember(state))
+    return 0; // its buffer's storage
   return static_cast<size_t>(state.storage_numel) * zrt_dtype_size(state.dtype);
 }
 
@@ -259,15 +349,23 @@ static const zrt_state *initialSource(const zrt_program &program,
   return nullptr;
 }
 
+/// Zeroes what this rank stores of `state`: its own storage, padding
+/// included, or the elements of its buffer it holds (StateLayout.h).
+static void zeroHeld(const zrt_program &program, zrt_state &state) {
+  if (state.data)
+    std::memset(state.data, 0,
+                heldBytes(program, state, worldRank(), worldSize()));
+}
+
 /// Fills the elements of `state` that this rank holds with value(i) for
 /// logical element i; zeroes the rest of its storage.
-template <typename Value> void fillHeld(zrt_state &state, Value value) {
-  std::memset(state.data, 0, stateBytes(state));
-  StateRange range = localRange(state, worldRank(), worldSize());
+template <typename Value>
+void fillHeld(const zrt_program &program, zrt_state &state, Value value) {
+  zeroHeld(program, state);
+  StateRange range = localRange(program, state, worldRank(), worldSize());
   parallelChunks(range.count, [&](int64_t from, int64_t to) {
     for (int64_t j = from; j < to; ++j)
-      storeValue(state.data, state.dtype, range.storageOffset + j,
-                 value(range.offset + j));
+      storeValue(state.data, state.dtype, j, value(range.offset + j));
   });
 }
 
@@ -276,11 +374,11 @@ void initializeFromSeed(const zrt_program &program, uint64_t seed) {
     zrt_state &state = program.states[s];
     const zrt_state *param = initialSource(program, state);
     if (!param) {
-      std::memset(state.data, 0, stateBytes(state));
+      zeroHeld(program, state);
       continue;
     }
     // Rounded to f32 first, as the evaluator does; a master keeps it.
-    fillHeld(state, [&](int64_t index) {
+    fillHeld(program, state, [&](int64_t index) {
       return static_cast<double>(
           static_cast<float>(initialValue(*param, seed, index)));
     });
@@ -341,11 +439,11 @@ std::string initializeFromFile(const zrt_program &program,
     zrt_state &state = program.states[s];
     const zrt_state *param = initialSource(program, state);
     if (!param) {
-      std::memset(state.data, 0, stateBytes(state));
+      zeroHeld(program, state);
       continue;
     }
     const st::Tensor &tensor = *file.find(param->name);
-    fillHeld(state, [&](int64_t index) {
+    fillHeld(program, state, [&](int64_t index) {
       return static_cast<double>(static_cast<float>(fileValue(tensor, index)));
     });
   }

@@ -1,6 +1,6 @@
 //===- Runtime.cpp - errors, element sizes, memory accounting, processes --===//
 //
-// Shared by both runtimes: zrt_fail, zrt_dtype_size, the per-category
+// Shared by both runtimes: zrt_fail, the per-category
 // current and peak byte counts behind zrt_mem_current/zrt_mem_peak (the
 // allocators, Memory.cpp and Cuda/Memory.cu, count through them), and the
 // process helpers of Services.h (agreeing on an error across ranks, exiting
@@ -34,23 +34,8 @@
 using namespace zeroc::rt;
 
 //===----------------------------------------------------------------------===//
-// Element sizes and errors
+// Errors
 //===----------------------------------------------------------------------===//
-
-// Weak: the kernel library may define it too; then its definition wins and
-// the two never clash in the archive.
-extern "C" __attribute__((weak)) size_t zrt_dtype_size(zrt_dtype dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-  case ZRT_I32:
-    return 4;
-  case ZRT_BF16:
-    return 2;
-  case ZRT_I64:
-    return 8;
-  }
-  zrt_fail("zrt_dtype_size: unknown dtype %d", static_cast<int>(dtype));
-}
 
 namespace {
 
