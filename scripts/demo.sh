@@ -51,5 +51,5 @@ rm -rf "$out/checkpoint"
   "$out"/report-stage{0,1,2,3}.json --plot "$out/demo.png"
 
 echo "== sampling 300 bytes from the saved weights (temperature 0.8)"
-"${mpirun[@]}" "$out/gpt2" --init "$out/checkpoint/model.safetensors" \
+"${mpirun[@]}" "$out/gpt2" --init "$out/checkpoint" \
   --sample 300 --prompt "ROMEO:" --temperature 0.8 --seed 7

@@ -2,8 +2,10 @@
 # Installs every system package zeroc needs to build, test and run, with
 # apt-get. Idempotent: when everything is there it returns in a second.
 #
-#   scripts/setup.sh            everything (the test suite compares with PyTorch)
-#   scripts/setup.sh --no-torch everything but PyTorch (enough for the demo)
+#   scripts/setup.sh            everything (the test suite compares with PyTorch
+#                               and runs a sanitizer build with clang)
+#   scripts/setup.sh --no-torch everything but PyTorch and clang (enough for
+#                               the demo)
 set -euo pipefail
 with_torch=1
 if [ "${1:-}" = "--no-torch" ]; then with_torch=0; fi
@@ -23,6 +25,10 @@ packages=(
 # the tests compare against PyTorch (a reference, never a dependency of the
 # compiler) and the importer imports from it
 if [ "$with_torch" -eq 1 ]; then packages+=(python3-torch); fi
+# the suite's sanitizer build and fuzz smoke run (the `sanitize` preset,
+# docs/reliability.md): clang with its sanitizer and libFuzzer runtimes and
+# its OpenMP
+if [ "$with_torch" -eq 1 ]; then packages+=(clang-19 libclang-rt-19-dev libomp-19-dev); fi
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -1,25 +1,55 @@
 #!/usr/bin/env bash
 # The test command: installs and builds what is missing, runs the whole lit
-# suite (check-zeroc), and ends with a line `N passed, N failed`.
-# Exits non-zero when any test fails.
+# suite (check-zeroc), then the sanitizer build's subset and the fuzz smoke
+# run (build-sanitize/, the `sanitize` preset: clang with AddressSanitizer
+# and UndefinedBehaviorSanitizer; docs/reliability.md), and ends with a line
+# `N passed, N failed` counting both. Exits non-zero when any test fails.
+#
+# ZEROC_SANITIZE_TESTS=0 skips the sanitizer part (it adds about 15 minutes
+# on two cores, the build included); ZEROC_FUZZ_SECONDS sets the smoke run's
+# length per fuzz target (default 25).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+sanlog=$(mktemp)
+trap 'rm -f "$log" "$sanlog"' EXIT
 cmake --build --preset default --target check-zeroc 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
+# The sanitizer subset: the verifier, pass and evaluator tests, the driver's
+# outputs, the runtime's kernels and services (multi-rank executables among
+# them), one generated multi-rank executable, and the fuzz smoke run.
+sanitize_status=0
+if [ "${ZEROC_SANITIZE_TESTS:-1}" != "0" ]; then
+  if { [ -f build-sanitize/build.ninja ] || cmake --preset sanitize >/dev/null; } &&
+     cmake --build --preset sanitize; then
+    /usr/lib/llvm-22/bin/lit -sv \
+      build-sanitize/test/Dialect build-sanitize/test/Transforms \
+      build-sanitize/test/Evaluator build-sanitize/test/Analysis \
+      build-sanitize/test/tools/zeroc/outputs.test build-sanitize/test/tools/zeroc/devices.test \
+      build-sanitize/test/tools/zeroc/gpt2-tiny.test build-sanitize/test/Runtime/Kernels \
+      build-sanitize/test/Runtime/Services build-sanitize/test/Integration/resume.test \
+      build-sanitize/test/Fuzz 2>&1 | tee "$sanlog"
+    sanitize_status=${PIPESTATUS[0]}
+  else
+    echo "scripts/test.sh: the sanitizer build failed"
+    echo "  Failed    : 1" > "$sanlog"
+    sanitize_status=1
+  fi
+fi
+
 # lit's summary: "  Passed           : 41 (100.00%)" and friends.
-count() { sed -n "s/^ *$1 *: *\([0-9]\+\).*/\1/p" "$log" | tail -n 1; }
-passed=$(( $(count Passed || true) + 0 ))
-xfailed=$(( $(count "Expectedly Failed" || true) + 0 ))
-failed=$(( $(count Failed || true) + $(count "Unexpectedly Passed" || true) + 0 ))
-skipped=$(( $(count Unsupported || true) + 0 ))
-if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+count() { sed -n "s/^ *$2 *: *\([0-9]\+\).*/\1/p" "$1" | tail -n 1; }
+total() { echo $(( $(count "$log" "$1" || true) + $(count "$sanlog" "$1" || true) + 0 )); }
+passed=$(total Passed)
+xfailed=$(total "Expectedly Failed")
+failed=$(( $(total Failed) + $(total "Unexpectedly Passed") ))
+skipped=$(total Unsupported)
+if { [ "$status" -ne 0 ] || [ "$sanitize_status" -ne 0 ]; } && [ "$failed" -eq 0 ]; then failed=1; fi
 
 line="$((passed + xfailed)) passed, $failed failed"
 if [ "$skipped" -gt 0 ]; then line="$line, $skipped skipped"; fi
 echo "$line"
-[ "$failed" -eq 0 ] && [ "$status" -eq 0 ]
+[ "$failed" -eq 0 ] && [ "$status" -eq 0 ] && [ "$sanitize_status" -eq 0 ]

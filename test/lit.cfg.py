@@ -45,9 +45,32 @@ mpicxx = shutil.which("mpicxx")
 if mpirun and mpicxx:
     config.available_features.add("mpi")
 config.environment["OMP_NUM_THREADS"] = "1"
+# A sanitizer build (the `sanitize` preset, docs/reliability.md): every
+# report fails its test; MPI programs skip leak checking (Open MPI's own
+# allocations are not ours), and compile with the build's wrapper, so that
+# test programs link the instrumented runtime as generated code does.
+mpirun_env = " -x OMP_NUM_THREADS=1"
+if config.zeroc_sanitize:
+    config.available_features.add("asan")
+    # Leak checking is on (the default) for the compiler's tools; the MPI
+    # programs turn it off themselves (lib/Runtime/Cpu/Timeout.cpp).
+    config.environment["ASAN_OPTIONS"] = "abort_on_error=1"
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1:abort_on_error=1"
+    mpirun_env += " -x ASAN_OPTIONS -x UBSAN_OPTIONS"
+    mpicxx = config.zeroc_generated_cxx
+# Tests that make device nodes (mknod) need root.
+if hasattr(os, "geteuid") and os.geteuid() == 0:
+    config.available_features.add("root")
+if config.zeroc_fuzzers:
+    config.available_features.add("fuzzers")
+    # The smoke run's length per fuzz target (test/Fuzz), in seconds.
+    config.substitutions.append(
+        ("%fuzz_seconds", os.environ.get("ZEROC_FUZZ_SECONDS", "25")))
+else:
+    config.excludes.append("Fuzz")
 config.substitutions.append(
     ("%mpirun", (mpirun or "mpirun")
-     + " --allow-run-as-root --oversubscribe --bind-to none -x OMP_NUM_THREADS=1"))
+     + " --allow-run-as-root --oversubscribe --bind-to none" + mpirun_env))
 config.substitutions.append(("%mpicxx", mpicxx or "mpicxx"))
 config.substitutions.append(
     ("%zeroc_rt_cpu", os.path.join(config.zeroc_obj_root, "lib", "libzeroc_rt_cpu.a")))

@@ -3,6 +3,7 @@
 #ifndef ZEROC_INITALL_H
 #define ZEROC_INITALL_H
 
+#include "zeroc/Analysis/CostModels.h"
 #include "zeroc/Dialect/Train/IR/TrainDialect.h"
 #include "zeroc/Pipeline/Pipeline.h"
 #include "zeroc/Transforms/Passes.h"
@@ -19,12 +20,14 @@
 
 namespace zeroc {
 
-/// The train dialect and the upstream dialects zeroc's IR uses.
+/// The train dialect and the upstream dialects zeroc's IR uses, with the
+/// ops' cost models (the performance model's TrainCostOpInterface).
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<train::TrainDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
                   mlir::shard::ShardDialect, mlir::memref::MemRefDialect,
                   mlir::emitc::EmitCDialect>();
+  registerCostModels(registry);
 }
 
 /// zeroc's passes and the upstream cleanups run between them.

@@ -3,11 +3,16 @@
 #include "Interpreter.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Dialect/Train/IR/TrainShapes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <cstdio>
+
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -31,13 +36,43 @@ std::optional<ElementType> elementTypeOf(Type type) {
   return std::nullopt;
 }
 
+int64_t memoryLimit(const Options &options) {
+  if (options.maxBytes > 0)
+    return options.maxBytes;
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return int64_t(8) << 30;
+  return static_cast<int64_t>(pages) * pageSize / 2;
+}
+
+std::optional<int64_t> elementsOf(Type type) {
+  if (auto ranked = dyn_cast<RankedTensorType>(type)) {
+    if (!ranked.hasStaticShape() || !elementTypeOf(ranked.getElementType()))
+      return std::nullopt;
+    // Zero-sized dimensions are fine here (an empty upstream tensor); the
+    // count must stay below 2^48 without overflowing on the way.
+    int64_t count = 1;
+    for (int64_t dim : ranked.getShape()) {
+      if (dim < 0)
+        return std::nullopt;
+      if (dim > 0 && count > train::kMaxElements / dim)
+        return std::nullopt;
+      count *= dim;
+    }
+    return count;
+  }
+  if (elementTypeOf(type))
+    return 1;
+  return std::nullopt;
+}
+
 std::optional<Tensor> zeroTensorOf(Type type) {
   // A collective in flight holds its value: the simulation completes it at
   // once.
   if (auto future = dyn_cast<zeroc::train::FutureType>(type))
     type = future.getValueType();
   if (auto ranked = dyn_cast<RankedTensorType>(type)) {
-    if (!ranked.hasStaticShape())
+    if (!elementsOf(type))
       return std::nullopt;
     std::optional<ElementType> element = elementTypeOf(ranked.getElementType());
     if (!element)
@@ -56,7 +91,8 @@ std::optional<Tensor> zeroTensorOf(Type type) {
 //===----------------------------------------------------------------------===//
 
 Interpreter::Interpreter(ModuleOp module, Options options)
-    : moduleOp(module), opts(options) {
+    : moduleOp(module), opts(options),
+      limitElements(memoryLimit(options) / 8) {
   registerForwardOps(registry);
   registerGradOps(registry);
   registerOptimizerOps(registry);
@@ -64,6 +100,7 @@ Interpreter::Interpreter(ModuleOp module, Options options)
   registerDistributedOps(registry);
   registerStateOps(registry);
   registerUpstreamOps(registry);
+  registerLlamaOps(registry);
 }
 
 /// Checks a handler's results against the op's result types and rounds them
@@ -85,6 +122,28 @@ static LogicalResult finishResults(Operation &op, std::vector<Tensor> &results,
   return success();
 }
 
+LogicalResult Interpreter::reserve(Operation *op, int64_t elements,
+                                   int64_t copies, StringRef what) {
+  // elements <= 2^62 and copies <= 2^14: no overflow in the checks.
+  if (elements <= limitElements / copies &&
+      elements * copies <= limitElements - liveElements) {
+    liveElements += elements * copies;
+    return success();
+  }
+  auto gib = [](double n) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", n * 8.0 / (1 << 30));
+    return std::string(text);
+  };
+  InFlightDiagnostic diag = op ? op->emitOpError() : moduleOp.emitError();
+  diag << what << " would need "
+       << gib(static_cast<double>(elements) * static_cast<double>(copies))
+       << " GiB, and the evaluator holds " << gib(liveElements)
+       << " GiB already: over its memory limit of " << gib(limitElements)
+       << " GiB (8 bytes per element and rank; zeroc-run --max-memory)";
+  return failure();
+}
+
 LogicalResult Interpreter::execute(Operation &op,
                                    DenseMap<Value, RankValues> &env) {
   // A fused elementwise chain computes what its body computes.
@@ -104,17 +163,24 @@ LogicalResult Interpreter::execute(Operation &op,
     return op.emitOpError("is not supported by the reference evaluator");
   int64_t ranks = opts.ranks;
 
-  // Result buffers, zero, with the result types' shapes.
-  std::vector<Tensor> prototypes;
+  // Result buffers, zero, with the result types' shapes, within the
+  // memory limit.
+  int64_t resultElements = 0;
   for (Value result : op.getResults()) {
-    std::optional<Tensor> zero = zeroTensorOf(result.getType());
-    if (!zero)
+    std::optional<int64_t> elements = elementsOf(result.getType());
+    if (!elements)
       return op.emitOpError("result type ")
              << result.getType()
              << " is not supported by the reference evaluator (static "
-                "tensors and scalars of f32, bf16, f64, i1, i32, i64, index)";
-    prototypes.push_back(std::move(*zero));
+                "tensors and scalars of f32, bf16, f64, i1, i32, i64, index, "
+                "of at most 2^48 elements)";
+    resultElements += *elements;
   }
+  if (failed(reserve(&op, resultElements, ranks, "its results")))
+    return failure();
+  std::vector<Tensor> prototypes;
+  for (Value result : op.getResults())
+    prototypes.push_back(std::move(*zeroTensorOf(result.getType())));
   std::vector<const RankValues *> operands;
   for (Value operand : op.getOperands()) {
     auto it = env.find(operand);
@@ -192,30 +258,45 @@ Interpreter::call(func::FuncOp func, const std::vector<RankValues> &args) {
            << func.getSymName() << " takes " << block.getNumArguments()
            << " arguments but was given " << args.size();
 
+  // The callee's values die when it returns (what it returns is counted
+  // again as the results of its caller's func.call).
+  int64_t live = liveElements;
   DenseMap<Value, RankValues> env;
   for (auto [index, arg] : llvm::enumerate(block.getArguments())) {
-    std::optional<Tensor> expected = zeroTensorOf(arg.getType());
-    if (!expected)
+    // The expected shape and element type, without allocating a value.
+    std::optional<int64_t> count = elementsOf(arg.getType());
+    if (!count)
       return func.emitOpError("argument #")
              << index << " of type " << arg.getType()
              << " is not supported by the reference evaluator";
+    std::vector<int64_t> shape;
+    if (auto ranked = dyn_cast<RankedTensorType>(arg.getType()))
+      shape.assign(ranked.getShape().begin(), ranked.getShape().end());
+    ElementType type = *elementTypeOf(getElementTypeOrSelf(arg.getType()));
     if (args[index].size() != static_cast<size_t>(opts.ranks))
       return func.emitOpError("argument #")
              << index << " has values for " << args[index].size()
              << " ranks, expected " << opts.ranks;
     for (const Tensor &value : args[index])
-      if (value.shape != expected->shape || value.type != expected->type)
+      if (value.shape != shape || value.type != type ||
+          value.numElements() != *count)
         return func.emitOpError("argument #")
                << index << " of @" << func.getSymName() << " has type "
                << arg.getType() << " but was given a "
                << formatShape(value.shape) << " " << elementTypeName(value.type)
                << " tensor";
+    if (failed(reserve(func, *count, opts.ranks,
+                       "argument #" + std::to_string(index)))) {
+      liveElements = live;
+      return failure();
+    }
     env[arg] = args[index];
   }
 
   ++callDepth;
   FailureOr<std::vector<RankValues>> results = runBlock(func, block, env);
   --callDepth;
+  liveElements = live;
   return results;
 }
 
@@ -280,6 +361,7 @@ std::vector<std::string> unsupportedOps(MLIRContext *context,
   registerDistributedOps(registry);
   registerStateOps(registry);
   registerUpstreamOps(registry);
+  registerLlamaOps(registry);
   // Declarations the interpreter reads from the module, never executes.
   // Declarations, the fused region (run through its body, see execute) and
   // the buffer form the planning passes write for the back ends, which the

@@ -235,8 +235,9 @@ LogicalResult evalCausalMask(CausalMaskOp op, Operands in, Results &out,
 void attentionProbs(const Tensor &q, const Tensor &k, int64_t bh, bool causal,
                     double scale, std::vector<double> &probs) {
   int64_t t = q.shape[2], s = k.shape[2], d = q.shape[3];
+  int64_t group = q.shape[1] / k.shape[1]; // query heads per key head
   const double *qb = q.data.data() + bh * t * d;
-  const double *kb = k.data.data() + bh * s * d;
+  const double *kb = k.data.data() + (bh / group) * s * d;
   std::vector<double> scores(t * s);
   for (int64_t i = 0; i < t; ++i)
     for (int64_t j = 0; j < s; ++j) {
@@ -257,11 +258,12 @@ LogicalResult evalAttention(AttentionOp op, Operands in, Results &out,
   const Tensor &q = *in[0], &k = *in[1], &v = *in[2];
   int64_t heads = q.shape[0] * q.shape[1];
   int64_t t = q.shape[2], s = k.shape[2], d = v.shape[3];
+  int64_t group = q.shape[1] / k.shape[1]; // query heads per key head
   double scale = op.getScale().convertToDouble();
   std::vector<double> probs;
   for (int64_t bh = 0; bh < heads; ++bh) {
     attentionProbs(q, k, bh, op.getCausal(), scale, probs);
-    const double *vb = v.data.data() + bh * s * d;
+    const double *vb = v.data.data() + (bh / group) * s * d;
     double *yb = out[0].data.data() + bh * t * d;
     for (int64_t i = 0; i < t; ++i)
       for (int64_t c = 0; c < d; ++c) {

@@ -136,24 +136,28 @@ LogicalResult evalAttentionGrad(AttentionGradOp op, Operands in, Results &out,
   Tensor &dq = out[0], &dk = out[1], &dv = out[2];
   int64_t heads = q.shape[0] * q.shape[1];
   int64_t t = q.shape[2], s = k.shape[2], d = q.shape[3];
+  // Grouped-query attention: query head bh reads key/value head bh / group,
+  // whose cotangents sum over the group (the results start at zero).
+  int64_t group = q.shape[1] / k.shape[1];
   double scale = op.getScale().convertToDouble();
   std::vector<double> probs, dprobs(t * s), dscores(t * s);
   for (int64_t bh = 0; bh < heads; ++bh) {
     attentionProbs(q, k, bh, op.getCausal(), scale, probs);
+    int64_t kvh = bh / group;
     const double *dyb = dy.data.data() + bh * t * d;
     const double *qb = q.data.data() + bh * t * d;
-    const double *kb = k.data.data() + bh * s * d;
-    const double *vb = v.data.data() + bh * s * d;
+    const double *kb = k.data.data() + kvh * s * d;
+    const double *vb = v.data.data() + kvh * s * d;
     double *dqb = dq.data.data() + bh * t * d;
-    double *dkb = dk.data.data() + bh * s * d;
-    double *dvb = dv.data.data() + bh * s * d;
+    double *dkb = dk.data.data() + kvh * s * d;
+    double *dvb = dv.data.data() + kvh * s * d;
     // y = P v: dv = P^T dy, dP = dy v^T.
     for (int64_t j = 0; j < s; ++j)
       for (int64_t c = 0; c < d; ++c) {
         double sum = 0;
         for (int64_t i = 0; i < t; ++i)
           sum += probs[i * s + j] * dyb[i * d + c];
-        dvb[j * d + c] = sum;
+        dvb[j * d + c] += sum;
       }
     for (int64_t i = 0; i < t; ++i)
       for (int64_t j = 0; j < s; ++j) {
@@ -183,7 +187,7 @@ LogicalResult evalAttentionGrad(AttentionGradOp op, Operands in, Results &out,
         double sum = 0;
         for (int64_t i = 0; i < t; ++i)
           sum += dscores[i * s + j] * qb[i * d + c];
-        dkb[j * d + c] = scale * sum;
+        dkb[j * d + c] += scale * sum;
       }
   }
   return success();

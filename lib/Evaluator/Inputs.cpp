@@ -103,12 +103,23 @@ llvm::Expected<Inputs> makeInputs(func::FuncOp func, const Options &options,
 
   std::set<Operation *> seen;
   int64_t vocabulary = smallestVocabulary(func, seen);
+  // The inputs are held globally and once per rank: they must fit the
+  // memory limit together.
+  int64_t budget = memoryLimit(options) / 8 / (options.ranks + 1);
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
-    std::optional<Tensor> prototype = zeroTensorOf(type);
-    if (!prototype || !isa<RankedTensorType>(type))
+    std::optional<int64_t> elements = elementsOf(type);
+    if (!elements || !isa<RankedTensorType>(type))
       return llvm::createStringError(describe(func, index) +
                                      ": zeroc-run takes static tensor "
-                                     "arguments of f32, bf16, f64, i32, i64");
+                                     "arguments of f32, bf16, f64, i32, i64 "
+                                     "of at most 2^48 elements");
+    if (*elements > budget)
+      return llvm::createStringError(
+          describe(func, index) + ": " + std::to_string(*elements) +
+          " elements do not fit the evaluator's memory limit (zeroc-run "
+          "--max-memory)");
+    budget -= *elements;
+    std::optional<Tensor> prototype = zeroTensorOf(type);
     std::string key = "arg" + std::to_string(index);
     bool step = isStepCounterType(type);
     inputs.isStepCounter.push_back(step);

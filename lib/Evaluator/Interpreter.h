@@ -107,14 +107,20 @@ void registerCollectives(OpRegistry &registry);    // Collectives.cpp
 void registerDistributedOps(OpRegistry &registry); // DistributedOps.cpp
 void registerStateOps(OpRegistry &registry);       // State.cpp
 void registerUpstreamOps(OpRegistry &registry);    // UpstreamOps.cpp
+void registerLlamaOps(OpRegistry &registry);       // LlamaOps.cpp
 
 /// The element type of a scalar type (f32, bf16, f64, i1, i32, i64, index),
 /// or nullopt.
 std::optional<ElementType> elementTypeOf(mlir::Type type);
 
 /// A zero tensor of `type` (a static ranked tensor or a scalar), or nullopt
-/// if the evaluator cannot represent it.
+/// if the evaluator cannot represent it (an unsupported element type, a
+/// dynamic shape, more than 2^48 elements).
 std::optional<Tensor> zeroTensorOf(mlir::Type type);
+
+/// The elements of a value of `type` (1 for a scalar), or nullopt when
+/// zeroTensorOf cannot represent it; allocates nothing.
+std::optional<int64_t> elementsOf(mlir::Type type);
 
 class Interpreter {
 public:
@@ -154,6 +160,11 @@ public:
   std::optional<double> replicaMaxAbsDiff(llvm::StringRef name) const;
 
   const std::vector<std::string> &stateNames() const { return names; }
+
+  /// Counts `elements` more elements on each of `copies` ranks against the
+  /// memory limit (Options::maxBytes); fails, reporting on `op`, past it.
+  mlir::LogicalResult reserve(mlir::Operation *op, int64_t elements,
+                              int64_t copies, llvm::StringRef what);
   NamedTensors &rankState(int64_t rank) { return stateByRank[rank]; }
   /// Rank `rank`'s value of `name`, or null if there is no such symbol.
   Tensor *lookupState(int64_t rank, llvm::StringRef name);
@@ -175,6 +186,10 @@ private:
   mlir::SymbolTableCollection symbolTables;
   OpRegistry registry;
   int callDepth = 0;
+  /// Elements the live values hold (every rank), and the limit.
+  int64_t liveElements = 0;
+  int64_t limitElements = 0;
+  int64_t stateElements = 0; // of liveElements, the states'.
 
   /// How a declaration is laid out on the ranks.
   struct Layout {

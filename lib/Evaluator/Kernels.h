@@ -99,8 +99,8 @@ void matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
             bool transposeRhs, Tensor &result);
 
 /// The attention probabilities softmax(mask(scale * q k^T)) of the
-/// flattened batch-head `bh` of q [B, H, T, D] and k [B, H, S, D]: `probs`
-/// becomes [T, S].
+/// flattened batch-head `bh` of q [B, H, T, D] and k [B, Hkv, S, D] (query
+/// head h reads key head h / (H / Hkv)): `probs` becomes [T, S].
 void attentionProbs(const Tensor &q, const Tensor &k, int64_t bh, bool causal,
                     double scale, std::vector<double> &probs);
 

@@ -139,10 +139,19 @@ LogicalResult Interpreter::initializeState() {
   names.clear();
   layouts.clear();
   stateByRank.assign(opts.ranks, NamedTensors());
+  liveElements -= stateElements;
+  stateElements = 0;
   for (Operation &op : moduleOp.getBody()->getOperations()) {
     if (!isa<ParamOp, StateOp>(op))
       continue;
     names.push_back(cast<SymbolOpInterface>(op).getName().str());
+    std::optional<int64_t> elements = elementsOf(declaredType(&op));
+    if (!elements)
+      return op.emitOpError("its type is not supported by the reference "
+                            "evaluator");
+    if (failed(reserve(&op, *elements, opts.ranks, "its value on every rank")))
+      return failure();
+    stateElements += *elements * opts.ranks;
     for (int64_t rank = 0; rank < opts.ranks; ++rank) {
       FailureOr<Tensor> value = initialState(&op, rank, opts.ranks);
       if (failed(value))

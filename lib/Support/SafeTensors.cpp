@@ -7,6 +7,9 @@
 
 #include "zeroc/Support/SafeTensors.h"
 
+#include "zeroc/Support/OutputFile.h"
+
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -519,41 +522,53 @@ std::string readIntegers(const Json &value, const std::string &what,
 // Reading
 //===----------------------------------------------------------------------===//
 
-std::string parse(const std::string &path, const std::vector<uint8_t> &buffer,
-                  File &file) {
-  file = File();
+std::string parseHeader(const std::string &path, const uint8_t *prefix,
+                        size_t prefixSize, uint64_t fileSize, Header &out) {
+  out = Header();
   auto fail = [&](const std::string &what) { return path + ": " + what; };
-  if (buffer.size() < 8)
+  if (fileSize < 8 || prefixSize < 8)
     return fail("too short for a safetensors file (" +
-                std::to_string(buffer.size()) + " bytes)");
-  uint64_t headerSize = loadLE(buffer.data(), 8);
-  if (headerSize > buffer.size() - 8)
+                std::to_string(fileSize) + " bytes)");
+  uint64_t headerSize = loadLE(prefix, 8);
+  if (headerSize > fileSize - 8)
     return fail("header length " + std::to_string(headerSize) +
-                " exceeds the file size " + std::to_string(buffer.size()));
-  std::string header(reinterpret_cast<const char *>(buffer.data() + 8),
-                     headerSize);
+                " exceeds the file size " + std::to_string(fileSize));
+  if (headerSize > kMaxHeaderBytes)
+    return fail("header length " + std::to_string(headerSize) +
+                " exceeds the format's limit of 100 MB");
+  if (headerSize > prefixSize - 8)
+    return fail("header length " + std::to_string(headerSize) +
+                " exceeds the " + std::to_string(prefixSize - 8) +
+                " bytes read after the length");
+  std::string header(reinterpret_cast<const char *>(prefix + 8), headerSize);
   Json root;
   if (std::string error = JsonParser(header).parseDocument(root);
       !error.empty())
     return fail(error);
   if (root.kind != Json::Object)
     return fail("the header must be a JSON object");
-  size_t dataStart = 8 + headerSize;
-  uint64_t dataSize = buffer.size() - dataStart;
+  out.dataStart = 8 + headerSize;
+  out.dataSize = fileSize - out.dataStart;
   std::set<std::string> seen;
+  bool sawMetadata = false;
   for (const auto &[name, entry] : root.object) {
-    if (!seen.insert(name).second)
-      return fail("tensor '" + name + "' appears twice in the header");
     if (name == "__metadata__") {
+      if (sawMetadata)
+        return fail("__metadata__ appears twice in the header");
+      sawMetadata = true;
       if (entry.kind != Json::Object)
         return fail("__metadata__ must be an object of strings");
       for (const auto &[key, value] : entry.object) {
         if (value.kind != Json::String)
           return fail("__metadata__ value of '" + key + "' must be a string");
-        file.metadata[key] = value.string;
+        if (out.metadata.count(key))
+          return fail("__metadata__ key '" + key + "' appears twice");
+        out.metadata[key] = value.string;
       }
       continue;
     }
+    if (!seen.insert(name).second)
+      return fail("tensor '" + name + "' appears twice in the header");
     auto failTensor = [&](const std::string &what) {
       return fail("tensor '" + name + "': " + what);
     };
@@ -561,18 +576,19 @@ std::string parse(const std::string &path, const std::vector<uint8_t> &buffer,
       return failTensor("header entry must be an object");
     const Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
     for (const auto &[key, value] : entry.object) {
-      if (key == "dtype")
-        dtype = &value;
-      else if (key == "shape")
-        shape = &value;
-      else if (key == "data_offsets")
-        offsets = &value;
-      else
+      const Json **slot = key == "dtype"          ? &dtype
+                          : key == "shape"        ? &shape
+                          : key == "data_offsets" ? &offsets
+                                                  : nullptr;
+      if (!slot)
         return failTensor("unknown header field '" + key + "'");
+      if (*slot)
+        return failTensor("header field '" + key + "' appears twice");
+      *slot = &value;
     }
     if (!dtype || !shape || !offsets)
       return failTensor("needs dtype, shape and data_offsets");
-    Tensor tensor;
+    HeaderEntry tensor;
     tensor.name = name;
     if (dtype->kind != Json::String)
       return failTensor("dtype must be a string");
@@ -588,11 +604,13 @@ std::string parse(const std::string &path, const std::vector<uint8_t> &buffer,
       return failTensor(error);
     if (range.size() != 2 || range[0] > range[1])
       return failTensor("data_offsets must be [begin, end] with begin <= end");
-    if (static_cast<uint64_t>(range[1]) > dataSize)
+    tensor.begin = static_cast<uint64_t>(range[0]);
+    tensor.end = static_cast<uint64_t>(range[1]);
+    if (tensor.end > out.dataSize)
       return failTensor("data_offsets [" + std::to_string(range[0]) + ", " +
                         std::to_string(range[1]) +
                         "] run past the end of the data (" +
-                        std::to_string(dataSize) + " bytes)");
+                        std::to_string(out.dataSize) + " bytes)");
     // Element count with an overflow guard.
     uint64_t count = 1;
     for (int64_t dim : tensor.shape) {
@@ -601,16 +619,98 @@ std::string parse(const std::string &path, const std::vector<uint8_t> &buffer,
         return failTensor("shape is too large");
       count *= static_cast<uint64_t>(dim);
     }
-    uint64_t bytes = static_cast<uint64_t>(range[1] - range[0]);
+    uint64_t bytes = tensor.end - tensor.begin;
     if (count > bytes || count * dtypeSize(tensor.dtype) != bytes)
-      return failTensor("data_offsets cover " + std::to_string(bytes) +
-                        " bytes but the shape and dtype need " +
-                        std::to_string(count * dtypeSize(tensor.dtype)));
-    auto begin = buffer.begin() + dataStart + range[0];
-    tensor.bytes.assign(begin, begin + bytes);
+      return failTensor(
+          "data_offsets cover " + std::to_string(bytes) +
+          " bytes but the shape and dtype need " +
+          (count > bytes ? "more" : std::to_string(count * dtypeSize(tensor.dtype))));
+    out.tensors.push_back(std::move(tensor));
+  }
+
+  // The format's rule: the tensors' byte ranges, in order of their offsets,
+  // follow one another without gap or overlap from the first byte of the
+  // data to its last (no two tensors alias, no byte belongs to none).
+  std::vector<size_t> order(out.tensors.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const HeaderEntry &x = out.tensors[a], &y = out.tensors[b];
+    return x.begin != y.begin ? x.begin < y.begin : x.end < y.end;
+  });
+  auto rangeText = [](const HeaderEntry &t) {
+    return "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
+  };
+  uint64_t covered = 0;
+  const HeaderEntry *previous = nullptr;
+  for (size_t index : order) {
+    const HeaderEntry &tensor = out.tensors[index];
+    if (tensor.begin < covered)
+      return fail("tensor '" + tensor.name + "': data_offsets " +
+                  rangeText(tensor) + " overlap those of tensor '" +
+                  previous->name + "' " + rangeText(*previous) +
+                  "; the format forbids overlapping or aliased tensors");
+    if (tensor.begin > covered)
+      return fail("tensor '" + tensor.name + "': data_offsets " +
+                  rangeText(tensor) + " leave bytes [" +
+                  std::to_string(covered) + ", " +
+                  std::to_string(tensor.begin) +
+                  ") of the data to no tensor; the format needs the tensors "
+                  "to cover the data without gaps");
+    covered = tensor.end;
+    previous = &tensor;
+  }
+  if (covered != out.dataSize)
+    return fail("bytes [" + std::to_string(covered) + ", " +
+                std::to_string(out.dataSize) + ") of the data" +
+                (previous ? " after tensor '" + previous->name + "'" : "") +
+                " belong to no tensor; the format needs the tensors to cover "
+                "the data exactly");
+  return "";
+}
+
+std::string parse(const std::string &path, const std::vector<uint8_t> &buffer,
+                  File &file) {
+  file = File();
+  Header header;
+  if (std::string error = parseHeader(path, buffer.data(), buffer.size(),
+                                      buffer.size(), header);
+      !error.empty())
+    return error;
+  file.metadata = std::move(header.metadata);
+  for (HeaderEntry &entry : header.tensors) {
+    Tensor tensor;
+    tensor.name = std::move(entry.name);
+    tensor.dtype = entry.dtype;
+    tensor.shape = std::move(entry.shape);
+    auto begin = buffer.begin() + header.dataStart + entry.begin;
+    tensor.bytes.assign(begin, begin + (entry.end - entry.begin));
     file.tensors.push_back(std::move(tensor));
   }
   return "";
+}
+
+std::string readHeader(const std::string &path, Header &header) {
+  std::ifstream stream(path, std::ios::binary | std::ios::ate);
+  if (!stream)
+    return path + ": cannot open: " + std::strerror(errno);
+  std::streamoff size = stream.tellg();
+  if (size < 0)
+    return path + ": cannot tell its size";
+  stream.seekg(0);
+  std::vector<uint8_t> prefix(8);
+  if (size >= 8 && !stream.read(reinterpret_cast<char *>(prefix.data()), 8))
+    return path + ": read error";
+  uint64_t headerSize = size >= 8 ? loadLE(prefix.data(), 8) : 0;
+  if (size >= 8 && headerSize <= static_cast<uint64_t>(size) - 8 &&
+      headerSize <= kMaxHeaderBytes) {
+    prefix.resize(8 + headerSize);
+    if (!stream.read(reinterpret_cast<char *>(prefix.data() + 8),
+                     static_cast<std::streamsize>(headerSize)))
+      return path + ": read error";
+  }
+  return parseHeader(path, prefix.data(), prefix.size(),
+                     static_cast<uint64_t>(size), header);
 }
 
 std::string readFile(const std::string &path, File &file) {
@@ -690,26 +790,9 @@ std::string writeFile(const std::string &path, const File &file) {
   std::vector<uint8_t> buffer;
   if (std::string error = serialize(file, buffer); !error.empty())
     return path + ": " + error;
-  std::string temporary = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
-    if (!stream)
-      return path + ": cannot create " + temporary + ": " +
-             std::strerror(errno);
-    stream.write(reinterpret_cast<const char *>(buffer.data()),
-                 static_cast<std::streamsize>(buffer.size()));
-    stream.flush();
-    if (!stream) {
-      std::remove(temporary.c_str());
-      return path + ": write error on " + temporary;
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::string reason = std::strerror(errno);
-    std::remove(temporary.c_str());
-    return path + ": cannot rename " + temporary + " into place: " + reason;
-  }
-  return "";
+  // A temporary renamed over a regular file or a new path; a device or a
+  // FIFO is written in place (OutputFile.h).
+  return output::writeFile(path, buffer.data(), buffer.size());
 }
 
 } // namespace zeroc::safetensors

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ForwardRewrite.h"
+#include "Stage.h"
 
 #include "zeroc/Dialect/Train/IR/TrainBuilder.h"
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
@@ -131,6 +132,11 @@ struct TrainAutodiffPass
     : zeroc::impl::TrainAutodiffBase<TrainAutodiffPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(zeroc::refuseLaterStages(module, getArgument(),
+                                        zeroc::kStepped |
+                                            zeroc::kOptimizerState |
+                                            zeroc::kPartitioned)))
+      return signalPassFailure();
     FailureOr<func::FuncOp> forward = zeroc::findForwardFunction(module);
     if (failed(forward))
       return signalPassFailure();

@@ -114,6 +114,9 @@ struct Analysis {
       return slice.getInput();
     if (auto wait = dyn_cast<WaitOp>(op))
       return wait.getFuture();
+    // Evaluation's dropout (no step) is the identity.
+    if (auto dropout = dyn_cast<DropoutOp>(op); dropout && !dropout.getStep())
+      return dropout.getInput();
     return nullptr;
   }
 
@@ -299,6 +302,13 @@ private:
     return result;
   }
 
+  /// The --trace site of `from` (train-trace-sites) on `to`.
+  static void copyTrace(Operation *from, Operation *to) {
+    TrainDialect &dialect = TrainDialect::get(from->getContext());
+    if (DictionaryAttr site = dialect.getTraceAttrHelper().getAttr(from))
+      dialect.getTraceAttrHelper().setAttr(to, site);
+  }
+
   /// A train.kernel that computes `op` (cloned into its body) from the
   /// buffers `ins` into the buffers `outs`.
   void kernel(Operation *op, ArrayRef<Value> ins, ArrayRef<Value> outs) {
@@ -359,11 +369,13 @@ LogicalResult FunctionBufferizer::checkHostUses(Block &block) {
                     cast<RankedTensorType>(operand.getType()).getRank() == 0;
       bool isLr = isa_and_nonnull<LRScheduleOp>(operand.getDefiningOp());
       if ((isStep || isLr) &&
+          !(isStep && isa<DropoutOp>(op)) &&
           !isa<LRScheduleOp, AdamWUpdateOp, SGDUpdateOp, func::ReturnOp>(op))
         return op.emitOpError("uses the ")
                << (isStep ? "step number" : "learning rate")
                << " as a tensor; it lives in host memory, where only the "
-                  "learning-rate schedule and the optimizer updates read it";
+                  "learning-rate schedule, the optimizer updates and dropout "
+                  "(the step) read it";
     }
   return success();
 }
@@ -495,7 +507,9 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   if (Value source = Analysis::viewSource(&op)) {
     if (auto wait = dyn_cast<WaitOp>(op)) {
       WaitOp w = wait;
-      CollectiveWaitOp::create(builder, loc(), requests.lookup(w.getFuture()));
+      auto waited =
+          CollectiveWaitOp::create(builder, loc(), requests.lookup(w.getFuture()));
+      copyTrace(&op, waited);
       buffers[w.getResult()] = received.lookup(w.getFuture());
       return success();
     }
@@ -532,6 +546,7 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     auto start = CollectiveStartOp::create(builder, loc(), kind, send, recv,
                                            grid.getValue(),
                                            payloadOf(&op, full));
+    copyTrace(&op, start);
     requests[op.getResult(0)] = start.getRequest();
     received[op.getResult(0)] = recv;
     return success();

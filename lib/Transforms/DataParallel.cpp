@@ -1,6 +1,7 @@
 //===- DataParallel.cpp - split the global batch across ranks -------------===//
 
 #include "ForwardRewrite.h"
+#include "Stage.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Transforms/Passes.h"
@@ -24,6 +25,11 @@ struct TrainDataParallelPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(zeroc::refuseLaterStages(
+            module, getArgument(),
+            zeroc::kDifferentiated | zeroc::kStepped |
+                zeroc::kOptimizerState | zeroc::kPartitioned)))
+      return signalPassFailure();
     ranks = worldSize;
     if (ranks < 1) {
       module.emitError("world-size must be at least 1, got ") << ranks;

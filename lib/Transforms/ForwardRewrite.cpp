@@ -30,6 +30,25 @@ FailureOr<func::FuncOp> findForwardFunction(ModuleOp module) {
                      "forward function, from batch to loss)");
     return failure();
   }
+  // The passes rewrite its one block and retype its arguments.
+  if (forward.isExternal() || !llvm::hasSingleElement(forward.getBody())) {
+    forward.emitError("the forward function @")
+        << forward.getSymName() << " must have a body of one block";
+    return failure();
+  }
+  auto emit = [&] { return forward.emitError(); };
+  for (auto [index, type] : llvm::enumerate(forward.getArgumentTypes()))
+    if (!isa<RankedTensorType>(type) ||
+        failed(train::verifyTensorShape(
+            type,
+            "argument #" + std::to_string(index) + " of the forward function",
+            emit))) {
+      if (!isa<RankedTensorType>(type))
+        forward.emitError("argument #")
+            << index << " of the forward function must be a ranked tensor, "
+            << "got " << type;
+      return failure();
+    }
   return forward;
 }
 
@@ -58,10 +77,20 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
   if (auto reshape = dyn_cast<ReshapeOp>(op)) {
     RankedTensorType input = typeOf(reshape.getInput());
     Shape shape(typeOf(reshape.getResult()).getShape());
+    // A 0-d result has no leading dimension to resize: it follows an input
+    // of one element (tensor<1xf32> -> tensor<f32>) unchanged.
+    if (shape.empty()) {
+      if (input.getNumElements() == 1)
+        return SmallVector<Type>{withShape(shape, input.getElementType())};
+      reshape.emitOpError("cannot follow its input's new shape ")
+          << formatShape(input.getShape()) << " with a 0-d result";
+      return failure();
+    }
     int64_t rest = 1;
     for (int64_t size : ArrayRef<int64_t>(shape).drop_front())
       rest *= size;
-    if (shape.empty() || rest == 0 || input.getNumElements() % rest != 0) {
+    if (rest <= 0 || input.getNumElements() % rest != 0 ||
+        input.getNumElements() / rest < 1) {
       reshape.emitOpError("cannot follow its input's new shape ")
           << formatShape(input.getShape()) << " by resizing its leading "
           << "dimension";
@@ -84,6 +113,11 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
     return SmallVector<Type>{
         withShape(typeOf(broadcast.getResult()).getShape(),
                   typeOf(broadcast.getInput()).getElementType())};
+  // A slice's sizes are its own (the batch dimension, which a slice must
+  // take whole, is resized by BatchDims::propagate); the Llama ops'
+  // results have their input's type.
+  if (isa<RmsNormOp, SiluOp, RopeOp, DropoutOp>(op))
+    return SmallVector<Type>{op->getOperand(0).getType()};
   if (auto rule = dyn_cast<InferTypeOpInterface>(op)) {
     SmallVector<Type> types;
     if (failed(rule.inferReturnTypes(op->getContext(), op->getLoc(),
@@ -102,6 +136,8 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
 /// Where each value's batch dimension is, for values computed from the batch.
 class BatchDims {
 public:
+  explicit BatchDims(int64_t ranks) : ranks(ranks) {}
+
   void set(Value value, int64_t dim) { dims[value] = dim; }
   std::optional<int64_t> of(Value value) const {
     auto it = dims.find(value);
@@ -138,6 +174,19 @@ public:
           std::distance(perm.begin(), llvm::find(perm, *in)));
       return success();
     }
+    if (auto slice = dyn_cast<SliceOp>(op))
+      return propagateSlice(slice, *in);
+    if (auto dropout = dyn_cast<DropoutOp>(op)) {
+      // The mask of a local element is that of its place in the global
+      // batch (see train.dropout).
+      if (dropout.getBatchDimAttr())
+        return dropout.emitOpError("already records a batch split");
+      Builder b(op->getContext());
+      dropout.setBatchDimAttr(b.getI64IntegerAttr(*in));
+      dropout.setRanksAttr(b.getI64IntegerAttr(ranks));
+      set(dropout.getResult(), *in);
+      return success();
+    }
     if (auto sum = dyn_cast<SumOp>(op)) {
       int64_t removed = llvm::count_if(sum.getDims(),
                                        [&](int64_t d) { return d < *in; });
@@ -150,6 +199,24 @@ public:
   }
 
 private:
+  /// A slice keeps the batch only when it takes it whole: offset 0, stride
+  /// 1 and, before the split, the whole dimension (the operand has already
+  /// been divided by `ranks`).
+  LogicalResult propagateSlice(SliceOp slice, int64_t dim) {
+    int64_t local = typeOf(slice.getInput()).getDimSize(dim);
+    RankedTensorType result = typeOf(slice.getResult());
+    if (slice.getOffsets()[dim] != 0 || slice.getStrides()[dim] != 1 ||
+        result.getDimSize(dim) != local * ranks)
+      return slice.emitOpError("slices the batch dimension ")
+             << dim << ", which does not split across ranks";
+    Shape shape(result.getShape());
+    shape[dim] = local;
+    slice.getResult().setType(withShape(shape, result.getElementType()));
+    set(slice.getResult(), dim);
+    return success();
+  }
+
+  int64_t ranks;
   llvm::DenseMap<Value, int64_t> dims;
 };
 
@@ -166,7 +233,7 @@ LogicalResult reinferResultTypes(Operation *op) {
 
 LogicalResult splitBatch(func::FuncOp func, int64_t ranks) {
   Block &body = func.getBody().front();
-  BatchDims batch;
+  BatchDims batch(ranks);
   for (BlockArgument arg : body.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type || type.getRank() == 0)

@@ -124,6 +124,10 @@ void fuse(Operation *root, const Groups &groups) {
   OpBuilder b(root);
   auto fused = FusedOp::create(b, root->getLoc(), root->getResult(0).getType(),
                                inputs.getArrayRef());
+  // The loop is traced as its root (train-trace-sites).
+  TrainDialect &dialect = TrainDialect::get(root->getContext());
+  if (DictionaryAttr site = dialect.getTraceAttrHelper().getAttr(root))
+    dialect.getTraceAttrHelper().setAttr(fused, site);
   Block *body = b.createBlock(&fused.getBody());
   IRMapping mapping;
   for (Value input : inputs)

@@ -1,6 +1,7 @@
 //===- Logits.cpp - the next-token logits of a model, for sampling --------===//
 
 #include "ForwardRewrite.h"
+#include "Stage.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Transforms/Passes.h"
@@ -22,6 +23,9 @@ struct TrainLogitsPass : zeroc::impl::TrainLogitsBase<TrainLogitsPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(zeroc::refuseLaterStages(
+            module, getArgument(), zeroc::kBatchSplit | zeroc::kPartitioned)))
+      return signalPassFailure();
     if (module.lookupSymbol(kLogitsFunc)) {
       if (required) {
         module.emitError("the module already has a symbol @") << kLogitsFunc;
@@ -75,6 +79,12 @@ struct TrainLogitsPass : zeroc::impl::TrainLogitsBase<TrainLogitsPass> {
     copyRet->setOperand(0, copyLoss.getLogits());
     copyLoss.erase();
     copy.eraseArgument(1);
+    // Sampling runs without dropout (a step-less train.dropout is the
+    // identity already; this makes it plain).
+    for (auto dropout : llvm::make_early_inc_range(copy.getOps<DropoutOp>())) {
+      dropout.getResult().replaceAllUsesWith(dropout.getInput());
+      dropout.erase();
+    }
     // One sequence: the batch of the forward function divided by itself.
     auto tokens = cast<RankedTensorType>(copy.getArgument(0).getType());
     if (failed(zeroc::splitBatch(logits, tokens.getDimSize(0)))) {

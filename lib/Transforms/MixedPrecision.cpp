@@ -1,6 +1,7 @@
 //===- MixedPrecision.cpp - bf16 parameters and activations ---------------===//
 
 #include "ForwardRewrite.h"
+#include "Stage.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Transforms/Passes.h"
@@ -49,6 +50,11 @@ struct TrainMixedPrecisionPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(zeroc::refuseLaterStages(
+            module, getArgument(),
+            zeroc::kDifferentiated | zeroc::kStepped |
+                zeroc::kOptimizerState | zeroc::kPartitioned)))
+      return signalPassFailure();
     if (precision != "bf16" && precision != "fp32") {
       module.emitError("precision must be bf16 or fp32, got '")
           << precision << "'";

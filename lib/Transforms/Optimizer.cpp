@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ForwardRewrite.h"
+#include "Stage.h"
 #include "OptimizerEmitter.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
@@ -27,7 +28,9 @@ constexpr StringLiteral kStepFunc = "train_step";
 struct TrainOptimizerPass
     : zeroc::impl::TrainOptimizerBase<TrainOptimizerPass> {
   void runOnOperation() override {
-    if (failed(expand(getOperation())))
+    if (failed(zeroc::refuseLaterStages(getOperation(), getArgument(),
+                                        zeroc::kPartitioned)) ||
+        failed(expand(getOperation())))
       signalPassFailure();
   }
 
@@ -64,6 +67,11 @@ struct TrainOptimizerPass
     auto stepType =
         RankedTensorType::get({}, IntegerType::get(module.getContext(), 64));
     Value step = body.addArgument(stepType, func.getLoc());
+    // Dropout drops in the training step only: it takes the step there
+    // (its mask depends on it), and stays the identity in @forward.
+    for (auto dropout : body.getOps<DropoutOp>())
+      if (!dropout.getStep())
+        dropout.getStepMutable().assign(step);
     builder.setInsertionPoint(ret);
     SmallVector<zeroc::ParamGradient> grads;
     for (auto [param, grad] :

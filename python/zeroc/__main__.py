@@ -6,7 +6,11 @@
   the executable's path;
 * ``import FILE.py:NAME ...``: the PyTorch importer (`zeroc.importer`,
   docs/importer.md; needs torch);
-* ``data TEXT -o FILE.bin``: byte-level token file (`zeroc.data`).
+* ``data TEXT -o FILE.bin``: byte-level token file (`zeroc.data`);
+* ``checkpoint info|verify|export DIR ...``: checkpoints of ``--save``
+  (`zeroc.checkpoint`).
+* ``trace-summary TRACE.json ...``: time by op kind, exposed communication
+  and overlap of a run traced with ``--trace`` (`zeroc.trace`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ commands:
   compile MODEL.mlir ... compile into the cache (or -o EXE) and print the path
   import FILE.py:NAME .. import a PyTorch nn.Module as train IR (needs torch)
   data TEXT -o OUT.bin   encode a text file as byte-level uint16 tokens
+  checkpoint info|verify|export DIR ...
+                         inspect, verify or export a checkpoint of --save
+  trace-summary T.json   time by op kind, exposed communication, overlap of a --trace
 """
 
 
@@ -42,6 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     if command == "data":
         from zeroc import data
         return data.main(rest)
+    if command == "checkpoint":
+        from zeroc import checkpoint
+        return checkpoint.main(rest)
+    if command == "trace-summary":
+        from zeroc import trace
+        return trace.main(rest)
     sys.stderr.write(f"python3 -m zeroc: error: unknown command '{command}'\n\n{USAGE}")
     return 2
 

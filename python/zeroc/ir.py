@@ -440,13 +440,65 @@ class FunctionWriter:
 
     def attention(self, name: str, q: Value, k: Value, v: Value, *, scale: float,
                   causal: bool) -> Value:
-        """Scaled dot-product attention of [B, H, T, D] heads."""
+        """Scaled dot-product attention of [B, H, T, D] query heads and
+        [B, Hkv, S, D] key/value heads, H a multiple of Hkv (grouped-query
+        attention when Hkv < H)."""
         if q.type.rank != 4 or k.type != v.type or k.type.rank != 4 or \
-                q.type.shape[:2] != k.type.shape[:2] or q.type.shape[3] != k.type.shape[3]:
+                q.type.shape[0] != k.type.shape[0] or q.type.shape[3] != k.type.shape[3] or \
+                q.type.shape[1] % k.type.shape[1] or \
+                (causal and q.type.shape[2] != k.type.shape[2]):
             raise ValueError(f"attention of {q.type}, {k.type}, {v.type}")
         flags = " causal" if causal else ""
         return self._emit(name, q.type, "train.attention", (q, k, v),
                           f"{q}, {k}, {v}{flags} scale = {format_float(scale)}")
+
+    def rmsnorm(self, name: str, x: Value, weight: Value, eps: float) -> Value:
+        """RMSNorm of `x` over its last dimension, times `weight`."""
+        if x.type.rank < 1 or weight.type.shape != x.type.shape[-1:] or \
+                weight.type.element != x.type.element:
+            raise ValueError(f"rmsnorm of {x.type} by {weight.type}")
+        return self._emit(name, x.type, "train.rmsnorm", (x, weight),
+                          f"{x}, {weight} eps = {format_float(eps)}")
+
+    def silu(self, name: str, x: Value) -> Value:
+        """``x * sigmoid(x)``."""
+        return self._unary("silu", name, x)
+
+    def rope(self, name: str, x: Value, *, theta: float, seq_dim: int, style: str,
+             inverse: bool = False) -> Value:
+        """Rotary embeddings of the last dimension (even), positions along
+        `seq_dim`; `style` is ``interleaved`` or ``rotate_half``."""
+        if style not in ("interleaved", "rotate_half") or x.type.rank < 2 or \
+                not 0 <= seq_dim < x.type.rank - 1 or x.type.shape[-1] % 2 or \
+                not theta > 0:
+            raise ValueError(f"rope of {x.type} (seq_dim {seq_dim}, {style}, theta {theta})")
+        flags = " inverse" if inverse else ""
+        return self._unary("rope", name, x, f" theta = {format_float(theta)} "
+                           f"seq_dim = {seq_dim} {style}{flags}")
+
+    def slice(self, name: str, x: Value, offsets: Sequence[int], sizes: Sequence[int],
+              strides: Sequence[int] | None = None) -> Value:
+        """Static strided slice: `sizes` elements from `offsets`, `strides`
+        apart (1 by default), along every dimension."""
+        strides = list(strides) if strides is not None else [1] * x.type.rank
+        offsets, sizes = list(offsets), list(sizes)
+        if not len(offsets) == len(sizes) == len(strides) == x.type.rank or any(
+                o < 0 or st < 1 or n < 1 or o + (n - 1) * st >= d
+                for o, n, st, d in zip(offsets, sizes, strides, x.type.shape)):
+            raise ValueError(f"slice of {x.type} at {offsets}, sizes {sizes}, "
+                             f"strides {strides}")
+        type_ = x.type.with_shape(sizes)
+        result = self._define(name, type_)
+        self._line(f"{result} = train.slice {x} offsets = [{', '.join(map(str, offsets))}]"
+                   f" strides = [{', '.join(map(str, strides))}] : {x.type} -> {type_}")
+        return result
+
+    def dropout(self, name: str, x: Value, p: float, seed: int) -> Value:
+        """Dropout with probability `p` (the identity outside the training
+        step); `seed` names the mask's stream (one per dropout site)."""
+        if not 0 <= p < 1 or not isinstance(seed, int) or not 0 <= seed < 2 ** 63:
+            raise ValueError(f"dropout p = {p}, seed = {seed}")
+        return self._unary("dropout", name, x, f" p = {format_float(p)} seed = {seed}")
 
     def gelu(self, name: str, x: Value, approximation: str) -> Value:
         """GELU, `approximation` ``tanh`` or ``erf``."""

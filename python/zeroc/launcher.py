@@ -36,6 +36,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from zeroc import files
+
 PROG = "python3 -m zeroc train"
 
 TARGETS = ("cpu", "cuda")
@@ -201,7 +203,22 @@ def compile_model(model: str, options: CompileOptions, zeroc: str, output: str,
 
 def _run_zeroc(model: str, options: CompileOptions, zeroc: str, output: str,
                verbose: bool) -> None:
-    temp = f"{output}.tmp{os.getpid()}"
+    if files.is_special(output):
+        # A device or a FIFO (-o /dev/null): zeroc writes it in place; it is
+        # never renamed over or removed.
+        command = [zeroc, model, *options.zeroc_flags(), "-o", output]
+        if verbose:
+            print(f"zeroc: compiling {model}: {shlex.join(command)}", file=sys.stderr)
+        try:
+            result = subprocess.run(command)
+        except OSError as error:
+            raise LaunchError(f"cannot run {zeroc}: {error.strerror}") from None
+        if result.returncode != 0:
+            raise LaunchError(f"compiling {model} failed (zeroc exited with status "
+                              f"{result.returncode})")
+        return
+    target = files.resolve(output)
+    temp = f"{target}.tmp{os.getpid()}"
     command = [zeroc, model, *options.zeroc_flags(), "-o", temp]
     if verbose:
         print(f"zeroc: compiling {model}: {shlex.join(command)}", file=sys.stderr)
@@ -214,7 +231,7 @@ def _run_zeroc(model: str, options: CompileOptions, zeroc: str, output: str,
             os.unlink(temp)
         raise LaunchError(f"compiling {model} failed (zeroc exited with status "
                           f"{result.returncode})")
-    os.replace(temp, output)
+    os.replace(temp, target)
 
 
 @dataclass
@@ -261,16 +278,20 @@ def plan_run(executable: str, ranks: int, exe_args: Sequence[str], *,
     return plan
 
 
-# The executable's options (lib/Runtime/Cpu/Args.cpp), passed on as given.
+# The executable's options (lib/Runtime/Common/Args.cpp), passed on as given.
 _EXE_VALUE_FLAGS = [
     ("--data", "PATH", "training tokens (required): uint16 .bin, or text with "
                        "--data-format=text", "path"),
     ("--data-format", "FMT", "bin (default) or text (bytes, vocabulary 256)", None),
     ("--steps", "K", "train until the step counter reaches K (executable default: 10)", "int"),
     ("--seed", "S", "initialization seed (executable default: 1337)", "int"),
-    ("--init", "W.safetensors", "start from these weights", "path"),
-    ("--save", "DIR", "write a checkpoint here at the end", None),
-    ("--resume", "DIR", "continue from a checkpoint written by --save", "dir"),
+    ("--init", "W.safetensors", "start from these weights (a safetensors file, or a "
+                                "checkpoint directory's)", "exists"),
+    ("--save", "DIR", "write a checkpoint here at the end (and on SIGTERM/SIGUSR1)", None),
+    ("--save-every", "K", "also every K steps (with --save)", "int"),
+    ("--keep-last", "M", "keep only the M newest checkpoints (with --save)", "int"),
+    ("--resume", "DIR", "continue from a checkpoint written by --save, on any number "
+                        "of ranks and stage", "dir"),
     ("--log-json", "PATH", "JSON Lines log (rank 0)", None),
     ("--eval-every", "K", "validation loss every K steps (with --val-data)", "int"),
     ("--val-data", "PATH", "validation tokens (with --eval-every)", "path"),
@@ -338,10 +359,13 @@ def _check_exe_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -
                 number = int(value)
             except ValueError:
                 parser.error(f"{flag}: '{value}' is not an integer")
-            if number < 0 or (flag == "--eval-every" and number == 0):
+            if number < 0 or (number == 0 and flag in ("--eval-every", "--save-every",
+                                                        "--keep-last")):
                 parser.error(f"{flag}: '{value}' is out of range")
         elif kind == "path" and not os.path.isfile(value):
             raise LaunchError(f"{flag} {value}: no such file")
+        elif kind == "exists" and not os.path.exists(value):
+            raise LaunchError(f"{flag} {value}: no such file or directory")
         elif kind == "dir" and not os.path.isdir(value):
             raise LaunchError(f"{flag} {value}: no such directory")
         out.append(f"{flag}={value}")
@@ -355,6 +379,9 @@ def _check_exe_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser.error("--eval-every and --val-data go together")
     if args.exe_init is not None and args.exe_resume is not None:
         parser.error("--init and --resume cannot be combined")
+    for flag in ("save_every", "keep_last"):
+        if getattr(args, "exe_" + flag) is not None and args.exe_save is None:
+            parser.error(f"--{flag.replace('_', '-')} needs --save DIR")
     if args.quiet:
         out.append("--quiet")
     return out + list(args.passthrough)

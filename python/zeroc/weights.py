@@ -1,4 +1,6 @@
-"""Weights as safetensors files, the format of ``--init`` and ``--save``.
+"""Weights as safetensors files, the format of ``--init`` and of the files
+of a checkpoint (``--save``; `zeroc.checkpoint` exports its weights as one
+file).
 
 The file format (https://github.com/huggingface/safetensors): an 8-byte
 little-endian header length, a JSON header mapping each tensor name to
@@ -18,7 +20,7 @@ Two layers:
 
     from zeroc import weights
     weights.save_state_dict("init.safetensors", model.state_dict())
-    model.load_state_dict(weights.load_state_dict("ckpt/model.safetensors"))
+    model.load_state_dict(weights.load_state_dict("model.safetensors"))  # an export
 """
 
 from __future__ import annotations
@@ -133,6 +135,22 @@ def read_header(path: str) -> tuple[dict, dict[str, str], int]:
         if not 0 <= begin <= end <= data_size or \
                 end - begin != math.prod(shape) * DTYPE_SIZES[dtype]:
             raise SafetensorsError(f"{path}: tensor {name!r} has bad data offsets")
+    # The format's rule, as the C++ reader checks it (lib/Support/SafeTensors.cpp):
+    # in order of their offsets, the tensors' bytes follow one another without
+    # gap, overlap or alias and cover the data exactly.
+    covered, previous = 0, None
+    for name, info in sorted(header.items(), key=lambda item: tuple(item[1]["data_offsets"])):
+        begin, end = info["data_offsets"]
+        if begin < covered:
+            raise SafetensorsError(f"{path}: tensor {name!r}: data_offsets [{begin}, {end}] "
+                                   f"overlap those of tensor {previous!r}")
+        if begin > covered:
+            raise SafetensorsError(f"{path}: tensor {name!r}: data_offsets [{begin}, {end}] "
+                                   f"leave bytes [{covered}, {begin}) to no tensor")
+        covered, previous = end, name
+    if covered != data_size:
+        raise SafetensorsError(f"{path}: bytes [{covered}, {data_size}) of the data belong "
+                               f"to no tensor")
     return header, metadata, 8 + size
 
 

@@ -20,7 +20,7 @@
 // INTS: zeroc-run: cannot generate integer argument #0 of @forward (tensor<4xi32>): the function has no train.embedding or train.cross_entropy to take a vocabulary size from; pass --int-range
 //
 // RUN: not zeroc-run %t/model.mlir --ranks 0 2>&1 | FileCheck %s --check-prefix=RANKS
-// RANKS: zeroc-run: --ranks must be at least 1, got 0
+// RANKS: zeroc-run: --ranks must be between 1 and 16384, got 0
 //
 // --init: a saved state of @w [2, 3] does not fit @w [3, 2]; a file without
 // @v, or with a tensor the module lacks, is refused.

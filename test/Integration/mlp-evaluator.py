@@ -16,7 +16,7 @@ import os
 import struct
 import subprocess
 
-from zeroc import data, weights
+from zeroc import checkpoint, data, weights
 
 STEPS, BATCH, BLOCK, VOCAB, SEED = 3, 6, 5, 37, 3
 
@@ -85,7 +85,9 @@ def main():
         print(f"step {step}: executable {a:.7f}  evaluator {b:.7f}")
         if abs(a - b) > 1e-5 * abs(b):
             failures.append(f"step {step}: loss {a} vs {b}")
-    final_exe = read_f32_safetensors(os.path.join(saved, "model.safetensors"))
+    exported = os.path.join(args.work, "exported.safetensors")
+    checkpoint.export(saved, exported)
+    final_exe = read_f32_safetensors(exported)
     final_eval = read_f32_safetensors(state)
     worst = 0.0
     for name, values in final_exe.items():

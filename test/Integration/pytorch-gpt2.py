@@ -10,8 +10,9 @@ saved as safetensors and passed with --init), read the same byte-level batches
 of tinyshakespeare with the executable's sampling formula
 (zeroc.data.sample_batch), and take 10 AdamW steps with gradient clipping. The
 per-step losses must agree within 1e-4 relative for ZeRO stage 0 on one rank
-and stage 3 on two ranks, and the weights the executable saves load into the
-PyTorch model with strict load_state_dict.
+and stage 3 on two ranks, and the weights of the checkpoint the executable
+saves, exported (python3 -m zeroc checkpoint export), load into the PyTorch
+model with strict load_state_dict.
 """
 import argparse
 import json
@@ -82,8 +83,11 @@ def main():
             print(f"  step {s}: zeroc {a:.6f}  pytorch {b:.6f}")
         if len(losses) != STEPS or worst > 1e-4:
             failures.append(f"stage {stage} N={ranks}: losses differ by {worst:.2e}")
-        # The saved weights load into nanoGPT's model, strictly.
-        saved = weights.load_state_dict(os.path.join(save, "model.safetensors"))
+        # The saved weights, exported, load into nanoGPT's model, strictly.
+        exported = exe + ".safetensors"
+        subprocess.run([sys.executable, "-m", "zeroc", "checkpoint", "export", save,
+                        "-o", exported], check=True, stdout=subprocess.DEVNULL)
+        saved = weights.load_state_dict(exported)
         for name, tensor in saved.items():
             assert tensor.dtype == torch.float32, (name, tensor.dtype)
         check = gpt()

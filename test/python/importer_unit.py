@@ -276,8 +276,109 @@ class Slice(nn.Module):
         self.head = nn.Linear(C, V)
 
     def forward(self, idx, targets):
-        x = self.emb(idx)[:, 1:]  # MARK:slice
-        return F.cross_entropy(self.head(x).reshape(-1, V), targets[:, 1:].reshape(-1))
+        x = self.emb(idx)[:, 1:]
+        y = targets[:, 1:].reshape(-1)  # MARK:slice
+        return F.cross_entropy(self.head(x).reshape(-1, V), y)
+
+
+class Slices(nn.Module):
+    """Slices and indices: a parameter sliced to the sequence (minGPT's
+    pos_emb[:, :t, :]), steps, integers, None and ..., halves joined by
+    torch.cat, unbind and torch.stack."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.pos = nn.Parameter(torch.randn(1, 2 * T, C))
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.emb(idx) + self.pos[:, :idx.shape[1], :]
+        evens, odds = x[..., ::2], x[:, :, 1::2]
+        x = torch.cat((odds * 2.0, evens), dim=-1)
+        first = x[:, 0][:, None, :]
+        x = x + first
+        a, b = x.reshape(B, T, C // 2, 2).unbind(-1)
+        x = torch.stack([b, a], dim=-1).flatten(2)
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
+class LlamaPieces(nn.Module):
+    """RMSNorm written out, interleaved rotary embeddings from sliced
+    freqs_cos / freqs_sin buffers (reshape to pairs, unbind, stack,
+    flatten), grouped-query attention by repeat_kv (1 key/value head for 2
+    query heads of 4 features), an additive triu(-inf) mask buffer, SwiGLU with F.silu."""
+
+    def __init__(self, complex_rope=False, rotate_half=False):
+        super().__init__()
+        self.complex_rope, self.rotate_half = complex_rope, rotate_half
+        self.emb = nn.Embedding(V, C)
+        self.norm = nn.Parameter(torch.randn(C))
+        self.wq = nn.Linear(C, C, bias=False)
+        self.wk = nn.Linear(C, C // 2, bias=False)
+        self.wv = nn.Linear(C, C // 2, bias=False)
+        self.w1 = nn.Linear(C, 3 * C, bias=False)
+        self.w3 = nn.Linear(C, 3 * C, bias=False)
+        self.w2 = nn.Linear(3 * C, C, bias=False)
+        self.head = nn.Linear(C, V, bias=False)
+        d = C // 2
+        freqs = 1.0 / (500.0 ** (torch.arange(0, d, 2)[: d // 2].float() / d))
+        angles = torch.outer(torch.arange(2 * T).float(), freqs)
+        self.register_buffer("freqs_cos", torch.cos(angles))
+        self.register_buffer("freqs_sin", torch.sin(angles))
+        self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles))
+        self.register_buffer("mask", torch.full((1, 1, 2 * T, 2 * T), float("-inf")).triu(1))
+        with torch.no_grad():
+            for w in (self.wq.weight, self.wk.weight):
+                w.normal_(0, 1.0)
+
+    def rms(self, x):
+        y = x.float()
+        return (y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + 1e-5)).type_as(x)
+
+    def rope(self, x, t):
+        if self.complex_rope:
+            z = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+            return torch.view_as_real(z * self.freqs_cis[:t][None, :, None, :]).flatten(3) \
+                .type_as(x)
+        if self.rotate_half:
+            cos = torch.cat((self.freqs_cos[:t], self.freqs_cos[:t]), -1)[None, :, None, :]
+            sin = torch.cat((self.freqs_sin[:t], self.freqs_sin[:t]), -1)[None, :, None, :]
+            half = x.shape[-1] // 2
+            rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+            return x * cos + rotated * sin
+        xr, xi = x.reshape(x.shape[:-1] + (-1, 2)).unbind(-1)
+        cos = self.freqs_cos[:t].view(1, t, 1, -1)
+        sin = self.freqs_sin[:t].view(1, t, 1, -1)
+        return torch.stack([xr * cos - xi * sin, xr * sin + xi * cos], dim=-1).flatten(3) \
+            .type_as(x)
+
+    def forward(self, idx, targets):
+        b, t = idx.shape
+        assert idx.ndim == 2
+        h = self.rms(self.emb(idx)) * self.norm
+        q = self.rope(self.wq(h).view(b, t, 2, C // 2), t)
+        k = self.rope(self.wk(h).view(b, t, 1, C // 2), t)
+        v = self.wv(h).view(b, t, 1, C // 2)
+        k = k[:, :, :, None, :].expand(b, t, 1, 2, C // 2).reshape(b, t, 2, C // 2)
+        v = v[:, :, :, None, :].expand(b, t, 1, 2, C // 2).reshape(b, t, 2, C // 2)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        scores = q @ k.transpose(2, 3) / math.sqrt(C // 2) + self.mask[:, :, :t, :t]
+        y = (F.softmax(scores.float(), dim=-1).type_as(q) @ v).transpose(1, 2).reshape(b, t, C)
+        y = y + self.w2(F.silu(self.w1(y)) * self.w3(y))
+        return F.cross_entropy(self.head(y).view(-1, V), targets.view(-1))
+
+
+class NotRotary(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.head = nn.Linear(C, V)
+        self.register_buffer("table", torch.randn(T, C))
+
+    def forward(self, idx, targets):
+        x = self.emb(idx) * self.table  # MARK:table
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
 
 
 class Dropout(nn.Module):
@@ -369,7 +470,7 @@ class Importer(unittest.TestCase):
         torch.manual_seed(0)
         return importer.import_module(module, batch_size=B, block_size=T, **kwargs)
 
-    def check(self, cls, *expected, tol=1e-9, **kwargs):
+    def check(self, cls, *expected, tol=1e-9, eval_mode=False, **kwargs):
         """Imports cls(), checks that the IR has `expected` ops, verifies it
         and compares zeroc-run's loss with PyTorch's in float64."""
         torch.manual_seed(0)
@@ -391,6 +492,8 @@ class Importer(unittest.TestCase):
         self.assertEqual(evaluated.returncode, 0, evaluated.stderr + result.mlir)
         ours = json.loads(evaluated.stdout)["steps"][0]["results"][0][0]
         reference = copy.deepcopy(module).double()
+        if eval_mode:
+            reference.eval()
         with torch.no_grad():
             theirs = loss_of(reference(x, y)).item()
         self.assertLess(abs(ours - theirs), tol * abs(theirs), f"zeroc {ours}, torch {theirs}")
@@ -494,6 +597,22 @@ class Importer(unittest.TestCase):
         result.write(str(mlir))
         self.assertEqual(run([str(BIN / "zeroc-opt"), str(mlir)]).returncode, 0)
 
+    def test_bf16_llama(self):
+        # A bf16 Llama: RMSNorm's .float() / .type_as(x), the softmax over
+        # .float() scores and the rotary embedding's .float() are looked
+        # through, so the IR is bf16 throughout, without casts.
+        torch.manual_seed(0)
+        result = importer.import_module(LlamaPieces().to(torch.bfloat16), batch_size=B,
+                                        block_size=T)
+        for op in ("train.rmsnorm", "train.rope", "train.attention"):
+            self.assertIn(op, result.mlir)
+        self.assertNotIn("train.cast", result.mlir)
+        self.assertRegex(result.mlir, rf"train.attention .* : \(tensor<{B}x2x{T}x4xbf16>, "
+                         rf"tensor<{B}x1x{T}x4xbf16>")
+        mlir = self.dir / "bf16-llama.mlir"
+        result.write(str(mlir))
+        self.assertEqual(run([str(BIN / "zeroc-opt"), str(mlir)]).returncode, 0)
+
     def test_options(self):
         torch.manual_seed(0)
         opt = ir.OptimizerConfig(kind="sgd", lr=0.1, momentum=0.5, grad_clip=1.0)
@@ -542,19 +661,53 @@ class Importer(unittest.TestCase):
     def test_unsupported_module(self):
         self.error(Conv, "MARK:conv", "unsupported module nn.Conv1d (conv)")
 
-    def test_slicing(self):
+    def test_slicing_the_ids(self):
         self.error(Slice, "MARK:slice", "unsupported function operator.getitem",
-                   "the train dialect has no slice")
+                   "slicing the token or target ids")
+
+    def test_slices(self):
+        result = self.check(Slices, "train.slice", "train.concat")
+        self.assertIn(f"train.slice %pos offsets = [0, 0, 0] strides = [1, 1, 1] : "
+                      f"tensor<1x{2 * T}x{C}xf32> -> tensor<1x{T}x{C}xf32>", result.mlir)
+        self.assertIn("strides = [1, 1, 2]", result.mlir)
+
+    def test_llama_pieces(self):
+        for kwargs in ({}, {"rotate_half": True}, {"complex_rope": True}):
+            class Model(LlamaPieces):
+                def __init__(self):
+                    super().__init__(**kwargs)
+            Model.__name__ = "LlamaPieces" + "".join(kwargs)
+            # The tables are f32 (cos and sin rounded once): the rope op's
+            # angles in double differ by about 1e-7.
+            result = self.check(Model, "train.rmsnorm", "train.silu", tol=1e-6)
+            style = "rotate_half" if kwargs.get("rotate_half") else "interleaved"
+            self.assertEqual(result.mlir.count(f"theta = 500.0 seq_dim = 1 {style} :"), 2,
+                             result.mlir)
+            # Grouped-query attention on the key/value head.
+            self.assertRegex(result.mlir, r"train.attention .* causal scale = 0.5 : "
+                             rf"\(tensor<{B}x2x{T}x4xf32>, tensor<{B}x1x{T}x4xf32>")
+            for op in ("train.broadcast", "train.softmax", "train.causal_mask"):
+                self.assertNotIn(op, result.mlir)
 
     def test_dropout(self):
-        self.error(Dropout, "MARK:dropout", "nn.Dropout (drop)", "p=0.1")
+        torch.manual_seed(0)
+        result = importer.import_module(Dropout(), batch_size=B, block_size=T)
+        self.assertIn(f"%drop = train.dropout %emb p = 0.1 seed = 0 : tensor<{B}x{T}x{C}xf32>",
+                      result.mlir)
+        # Evaluation (the forward function, no step) is the identity: the loss
+        # is PyTorch's in eval mode.
+        self.check(Dropout, "train.dropout", eval_mode=True)
+
+    def test_not_rotary(self):
+        self.error(NotRotary, "MARK:table", "must be a rotary position embedding")
 
     def test_non_causal_mask(self):
         self.error(AntiCausal, "MARK:anticausal", "Tensor.masked_fill", "not causal")
 
     def test_short_positions(self):
-        self.error(ShortPositions, "MARK:positions", "torch.arange(5)", "10 rows",
-                   "--block-size 10")
+        result = self.check(ShortPositions, "train.slice")
+        self.assertIn(f"train.slice %pos.weight offsets = [0, 0] strides = [1, 1] : "
+                      f"tensor<{2 * T}x{C}xf32> -> tensor<{T}x{C}xf32>", result.mlir)
 
     def test_in_place(self):
         self.error(InPlace, "MARK:inplace", "Tensor.mul_", "in-place")

@@ -180,6 +180,24 @@ class EndToEnd(unittest.TestCase):
                                     env={"ZEROC": os.path.join(tmp, "zeroc")})
             self.assertEqual(no_compiler.returncode, 1)
             self.assertIn("$ZEROC", no_compiler.stderr)
+            every = zeroc_cli("train", MLP, "--data", tokens, "--save-every", "5")
+            self.assertEqual(every.returncode, 2)
+            self.assertIn("--save-every needs --save DIR", every.stderr)
+            # A checkpoint of 2 ranks at stage 2 resumes on 1 rank, stage 0
+            # (through the cache), and its directory is a valid --init.
+            ck = os.path.join(tmp, "ck")
+            saved = zeroc_cli(*args, "--save", ck, "--save-every", "2", "--keep-last", "1")
+            self.assertEqual(saved.returncode, 0, saved.stderr)
+            self.assertEqual(sorted(os.listdir(ck)), ["latest", "step-0000003"])
+            resumed = zeroc_cli("train", MLP, "--data", tokens, "--steps", "4", "--resume", ck,
+                                "--cache-dir", cache)
+            self.assertEqual(resumed.returncode, 0, resumed.stderr)
+            self.assertIn("steps 3..4 (resumed from " + os.path.join(ck, "step-0000003"),
+                          resumed.stdout)
+            init = zeroc_cli("train", MLP, "--data", tokens, "--steps", "1", "--init", ck,
+                             "--cache-dir", cache, "--dry-run")
+            self.assertEqual(init.returncode, 0, init.stderr)
+            self.assertIn(f"--init={ck}", init.stdout)
             # The executable's own failure is the launcher's exit status.
             wrong = zeroc_cli("train", MLP, "--data", tokens, "--cache-dir", cache,
                               "--steps", "1", "--", "--bogus")

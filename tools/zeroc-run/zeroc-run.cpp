@@ -93,6 +93,13 @@ static cl::opt<double>
     rtolOption("rtol", cl::desc("Gradient check: relative tolerance"),
                cl::init(1e-5), cl::cat(category));
 
+static cl::opt<int64_t> maxMemory(
+    "max-memory",
+    cl::desc("The most memory the evaluator's values may take, in MiB (8 "
+             "bytes per element and simulated rank; default: half the "
+             "physical memory); past it an evaluation fails with a message"),
+    cl::value_desc("MiB"), cl::init(0), cl::cat(category));
+
 static cl::opt<bool> listUnsupported(
     "list-unsupported-train-ops",
     cl::desc("Print the train dialect's ops the evaluator cannot run"),
@@ -119,8 +126,13 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "zeroc-run: evaluate train IR on the CPU\n");
 
-  if (ranks < 1)
-    return fail("--ranks must be at least 1, got " + llvm::Twine(ranks));
+  if (ranks < 1 || ranks > 16384)
+    return fail("--ranks must be between 1 and 16384, got " +
+                llvm::Twine(ranks));
+  if (maxMemory < 0 || maxMemory > (int64_t(1) << 40))
+    return fail("--max-memory must be a number of MiB between 0 and 2^40, "
+                "got " +
+                llvm::Twine(maxMemory));
   if (steps < 0)
     return fail("--steps must be non-negative, got " + llvm::Twine(steps));
   if (intRange.getNumOccurrences() && intRange < 1)
@@ -151,6 +163,7 @@ int main(int argc, char **argv) {
   options.ranks = ranks;
   options.seed = seed;
   options.fp64 = fp64;
+  options.maxBytes = maxMemory * (int64_t(1) << 20);
   InputOptions inputOptions;
   inputOptions.inputsPath = inputsPath;
   if (intRange.getNumOccurrences())

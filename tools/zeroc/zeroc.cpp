@@ -2,24 +2,28 @@
 //
 //   zeroc INPUT.mlir [--zero-stage=S] [--world-size=N] [--precision=fp32|bf16]
 //         [--bucket-bytes=B] [--target=cpu|cuda] [--cuda-arch=sm_90,sm_80]
-//         [--emit=exe|source|mlir|memory-report|memory-table]
+//         [--emit=exe|source|mlir|memory-report|memory-table|perf-model|
+//                 perf-model-json] [--machine=NAME|FILE] [--sweep]
 //         [-o FILE] [--keep-source] [--timings] [--no-pipeline]
 //
 // Parses a model in the `train` dialect, runs the training pipeline
 // (zeroc::buildTrainingPipeline) for the ZeRO stage and world size, and
 // emits a sharded executable (C++ compiled with mpicxx against the CPU
 // runtime, or CUDA C++ compiled with nvcc against the CUDA runtime), or
-// stops early at the generated source, the per-rank program or its static
-// memory and communication report (docs/memory-report.md). Errors go to
+// stops early at the generated source, the per-rank program, its static
+// memory and communication report (docs/memory-report.md) or its predicted
+// step time on a machine (docs/performance-model.md). Errors go to
 // stderr as "zeroc: error: ..." naming the stage, with a non-zero exit
 // status, and leave the -o file untouched.
 //
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Analysis/MemoryReport.h"
+#include "zeroc/Analysis/PerfModel.h"
 #include "zeroc/InitAll.h"
 #include "zeroc/Pipeline/Pipeline.h"
 #include "zeroc/Transforms/Passes.h"
+#include "zeroc/Support/OutputFile.h"
 #include "zeroc/Target/Cpp.h"
 
 #include "mlir/IR/AsmState.h"
@@ -78,10 +82,22 @@ static cl::opt<std::string>
                       "C++), mlir (the per-rank training step), planned "
                       "(the same in the buffer form the back ends print, "
                       "docs/backend.md), memory-report (JSON), memory-table "
-                      "(text)"),
-             cl::value_desc(
-                 "exe|source|mlir|planned|memory-report|memory-table"),
+                      "(text), perf-model (the predicted step on --machine, "
+                      "text), perf-model-json"),
+             cl::value_desc("exe|source|mlir|planned|memory-report|"
+                            "memory-table|perf-model|perf-model-json"),
              cl::init("exe"), cl::cat(category));
+static cl::opt<std::string> machineName(
+    "machine",
+    cl::desc("With --emit=perf-model: the machine, a preset (a100-sxm-ib, "
+             "h100-sxm-ib, h200-sxm-ib, v100-dgx2, cpu) or a machine file"),
+    cl::value_desc("NAME|FILE"), cl::cat(category));
+static cl::opt<bool> sweepSizes(
+    "sweep",
+    cl::desc("With --emit=perf-model: predict N = 8, 16, ..., 1024 ranks at "
+             "the per-rank batch of --world-size, one row each, derived from "
+             "the schedule compiled for --world-size"),
+    cl::cat(category));
 static cl::opt<std::string>
     target("target",
            cl::desc("Backend: cpu (C++ with MPI, OpenMP and OpenBLAS; the "
@@ -110,8 +126,8 @@ static cl::opt<bool> keepSource(
     cl::cat(category));
 static cl::opt<std::string> cxx(
     "cxx",
-    cl::desc("With --target=cpu: the C++ compiler driver (default: mpicxx)"),
-    cl::value_desc("path"), cl::init("mpicxx"), cl::cat(category));
+    cl::desc("With --target=cpu: the C++ compiler driver (default: " ZEROC_GENERATED_CXX ")"),
+    cl::value_desc("path"), cl::init(ZEROC_GENERATED_CXX), cl::cat(category));
 static cl::opt<bool>
     timings("timings",
             cl::desc("Print the time of parse, pipeline and emit on stderr"),
@@ -142,12 +158,24 @@ static std::optional<std::string> validateOptions() {
   if (bucketBytes < 1)
     return "--bucket-bytes must be positive, got " +
            std::to_string(bucketBytes);
+  bool perfModel = emitKind == "perf-model" || emitKind == "perf-model-json";
   if (emitKind != "exe" && emitKind != "source" && emitKind != "mlir" &&
       emitKind != "planned" && emitKind != "memory-report" &&
-      emitKind != "memory-table")
-    return "--emit must be exe, source, mlir, planned, memory-report or "
-           "memory-table, got '" +
+      emitKind != "memory-table" && !perfModel)
+    return "--emit must be exe, source, mlir, planned, memory-report, "
+           "memory-table, perf-model or perf-model-json, got '" +
            emitKind + "'";
+  if (perfModel && machineName.empty())
+    return "--emit=" + emitKind +
+           " needs --machine=NAME or FILE (presets: see "
+           "docs/performance-model.md)";
+  if (!perfModel && (machineName.getNumOccurrences() || sweepSizes))
+    return std::string("--") + (sweepSizes ? "sweep" : "machine") +
+           " needs --emit=perf-model";
+  if (sweepSizes && !noPipeline && worldSize < 2)
+    return "--sweep derives every world size from the schedule compiled for "
+           "--world-size, which must be 2 or more (8, its first row, is "
+           "best)";
   if (target != "cpu" && target != "cuda")
     return "--target must be cpu or cuda, got '" + target + "'";
   if (target == "cuda") {
@@ -200,9 +228,10 @@ double secondsSince(Clock::time_point start) {
 }
 } // namespace
 
-/// Writes what `emit` prints to `path` ("-": stdout). A file is written
-/// under a temporary name and renamed at the end, so a failure leaves no
-/// partial output behind.
+/// Writes what `emit` prints to `path` ("-": stdout). A regular file (or a
+/// new path) is written under a temporary name and renamed at the end, so a
+/// failure leaves no partial output behind; a device or a FIFO (-o
+/// /dev/null) is written in place, never replaced (zeroc/Support/OutputFile.h).
 static LogicalResult
 writeOutput(llvm::StringRef path,
             llvm::function_ref<void(llvm::raw_ostream &)> emit) {
@@ -211,26 +240,15 @@ writeOutput(llvm::StringRef path,
     llvm::outs().flush();
     return success();
   }
-  llvm::Expected<llvm::sys::fs::TempFile> temp =
-      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
-  if (!temp) {
-    fail("cannot write '" + path + "': " + llvm::toString(temp.takeError()));
-    return failure();
-  }
+  std::string text;
   {
-    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    llvm::raw_string_ostream os(text);
     emit(os);
-    os.flush();
-    if (os.has_error()) {
-      std::string message = os.error().message();
-      os.clear_error();
-      llvm::consumeError(temp->discard());
-      fail("cannot write '" + path + "': " + message);
-      return failure();
-    }
   }
-  if (llvm::Error error = temp->keep(path)) {
-    fail("cannot write '" + path + "': " + llvm::toString(std::move(error)));
+  if (std::string error =
+          zeroc::output::writeFile(path.str(), text.data(), text.size());
+      !error.empty()) {
+    fail("cannot write " + error);
     return failure();
   }
   return success();
@@ -290,25 +308,55 @@ compilerCommand(llvm::StringRef sourcePath, llvm::StringRef exe) {
   return args;
 }
 
-/// Compiles `source` with the runtime into the executable `path`: the
-/// source goes to PATH.cpp (PATH.cu for CUDA; kept with --keep-source), the
-/// compiler writes a temporary that replaces PATH only on success.
+/// Compiles `source` with the runtime into the executable `path`. The
+/// source and the compiler's output are temporaries (beside PATH, or in
+/// the temporary directory when PATH is a device or a FIFO); the executable
+/// replaces PATH only on success, by the rules of OutputFile.h (a device is
+/// written in place). --keep-source keeps the source as PATH.cpp (PATH.cu).
 static LogicalResult compileExecutable(llvm::StringRef source,
                                        llvm::StringRef path, bool keep) {
-  std::string sourcePath = (path + (target == "cuda" ? ".cu" : ".cpp")).str();
-  std::string tempExe = (path + ".tmp-exe").str();
+  namespace out = zeroc::output;
+  std::string extension = target == "cuda" ? ".cu" : ".cpp";
+  std::string keptSource = (path + extension).str();
+  out::Kind kind = out::classify(path.str());
+  if (kind == out::Kind::Directory) {
+    fail("cannot write '" + path + "': is a directory");
+    return failure();
+  }
+  std::string tempBase = path.str();
+  if (kind == out::Kind::Special) {
+    if (keep) {
+      fail("--keep-source needs -o to name a regular file ('" + path +
+           "' is a device or a FIFO)");
+      return failure();
+    }
+    llvm::SmallString<128> dir;
+    llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, dir);
+    llvm::sys::path::append(dir, llvm::sys::path::filename(path));
+    tempBase = dir.str().str();
+  }
+  std::string sourcePath = out::temporaryName(tempBase, extension);
+  std::string tempExe = out::temporaryName(tempBase, ".exe");
   FailureOr<llvm::SmallVector<std::string>> command =
       compilerCommand(sourcePath, tempExe);
   if (failed(command))
     return failure();
   {
     std::error_code ec;
-    llvm::raw_fd_ostream os(sourcePath, ec);
+    llvm::raw_fd_ostream os(sourcePath, ec, llvm::sys::fs::OF_None);
     if (ec) {
       fail("cannot write '" + sourcePath + "': " + ec.message());
       return failure();
     }
     os << source;
+    os.close();
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(sourcePath);
+      fail("cannot write '" + sourcePath + "': " + message);
+      return failure();
+    }
   }
   llvm::SmallVector<llvm::StringRef> args(command->begin(), command->end());
   llvm::SmallString<128> log;
@@ -320,10 +368,9 @@ static LogicalResult compileExecutable(llvm::StringRef source,
                                          redirects, 0, 0, &errorMessage);
   auto output = llvm::MemoryBuffer::getFile(log);
   llvm::sys::fs::remove(log);
-  if (!keep)
-    llvm::sys::fs::remove(sourcePath);
   if (status != 0) {
     llvm::sys::fs::remove(tempExe);
+    llvm::sys::fs::remove(sourcePath);
     llvm::errs() << "zeroc: error: the "
                  << (target == "cuda" ? "CUDA" : "C++")
                  << " compiler failed (status " << status
@@ -336,8 +383,17 @@ static LogicalResult compileExecutable(llvm::StringRef source,
       llvm::errs() << (*output)->getBuffer();
     return failure();
   }
-  if (std::error_code ec = llvm::sys::fs::rename(tempExe, path)) {
-    fail("cannot write '" + path + "': " + ec.message());
+  if (std::string error = out::commitTemporary(tempExe, path.str());
+      !error.empty()) {
+    llvm::sys::fs::remove(sourcePath);
+    fail("cannot write " + error);
+    return failure();
+  }
+  if (!keep) {
+    llvm::sys::fs::remove(sourcePath);
+  } else if (std::string error = out::commitTemporary(sourcePath, keptSource);
+             !error.empty()) {
+    fail("cannot keep the source: " + error);
     return failure();
   }
   return success();
@@ -359,9 +415,12 @@ int main(int argc, char **argv) {
       "  it with mpirun -np N EXE --data FILE, see docs/executable.md; for\n"
       "  GPUs, --target=cuda, one rank per GPU, see docs/cuda.md), or\n"
       "  stops early: the generated source (--emit=source), the per-rank\n"
-      "  training step (--emit=mlir) or its static per-rank memory and\n"
+      "  training step (--emit=mlir), its static per-rank memory and\n"
       "  communication report (--emit=memory-report: JSON,\n"
-      "  --emit=memory-table: text; see docs/memory-report.md).\n");
+      "  --emit=memory-table: text; see docs/memory-report.md) or its\n"
+      "  predicted step time, MFU and memory on a machine\n"
+      "  (--emit=perf-model --machine=M [--sweep]; see\n"
+      "  docs/performance-model.md).\n");
 
   if (std::optional<std::string> error = validateOptions())
     return fail(*error);
@@ -412,7 +471,10 @@ int main(int argc, char **argv) {
   // The back ends and the memory report read the planned (buffer) form: a
   // module already planned (hand-written, or from --emit=planned) is only
   // checked.
-  if (emitKind != "mlir") {
+  // The performance model simulates the scheduled program (and plans a copy
+  // for its memory figure).
+  bool perfModelEmit = emitKind.getValue().rfind("perf-model", 0) == 0;
+  if (emitKind != "mlir" && !perfModelEmit) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return fail("invalid --mlir-* pass manager options");
@@ -462,6 +524,31 @@ int main(int argc, char **argv) {
     written = writeOutput(outputFile, [&](llvm::raw_ostream &os) {
       module->print(os);
       os << "\n";
+    });
+  } else if (emitKind.getValue().rfind("perf-model", 0) == 0) {
+    llvm::Expected<zeroc::Machine> machine = zeroc::loadMachine(machineName);
+    if (!machine)
+      return fail("--machine: " + llvm::toString(machine.takeError()));
+    std::vector<zeroc::PerfPrediction> predictions;
+    if (sweepSizes) {
+      auto swept =
+          zeroc::sweep(*module, *machine, zeroc::defaultSweepSizes());
+      if (failed(swept))
+        return fail("cannot model '" + inputFile + "' on " + machineName);
+      predictions = std::move(*swept);
+    } else {
+      zeroc::SimulateOptions simulate;
+      simulate.keepOps = emitKind == "perf-model-json";
+      auto prediction = zeroc::simulateStep(*module, *machine, simulate);
+      if (failed(prediction))
+        return fail("cannot model '" + inputFile + "' on " + machineName);
+      predictions.push_back(std::move(*prediction));
+    }
+    written = writeOutput(outputFile, [&](llvm::raw_ostream &os) {
+      if (emitKind == "perf-model")
+        zeroc::printPerfTable(os, predictions, *machine);
+      else
+        zeroc::printPerfJSON(os, predictions, *machine);
     });
   } else {
     FailureOr<zeroc::MemoryReport> report =

@@ -52,7 +52,16 @@ struct Options {
   uint64_t seed = 0;
   /// Keep doubles: no rounding of op results to their element type.
   bool fp64 = false;
+  /// The most bytes the evaluator's values may hold at once (states, the
+  /// arguments and every value of the functions being evaluated, on every
+  /// simulated rank; 8 bytes per element): past it, the op that would
+  /// allocate more fails with a message instead of running out of memory.
+  /// 0: half of the machine's physical memory.
+  int64_t maxBytes = 0;
 };
+
+/// Options::maxBytes with 0 resolved to half the physical memory.
+int64_t memoryLimit(const Options &options);
 
 class Interpreter;
 

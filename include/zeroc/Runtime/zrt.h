@@ -25,14 +25,49 @@
 extern "C" {
 #endif
 
+/* The element types, in one table: X(ENUM, VALUE, C_TYPE, BYTES, NAME,
+ * IS_FLOAT) for each. NAME is the MLIR element type's spelling ("f32") and
+ * the name in messages; C_TYPE is the storage (bf16: uint16_t bit
+ * patterns). Values are 0, 1, 2, ... in order. The enum, zrt_dtype_size,
+ * zrt_dtype_name, the runtimes' MPI and NCCL types, the kernels' dispatch
+ * and the compiler's emitter (lib/Target/Cpp) all expand this table, so a
+ * dtype is added here once. */
+#define ZRT_DTYPES(X)                                                          \
+  X(ZRT_F32, 0, float, 4, "f32", 1)                                            \
+  X(ZRT_BF16, 1, uint16_t, 2, "bf16", 1)                                       \
+  X(ZRT_I32, 2, int32_t, 4, "i32", 0)                                          \
+  X(ZRT_I64, 3, int64_t, 8, "i64", 0)
+
 typedef enum zrt_dtype {
-  ZRT_F32 = 0,
-  ZRT_BF16 = 1,
-  ZRT_I32 = 2,
-  ZRT_I64 = 3,
+#define ZRT_DTYPE_ENUMERATOR_(e, value, ctype, bytes, name, is_float) e = value,
+  ZRT_DTYPES(ZRT_DTYPE_ENUMERATOR_)
+#undef ZRT_DTYPE_ENUMERATOR_
 } zrt_dtype;
 
-/* Bytes of one element of `dtype`. */
+/* How many dtypes the table has: the valid values are [0, ZRT_NUM_DTYPES). */
+#define ZRT_DTYPE_COUNT_(e, value, ctype, bytes, name, is_float) +1
+enum { ZRT_NUM_DTYPES = 0 ZRT_DTYPES(ZRT_DTYPE_COUNT_) };
+#undef ZRT_DTYPE_COUNT_
+
+/* Whether `dtype` is one of the table's. */
+static inline int zrt_dtype_valid(int dtype) {
+  return dtype >= 0 && dtype < ZRT_NUM_DTYPES;
+}
+
+/* "f32", "bf16", ...; "unknown" for a value outside the table. */
+static inline const char *zrt_dtype_name(zrt_dtype dtype) {
+  switch (dtype) {
+#define ZRT_DTYPE_NAME_(e, value, ctype, bytes, name, is_float)                \
+  case e:                                                                      \
+    return name;
+    ZRT_DTYPES(ZRT_DTYPE_NAME_)
+#undef ZRT_DTYPE_NAME_
+  }
+  return "unknown";
+}
+
+/* Bytes of one element of `dtype` (the table's BYTES); fails on a value
+ * outside the table. */
 size_t zrt_dtype_size(zrt_dtype dtype);
 
 /* Reports a fatal error on this rank (printf-style) and stops every rank. */
@@ -68,6 +103,26 @@ int64_t zrt_mem_peak(zrt_mem_category category);
  * Collectives over the data-parallel group (a 1-D grid of every rank).
  * Sums only. `*_start` returns at once; the buffers must stay untouched
  * until zrt_wait on the request returns. Counts are elements.
+ *
+ * `stream` orders the collective with the caller's work: on a GPU it is
+ * the stream (a cudaStream_t; NULL: the compute stream) whose work so far
+ * the collective waits for, and which zrt_wait makes wait for the
+ * collective; the CPU runtime ignores it. Generated code calls these the
+ * same way for both runtimes; the CUDA runtime issues NCCL on its own
+ * communication stream, ordered with `stream` by events.
+ *
+ * In place (the same for both runtimes, as NCCL defines it):
+ *   all-reduce      send == recv;
+ *   reduce-scatter  recv == send + rank * recv_count: the rank's result
+ *                   lands in its own slot of the full buffer;
+ *   all-gather      send == recv + rank * send_count: the rank's input is
+ *                   its own slot of the full buffer.
+ * The rest of an in-place reduce-scatter's buffer is undefined afterwards.
+ * Any other overlap of send and recv is allowed and goes through a
+ * temporary (one extra copy of recv). Costs: CUDA does every in-place form
+ * in place. The CPU runtime uses MPI_IN_PLACE; for a reduce-scatter, MPI
+ * leaves rank r's result at the start of the buffer, so zrt_wait copies
+ * recv_count elements from there to the rank's slot on every rank but 0.
  *===----------------------------------------------------------------------===*/
 
 typedef struct zrt_comm zrt_comm;        /* the world group; NULL = default */
@@ -88,9 +143,18 @@ zrt_request *zrt_reduce_scatter_start(zrt_comm *comm, const void *send,
 zrt_request *zrt_all_gather_start(zrt_comm *comm, const void *send, void *recv,
                                   size_t send_count, zrt_dtype dtype,
                                   void *stream);
-/* Blocks until the collective is done and frees the request; the time spent
- * here is the rank's exposed communication. */
+/* Completes the request and recycles it. CPU: blocks until the collective
+ * is done (the time spent here is the rank's exposed communication). GPU:
+ * makes the start's `stream` wait for it and returns at once (the host
+ * never blocks on a collective). Each request is waited for exactly once. */
 void zrt_wait(zrt_request *request);
+
+/* The collectives, as the runtimes count them and traces name them. */
+typedef enum zrt_collective {
+  ZRT_ALL_REDUCE = 0,
+  ZRT_REDUCE_SCATTER = 1,
+  ZRT_ALL_GATHER = 2,
+} zrt_collective;
 
 /* Bytes this rank sent, by ring-algorithm accounting of the counts passed
  * above (all-reduce 2(N-1)/N*n, reduce-scatter and all-gather (N-1)/N*n,
@@ -104,13 +168,19 @@ double zrt_comm_seconds_waited(void);
  * the last.
  *===----------------------------------------------------------------------===*/
 
-/* c[b] = op(a[b]) @ op(b[b]) for b < batch, with op = transpose when the
- * flag is set; a[b] is M x K after op, b[b] K x N after op. A stride of 0
- * shares one matrix across the batch. */
+/* Whether zrt_matmul reads an operand as stored or transposed. */
+typedef enum zrt_trans {
+  ZRT_NO_TRANS = 0,
+  ZRT_TRANS = 1,
+} zrt_trans;
+
+/* c[b] = op(a[b]) @ op(b[b]) for b < batch, with op = transpose where the
+ * operand's flag is ZRT_TRANS; a[b] is M x K after op, b[b] K x N after op.
+ * A stride of 0 shares one matrix across the batch. */
 void zrt_matmul(zrt_dtype dtype, const void *a, const void *b, void *c,
-                int64_t batch, int64_t m, int64_t n, int64_t k, int trans_a,
-                int trans_b, int64_t stride_a, int64_t stride_b,
-                int64_t stride_c);
+                int64_t batch, int64_t m, int64_t n, int64_t k,
+                zrt_trans trans_a, zrt_trans trans_b, int64_t stride_a,
+                int64_t stride_b, int64_t stride_c);
 
 void zrt_layernorm(zrt_dtype dtype, const void *x, const void *weight,
                    const void *bias, void *y, int64_t rows, int64_t cols,
@@ -125,18 +195,69 @@ void zrt_softmax(zrt_dtype dtype, const void *x, void *y, int64_t rows,
 void zrt_softmax_grad(zrt_dtype dtype, const void *dy, const void *y, void *dx,
                       int64_t rows, int64_t cols);
 
-/* On [batch, t, s]: entries with j > i become -inf (or 0 when zero != 0). */
-void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y, int64_t batch,
-                     int64_t t, int64_t s, int zero);
+/* What zrt_causal_mask writes above the diagonal. */
+typedef enum zrt_mask_fill {
+  ZRT_MASK_NEG_INF = 0, /* scores before a softmax */
+  ZRT_MASK_ZERO = 1,    /* the gradient of those scores */
+} zrt_mask_fill;
 
-/* q: [bh, t, d], k and v: [bh, s, d] (bh = batch * heads); out: [bh, t, d]. */
+/* On [batch, t, s]: entries with j > i become -inf or 0 as `fill` says. */
+void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y, int64_t batch,
+                     int64_t t, int64_t s, zrt_mask_fill fill);
+
+/* Which keys a query of zrt_attention sees. */
+typedef enum zrt_attention_mask {
+  ZRT_ATTENTION_FULL = 0,   /* every key */
+  ZRT_ATTENTION_CAUSAL = 1, /* keys j <= i */
+} zrt_attention_mask;
+
+/* q: [bh, t, d] (bh = batch * heads); k and v: [bh / group, s, d], query
+ * head h reading key/value head h / group (grouped-query attention; group
+ * 1 is multi-head attention); out: [bh, t, d]. dk and dv sum over the
+ * group's query heads. */
 void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
-                   const void *v, void *out, int64_t bh, int64_t t, int64_t s,
-                   int64_t d, double scale, int causal);
+                   const void *v, void *out, int64_t bh, int64_t group,
+                   int64_t t, int64_t s, int64_t d, double scale,
+                   zrt_attention_mask mask);
 void zrt_attention_grad(zrt_dtype dtype, const void *dout, const void *q,
                         const void *k, const void *v, void *dq, void *dk,
-                        void *dv, int64_t bh, int64_t t, int64_t s, int64_t d,
-                        double scale, int causal);
+                        void *dv, int64_t bh, int64_t group, int64_t t,
+                        int64_t s, int64_t d, double scale,
+                        zrt_attention_mask mask);
+
+/* y = x * rsqrt(mean(x^2, row) + eps) * weight, per row of `cols`; the
+ * statistics in f32 or wider whatever the dtype. */
+void zrt_rmsnorm(zrt_dtype dtype, const void *x, const void *weight, void *y,
+                 int64_t rows, int64_t cols, double eps);
+/* dx; dweight is the sum over rows (overwritten). */
+void zrt_rmsnorm_grad(zrt_dtype dtype, const void *dy, const void *x,
+                      const void *weight, void *dx, void *dweight,
+                      int64_t rows, int64_t cols, double eps);
+
+/* Rotary embeddings (train.rope) of `rows` rows of d features (d even):
+ * row r is at position (r / period) % positions and its pairs (2i, 2i+1)
+ * (style 0, interleaved) or (i, i + d/2) (style 1, rotate-half) turn by
+ * position * theta^(-2i/d), or by its opposite when inverse != 0. */
+void zrt_rope(zrt_dtype dtype, const void *x, void *y, int64_t rows,
+              int64_t d, int64_t positions, int64_t period, double theta,
+              int style, int inverse);
+
+/* y = x[offsets + i * strides] (train.slice); y has out_shape. */
+void zrt_slice(zrt_dtype dtype, const void *x, void *y, int rank,
+               const int64_t *in_shape, const int64_t *offsets,
+               const int64_t *strides, const int64_t *out_shape);
+/* dx (in_shape) = zeros with dy (out_shape) at the slice's positions. */
+void zrt_slice_grad(zrt_dtype dtype, const void *dy, void *dx, int rank,
+                    const int64_t *in_shape, const int64_t *offsets,
+                    const int64_t *strides, const int64_t *out_shape);
+
+/* train.dropout: y[i] = keep(i) ? x[i] * (1 / (1 - p)) : 0 for i < n, with keep
+ * from zeroc/Support/Random.h's Philox stream `seed` at `step` and the
+ * element's global position: x is viewed as [outer, rows, inner] whose
+ * rows are global rows [row_offset, row_offset + rows) of global_rows. */
+void zrt_dropout(zrt_dtype dtype, const void *x, void *y, int64_t n,
+                 int64_t inner, int64_t rows, int64_t row_offset,
+                 int64_t global_rows, double p, uint64_t seed, int64_t step);
 
 /* *loss = mean over rows of logsumexp(logits[r]) - logits[r][targets[r]];
  * a target outside [0, cols) fails naming it. `loss` is one f32 of
@@ -192,10 +313,15 @@ void zrt_unpack(zrt_dtype dtype, const void *input, int count,
 void zrt_squared_norm(zrt_dtype dtype, const void *x, int64_t n, float *out);
 /* *out = min(1, max_norm / (sqrt(*squared_norm) + 1e-6)). */
 void zrt_clip_coef(const float *squared_norm, double max_norm, float *out);
-/* The learning rate at `step` (schedule 0: constant, 1: cosine), on the
- * host: it depends on the step alone. */
-float zrt_lr_schedule(int64_t step, double lr, int schedule, int64_t warmup,
-                      double min_lr, int64_t max_steps);
+/* The learning-rate schedules of train.lr_schedule. */
+typedef enum zrt_lr_kind {
+  ZRT_LR_CONSTANT = 0, /* lr at every step */
+  ZRT_LR_COSINE = 1,   /* nanoGPT's linear warm-up and cosine decay */
+} zrt_lr_kind;
+
+/* The learning rate at `step`, on the host: it depends on the step alone. */
+float zrt_lr_schedule(int64_t step, double lr, zrt_lr_kind schedule,
+                      int64_t warmup, double min_lr, int64_t max_steps);
 /* torch.optim.AdamW on f32 tensors, in place, t = step + 1. */
 void zrt_adamw(float *param, const float *grad, float *exp_avg,
                float *exp_avg_sq, int64_t n, float lr, int64_t step,
@@ -203,6 +329,28 @@ void zrt_adamw(float *param, const float *grad, float *exp_avg,
 /* torch.optim.SGD with momentum, in place. */
 void zrt_sgd(float *param, const float *grad, float *momentum_buffer,
              int64_t n, float lr, double momentum, double weight_decay);
+
+/* The optimizer over this rank's shard of a flat buffer (zrt_buffer), one
+ * launch on a GPU: n elements whose logical indices in the buffer are
+ * first .. first + n - 1. Element i takes weight decay only if first + i
+ * lies in a segment s, [segment_begin[s], segment_end[s]), whose decay[s]
+ * is set (a member with weight decay); every other element -- padding, gaps,
+ * members without decay -- gets none. Segments are sorted and do not
+ * overlap; the three arrays are host memory (`segments` entries). Each
+ * element is updated exactly as zrt_adamw / zrt_sgd update it (with
+ * weight_decay or 0), so the result is bitwise that of the per-tensor
+ * calls on each member's part. */
+void zrt_adamw_buffer(float *param, const float *grad, float *exp_avg,
+                      float *exp_avg_sq, int64_t n, int64_t first,
+                      int segments, const int64_t *segment_begin,
+                      const int64_t *segment_end, const uint8_t *decay,
+                      float lr, int64_t step, double beta1, double beta2,
+                      double eps, double weight_decay);
+void zrt_sgd_buffer(float *param, const float *grad, float *momentum_buffer,
+                    int64_t n, int64_t first, int segments,
+                    const int64_t *segment_begin, const int64_t *segment_end,
+                    const uint8_t *decay, float lr, double momentum,
+                    double weight_decay);
 
 /* dst = src, `bytes` bytes, both zrt_alloc or state memory (ordered with
  * the kernels on a GPU). */
@@ -217,24 +365,69 @@ void zrt_read_f32(float *host, const void *src, zrt_dtype dtype, int64_t n);
  * these for --target=cuda).
  *===----------------------------------------------------------------------===*/
 
-/* The stream every kernel of a step runs on (a cudaStream_t); collectives
- * run on the runtime's own stream, ordered with events. */
+/* The stream every kernel of a step runs on (a cudaStream_t), which
+ * generated code passes to the collectives; they run on the runtime's own
+ * stream, ordered with it by events. */
 void *zrt_compute_stream(void);
 /* After a launch of a generated kernel: fails naming `kernel` when the
  * launch did not go through (and, with ZEROC_CUDA_SYNC=1, when it faulted). */
 void zrt_check_launch(const char *kernel);
 
-/* Generated CUDA code calls NCCL itself, so that each collective's stream
- * and events are in the program: the world's communicator (an ncclComm_t)
- * and the stream collectives run on (a cudaStream_t). */
-void *zrt_nccl_comm(zrt_comm *comm);
-void *zrt_comm_stream(void);
-/* Fails naming `call` and NCCL's message unless `result` (an ncclResult_t)
- * is ncclSuccess. */
-void zrt_check_nccl(int result, const char *call);
-/* Counts one collective in zrt_comm_bytes_sent (kind: 0 all-reduce, 1
- * reduce-scatter, 2 all-gather; n: elements of the full buffer). */
-void zrt_count_collective(int kind, int64_t n, zrt_dtype dtype);
+/*===----------------------------------------------------------------------===*
+ * Tracing (the executable's --trace PATH --trace-steps A:B; Trace.cpp).
+ * Generated code brackets each op of the training step with these calls,
+ * through the ZRT_TRACE macro: a test of zrt_trace_enabled, nonzero only
+ * while a traced step runs, so a run without --trace pays one predictable
+ * branch per op. A site is a constant the generated code defines once per
+ * op.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct zrt_trace_site {
+  const char *name;     /* "matmul transformer.h.0.attn.c_attn" */
+  const char *kind;     /* the op: "matmul", "all_gather_start", "wait" */
+  const char *phase;    /* "forward", "backward" or "optimizer" */
+  const char *location; /* "gpt2.mlir:57:10", or "" */
+  /* Collectives (their start and their wait): the collective's number in
+   * the step, from 0, its kind (0 all-reduce, 1 reduce-scatter, 2
+   * all-gather), its whole buffer in elements (n, padding included) and the
+   * bytes this rank sends for it (ring accounting, as zrt_comm_bytes_sent
+   * counts them). -1 and zeros for other ops. */
+  int32_t collective;
+  int32_t collective_kind;
+  int64_t elements;
+  int64_t bytes;
+} zrt_trace_site;
+
+extern int zrt_trace_enabled;
+
+/* An op's kernels and runtime calls: the compute track. */
+void zrt_trace_begin(const zrt_trace_site *site);
+void zrt_trace_end(const zrt_trace_site *site);
+/* Before and after a collective's start call. The communication track
+ * shows the collective from its start to the end of its wait (the CPU, where
+ * MPI completes it there) or from its input being ready to its completion
+ * on the communication stream (CUDA). */
+void zrt_trace_collective_begin(const zrt_trace_site *site);
+void zrt_trace_collective_end(const zrt_trace_site *site);
+/* Around the wait for a collective (`site` is the wait's, with the
+ * collective's number): the waits track, the time the compute stream
+ * stalls. */
+void zrt_trace_wait_begin(const zrt_trace_site *site);
+void zrt_trace_wait_end(const zrt_trace_site *site);
+
+#ifdef __GNUC__
+#define ZRT_TRACE(call, site)                                                  \
+  do {                                                                         \
+    if (__builtin_expect(zrt_trace_enabled, 0))                                \
+      zrt_trace_##call(&(site));                                               \
+  } while (0)
+#else
+#define ZRT_TRACE(call, site)                                                  \
+  do {                                                                         \
+    if (zrt_trace_enabled)                                                     \
+      zrt_trace_##call(&(site));                                               \
+  } while (0)
+#endif
 
 /* f32 <-> bf16 (round to nearest even). */
 static inline uint16_t zrt_f32_to_bf16(float value) {
@@ -268,13 +461,52 @@ typedef enum zrt_init {
   ZRT_INIT_NORMAL = 2,
 } zrt_init;
 
-/* One train.param or train.state. The runtime allocates `data` (its
- * storage: the rank's flat shard of `storage_numel` elements when shards >
- * 1, the whole tensor otherwise) and initializes it before the first step:
- * a parameter from its initializer with the shared counter-based RNG
- * (include/zeroc/Support/Random.h), so that shard r holds flat elements
- * [r*storage_numel, ...) of the full tensor (padding zero); a master copy as
- * its parameter's initial values in f32; other state as zeros. */
+/* A flat buffer: the storage of several states of one dtype laid end to
+ * end (a bucket's parameters, or its gradients, ...), so that a collective
+ * over the bucket runs in place on it. Its logical elements are numbered
+ * 0 .. numel-1; each member state occupies [buffer_offset, buffer_offset +
+ * state.numel) of them (members do not overlap; elements of no member are
+ * padding). A replicated buffer (shard_numel == numel) is stored whole on
+ * every rank; a sharded one (numel == N * shard_numel, N the world size)
+ * stores logical elements [r*S, (r+1)*S) on rank r, S = shard_numel. The
+ * runtime allocates `data` once (zrt_alloc, `shard_numel` elements counted
+ * in `category`), zeroes it (padding stays zero unless the program writes
+ * it) and points each member's `data` into it (zrt_state_range). */
+typedef struct zrt_buffer {
+  const char *name;           /* for messages: "bucket0.params" */
+  zrt_dtype dtype;            /* every member's dtype */
+  zrt_mem_category category;  /* where its bytes are counted */
+  int64_t numel;       /* the logical buffer, padded: N * shard_numel when sharded */
+  int64_t shard_numel; /* elements this rank stores: numel when replicated,
+                          numel / N when sharded */
+  void *data;          /* set by the runtime */
+} zrt_buffer;
+
+/* One train.param or train.state, in one of two layouts.
+ *
+ * Its own storage (buffer == -1): the runtime allocates `data`, the rank's
+ * flat shard of `storage_numel` elements when shards > 1 (shard r holds
+ * flat elements [r*storage_numel, ...) of the full tensor, padding zero),
+ * the whole tensor otherwise.
+ *
+ * A member of program->buffers[buffer] (buffer >= 0): its flat element i is
+ * the buffer's logical element buffer_offset + i. In a replicated buffer
+ * `shards` is 1 and the state holds all its elements at buffer.data +
+ * buffer_offset; in a sharded one `shards` is N and rank r holds the
+ * state's elements [lo, hi), lo = clamp(r*S - buffer_offset, 0, numel),
+ * hi = clamp((r+1)*S - buffer_offset, 0, numel), S = shard_numel, at
+ * buffer.data + (buffer_offset + lo - r*S) (nothing when hi <= lo).
+ * `storage_numel` is unused (0). The runtime sets `data` to the first
+ * element held (NULL when none).
+ *
+ * zrt_state_range computes what a rank holds for both layouts; every
+ * runtime path that touches states goes through it. Before the first step
+ * the runtime initializes what each rank holds: a parameter's element i
+ * from its initializer with the shared counter-based RNG
+ * (include/zeroc/Support/Random.h), a master copy as its parameter's
+ * initial values in f32, other state as zeros, so that the values depend
+ * on the logical index alone, not on the layout, the stage or the world
+ * size. */
 typedef struct zrt_state {
   const char *name;   /* "transformer.wte.weight", "….exp_avg" */
   const char *of;     /* the parameter a state belongs to; NULL for a param */
@@ -289,7 +521,30 @@ typedef struct zrt_state {
   double std;
   int weight_decay;
   void *data;
+  int buffer;             /* -1: its own storage; else an index into
+                             program->buffers */
+  int64_t buffer_offset;  /* a member's first element in the buffer's
+                             logical numbering (0 when buffer == -1) */
 } zrt_state;
+
+/* What one rank holds of a state: its flat elements [offset, offset +
+ * count), stored contiguously from `data` (NULL when count is 0). */
+typedef struct zrt_range {
+  int64_t offset;
+  int64_t count;
+  void *data;
+} zrt_range;
+
+struct zrt_program;
+
+/* The elements of `state` that rank `rank` of `world_size` holds, for both
+ * layouts above; `data` is computed from the current storage pointers
+ * (state->data, or the buffer's data for a member), so it is meaningful
+ * for this rank only. The one definition of the state layout: allocation,
+ * initialization, --init and the checkpoints (--save, --resume: logical
+ * tensors, cut where the ranks' ranges end) use it. */
+zrt_range zrt_state_range(const struct zrt_program *program,
+                          const zrt_state *state, int rank, int world_size);
 
 /* Entry points return 0, or non-zero after zrt_fail-free error reporting. */
 /* One step: the loss (this rank's view of the global mean), the global
@@ -317,6 +572,8 @@ typedef struct zrt_program {
   zrt_train_step_fn train_step;
   zrt_forward_fn forward;   /* NULL when the model has none */
   zrt_logits_fn logits;     /* NULL when the model has none (no sampling) */
+  int num_buffers;          /* 0: every state has its own storage */
+  zrt_buffer *buffers;
 } zrt_program;
 
 /* Defined by the generated code. */

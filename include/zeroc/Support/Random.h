@@ -103,6 +103,102 @@ inline int64_t uniformInt(std::string_view name, uint64_t seed, int64_t k,
   return value < k ? value : k - 1; // guards a product that rounds up to k
 }
 
+//===----------------------------------------------------------------------===//
+// Dropout masks: Philox-4x32-10 (Salmon et al., SC11; Random123's
+// philox4x32_10), usable in CUDA device code too.
+//
+//   counter (c0, c1, c2, c3) = (lo(q), hi(q), lo(step), hi(step)),
+//                              q = position / 4
+//   key (k0, k1)             = (lo(seed), hi(seed))
+//   round: (hi0, lo0) = M0 * c0, (hi1, lo1) = M1 * c2 (32x32 -> 64 bits),
+//          c = (hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0);
+//          then the key is bumped by (W0, W1) before each further round;
+//          10 rounds. M0 = 0xD2511F53, M1 = 0xCD9E8D57,
+//          W0 = 0x9E3779B9, W1 = 0xBB67AE85.
+//   word w = output[position % 4]
+//   kept  <=> (w >> 8) * 2^-24 >= p, i.e. (w >> 8) >= ceil(p * 2^24)
+//
+// `position` is the element's row-major index in the global batch (see
+// train.dropout), so the mask is the same on any world size.
+//===----------------------------------------------------------------------===//
+
+#if defined(__CUDACC__)
+#define ZEROC_RANDOM_HD __host__ __device__
+#else
+#define ZEROC_RANDOM_HD
+#endif
+
+struct Philox4x32 {
+  uint32_t v[4];
+};
+
+/// Philox-4x32-10 of `counter` under `key`.
+ZEROC_RANDOM_HD inline Philox4x32 philox4x32(Philox4x32 counter, uint32_t k0,
+                                             uint32_t k1) {
+  uint32_t *c = counter.v;
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c[0];
+    uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c[2];
+    uint32_t next[4] = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k0,
+                        static_cast<uint32_t>(p1),
+                        static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k1,
+                        static_cast<uint32_t>(p0)};
+    for (int i = 0; i < 4; ++i)
+      c[i] = next[i];
+  }
+  return counter;
+}
+
+/// The 32-bit word of the dropout stream `seed` for element `position` at
+/// training step `step`.
+ZEROC_RANDOM_HD inline uint32_t dropoutWord(uint64_t seed, uint64_t step,
+                                            uint64_t position) {
+  uint64_t q = position >> 2;
+  Philox4x32 counter = {{static_cast<uint32_t>(q), static_cast<uint32_t>(q >> 32),
+                         static_cast<uint32_t>(step),
+                         static_cast<uint32_t>(step >> 32)}};
+  Philox4x32 out = philox4x32(counter, static_cast<uint32_t>(seed),
+                              static_cast<uint32_t>(seed >> 32));
+  return out.v[position & 3];
+}
+
+/// The drop threshold of probability `p`, ceil(p * 2^24): an element is
+/// kept when the top 24 bits of its word are at least this.
+ZEROC_RANDOM_HD inline uint32_t dropoutThreshold(double p) {
+  double t = p * 16777216.0;
+  if (!(t > 0.0))
+    return 0u;
+  if (t >= 16777216.0)
+    return 16777216u;
+  uint32_t whole = static_cast<uint32_t>(t);
+  return static_cast<double>(whole) < t ? whole + 1 : whole;
+}
+
+/// Whether element `position` survives dropout with `threshold`
+/// (dropoutThreshold(p)) at `step` under `seed`.
+ZEROC_RANDOM_HD inline bool dropoutKeeps(uint64_t seed, uint64_t step,
+                                         uint64_t position,
+                                         uint32_t threshold) {
+  return (dropoutWord(seed, step, position) >> 8) >= threshold;
+}
+
+/// The global position of element `i` of a local tensor whose dimension
+/// along the batch has `rows` entries, which are global entries
+/// [`offset`, `offset + rows`) of `globalRows`, with `inner` elements per
+/// entry (the product of the later dimensions). Without a batch split,
+/// rows = globalRows and offset = 0 make it `i`.
+ZEROC_RANDOM_HD inline uint64_t dropoutPosition(uint64_t i, uint64_t inner,
+                                                uint64_t rows, uint64_t offset,
+                                                uint64_t globalRows) {
+  uint64_t rest = i % inner, entry = i / inner;
+  uint64_t row = entry % rows, outer = entry / rows;
+  return (outer * globalRows + offset + row) * inner + rest;
+}
+
 } // namespace zeroc::random
 
 #endif // ZEROC_SUPPORT_RANDOM_H

@@ -57,6 +57,41 @@ struct File {
   const Tensor *find(const std::string &name) const;
 };
 
+/// The format's limit on the header's length (as the reference
+/// implementation's MAX_HEADER_SIZE).
+inline constexpr uint64_t kMaxHeaderBytes = 100000000;
+
+/// One tensor of a header: where its bytes are, relative to the first byte
+/// after the header.
+struct HeaderEntry {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0;
+};
+
+/// A parsed and checked header: tensors in header order, the metadata, and
+/// where the data starts and how long it is.
+struct Header {
+  std::vector<HeaderEntry> tensors;
+  std::map<std::string, std::string> metadata;
+  uint64_t dataStart = 0, dataSize = 0;
+};
+
+/// Parses and checks the header of a file of `fileSize` bytes, from its
+/// first `prefixSize` bytes (at least 8 + the header's length). Checks the
+/// format's rules: the length, the JSON, each entry's dtype, shape and
+/// data_offsets (the byte count of shape times dtype), and that the
+/// tensors' byte ranges, in order of their offsets, cover the data exactly:
+/// contiguous, without gap, overlap or alias, to its last byte. Errors name
+/// the file and the tensor.
+std::string parseHeader(const std::string &path, const uint8_t *prefix,
+                        size_t prefixSize, uint64_t fileSize, Header &header);
+
+/// Reads and checks only the header of `path` (for readers that then read
+/// the byte ranges they need).
+std::string readHeader(const std::string &path, Header &header);
+
 /// Reads `path` into `file`. Returns "" or an error message.
 std::string readFile(const std::string &path, File &file);
 
@@ -65,7 +100,9 @@ std::string parse(const std::string &path, const std::vector<uint8_t> &buffer,
                   File &file);
 
 /// Writes `file` to `path` atomically: to a temporary file in the same
-/// directory, then renamed over `path`. Returns "" or an error message.
+/// directory, then renamed over `path`; a device or a FIFO at `path` is
+/// written in place instead (zeroc/Support/OutputFile.h). Returns "" or an
+/// error message.
 std::string writeFile(const std::string &path, const File &file);
 
 /// Serializes `file` (header padded with spaces to a multiple of 8 bytes,

@@ -15,7 +15,11 @@ def TrainDataParallel : Pass<"train-data-parallel", "mlir::ModuleOp"> {
     local batch; with equal local batches the average of the ranks' losses
     and gradients is the global one, which is how `train-zero` combines
     them. Runs before `train-autodiff`, and records the world size in the
-    module attribute `train.batch_split`.
+    module attribute `train.batch_split`. A `train.slice` that takes the
+    batch dimension whole follows the split. Each `train.dropout` of a
+    value computed from the batch records where its input sits in the
+    global batch (`batch_dim` and `ranks`), so that its mask is the one
+    the unsplit program draws.
 
     ```mlir
     // world-size=4: tensor<12x17xi32> becomes tensor<3x17xi32>, and
@@ -27,7 +31,8 @@ def TrainDataParallel : Pass<"train-data-parallel", "mlir::ModuleOp"> {
     Errors: a batch that does not divide by the world size (naming the
     argument and both numbers); a reduction that sums over the batch
     dimension (a sum over the global batch is not the average of local
-    sums, so the loss must be a mean); an op whose result shape cannot
+    sums, so the loss must be a mean); a slice of part of the batch; a
+    dropout that already records a split; an op whose result shape cannot
     follow the split.
   }];
   let options = [
@@ -67,8 +72,9 @@ def TrainLogits : Pass<"train-logits", "mlir::ModuleOp"> {
     before `train-data-parallel`, which leaves it alone; in stage 3,
     `train-zero` gathers the parameters it reads.
 
-    With `required=false` (as the pipeline runs it) a model whose loss is
-    not a cross-entropy of logits simply gets no @logits.
+    Sampling runs without dropout: the `train.dropout` ops of the copy are
+    removed. With `required=false` (as the pipeline runs it) a model whose
+    loss is not a cross-entropy of logits simply gets no @logits.
   }];
   let options = [
     Option<"required", "required", "bool", "true",
@@ -129,6 +135,11 @@ def TrainOptimizer : Pass<"train-optimizer", "mlir::ModuleOp"> {
     * state: the `train.param`s and the `train.state`s this pass declares
       (`exp_avg` and `exp_avg_sq` for AdamW, `momentum_buffer` for SGD, and
       an fp32 `master` copy of every parameter that is not f32).
+
+    Every step-less `train.dropout` of the step (the forward's and, from
+    `train-autodiff`, the backward's) gets `%step`: dropout drops in the
+    training step only, with the same mask in forward and backward, and
+    stays the identity in `@forward` (evaluation).
 
     After the backward computation it computes the learning rate
     (`train.lr_schedule`), the global squared gradient norm
@@ -217,6 +228,43 @@ def TrainSchedule : Pass<"train-schedule", "mlir::ModuleOp"> {
     Option<"maxInFlight", "max-in-flight", "int64_t", "2",
            "Gradient buckets whose reduction may be in flight at once">
   ];
+  let dependentDialects = ["zeroc::train::TrainDialect"];
+}
+
+def TrainTraceSites : Pass<"train-trace-sites", "mlir::ModuleOp"> {
+  let summary = "Names each op of the train step for the executable's --trace";
+  let description = [{
+    Runs before the planning passes on the scheduled program (the driver
+    adds it when it writes source or an executable). Every op of the
+    `train.step` function gets a `train.trace` dictionary: the site that
+    the executable's `--trace` records for it (zrt.h's `zrt_trace_site`):
+
+    * `name`: the op's kind and the layer it belongs to (the parameter it
+      reads, or the layer of the op at the same source location, or the
+      block of the op before it), a collective's the range of blocks its
+      buffer packs (`all_gather transformer.h.0..transformer.h.1`);
+    * `kind` (the op's name without the dialect), `phase` (forward,
+      backward or optimizer) and `location` (`file:line:column`);
+    * for collectives and their waits: `collective` (the number of the
+      collective in the step, from 0), `collective_kind` (0 all-reduce, 1
+      reduce-scatter, 2 all-gather), `elements` (the whole buffer) and
+      `bytes` (what this rank sends, ring accounting); -1 and 0 otherwise.
+
+    `train-fuse-elementwise` gives a `train.fused` region its root's site,
+    `train-bufferize` keeps each op's in its `train.kernel` and gives the
+    `train.collective_start` and `train.collective_wait` ops their
+    collective's and wait's. The back ends print the sites and decide
+    nothing (docs/performance-model.md, "Traces").
+
+    ```mlir
+    %0 = train.matmul %x, %w : ... {train.trace = {bytes = 0 : i64,
+        collective = -1 : i64, collective_kind = -1 : i64, elements = 0 : i64,
+        kind = "matmul", location = "gpt2.mlir:57:10",
+        name = "matmul transformer.h.0.attn.c_attn", phase = "forward"}}
+    ```
+
+    The pass emits no error.
+  }];
   let dependentDialects = ["zeroc::train::TrainDialect"];
 }
 

@@ -15,55 +15,73 @@
 
 namespace zeroc::rt {
 
-/// The name of a dtype for messages.
-inline const char *dtypeName(zrt_dtype dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return "f32";
-  case ZRT_BF16:
-    return "bf16";
-  case ZRT_I32:
-    return "i32";
-  case ZRT_I64:
-    return "i64";
-  }
-  return "unknown";
-}
+/// The name of a dtype for messages (zrt.h's table).
+inline const char *dtypeName(zrt_dtype dtype) { return zrt_dtype_name(dtype); }
 
-/// Calls fn(float{}) or fn(uint16_t{}) (bf16 bit patterns) by `dtype`; any
-/// other dtype fails naming the kernel.
+/// Calls fn(C_TYPE{}) with the storage type of `dtype` when the table says
+/// it is a float (f32: float, bf16: uint16_t bit patterns); any other dtype
+/// fails naming the kernel.
 template <typename Fn>
 inline void dispatchFloat(const char *kernel, zrt_dtype dtype, Fn &&fn) {
   switch (dtype) {
-  case ZRT_F32:
-    fn(float{});
-    return;
-  case ZRT_BF16:
-    fn(uint16_t{});
-    return;
-  default:
-    zrt_fail("%s: unsupported dtype %s (%d); expected f32 or bf16", kernel,
-             dtypeName(dtype), static_cast<int>(dtype));
+#define ZRT_DISPATCH_FLOAT_(e, value, ctype, bytes, name, is_float)           \
+  case e:                                                                      \
+    if constexpr (is_float) {                                                  \
+      fn(ctype{});                                                             \
+      return;                                                                  \
+    }                                                                          \
+    break;
+    ZRT_DTYPES(ZRT_DISPATCH_FLOAT_)
+#undef ZRT_DISPATCH_FLOAT_
   }
+  zrt_fail("%s: unsupported dtype %s (%d); expected f32 or bf16", kernel,
+           dtypeName(dtype), static_cast<int>(dtype));
 }
+
+/// The unsigned integer of `Bytes` bytes.
+template <int Bytes> struct UnsignedOfSize;
+template <> struct UnsignedOfSize<1> { using type = uint8_t; };
+template <> struct UnsignedOfSize<2> { using type = uint16_t; };
+template <> struct UnsignedOfSize<4> { using type = uint32_t; };
+template <> struct UnsignedOfSize<8> { using type = uint64_t; };
 
 /// Calls fn(uintN_t{}) with the unsigned type of `dtype`'s element size:
 /// for kernels that only move elements.
 template <typename Fn>
 inline void dispatchSize(const char *kernel, zrt_dtype dtype, Fn &&fn) {
   switch (dtype) {
-  case ZRT_BF16:
-    fn(uint16_t{});
+#define ZRT_DISPATCH_SIZE_(e, value, ctype, bytes, name, is_float)            \
+  case e:                                                                      \
+    static_assert(sizeof(ctype) == bytes, "zrt.h's dtype table");              \
+    fn(typename UnsignedOfSize<bytes>::type{});                                \
     return;
-  case ZRT_F32:
-  case ZRT_I32:
-    fn(uint32_t{});
-    return;
-  case ZRT_I64:
-    fn(uint64_t{});
-    return;
+    ZRT_DTYPES(ZRT_DISPATCH_SIZE_)
+#undef ZRT_DISPATCH_SIZE_
   }
   zrt_fail("%s: unknown dtype %d", kernel, static_cast<int>(dtype));
+}
+
+/// Fails unless `value` is one of an enum's `count` values 0, 1, ...
+/// (`choices` names them).
+inline void checkChoice(const char *kernel, const char *what, int value,
+                        int count, const char *choices) {
+  if (value < 0 || value >= count)
+    zrt_fail("%s: %s must be %s, got %d", kernel, what, choices, value);
+}
+
+inline void checkTrans(const char *kernel, const char *what, zrt_trans trans) {
+  checkChoice(kernel, what, static_cast<int>(trans), 2,
+              "ZRT_NO_TRANS (0) or ZRT_TRANS (1)");
+}
+
+inline void checkAttentionMask(const char *kernel, zrt_attention_mask mask) {
+  checkChoice(kernel, "mask", static_cast<int>(mask), 2,
+              "ZRT_ATTENTION_FULL (0) or ZRT_ATTENTION_CAUSAL (1)");
+}
+
+inline void checkMaskFill(const char *kernel, zrt_mask_fill fill) {
+  checkChoice(kernel, "fill", static_cast<int>(fill), 2,
+              "ZRT_MASK_NEG_INF (0) or ZRT_MASK_ZERO (1)");
 }
 
 /// Fails unless `value` >= 0.

@@ -10,14 +10,15 @@
 #include <cmath>
 #include <cstdint>
 
-extern "C" float zrt_lr_schedule(int64_t step, double lr, int schedule,
-                                 int64_t warmup, double min_lr,
-                                 int64_t max_steps) {
-  if (schedule == 0)
+extern "C" float zrt_lr_schedule(int64_t step, double lr,
+                                 zrt_lr_kind schedule, int64_t warmup,
+                                 double min_lr, int64_t max_steps) {
+  if (schedule == ZRT_LR_CONSTANT)
     return static_cast<float>(lr);
-  if (schedule != 1)
-    zrt_fail("zrt_lr_schedule: unknown schedule %d (0: constant, 1: cosine)",
-             schedule);
+  if (schedule != ZRT_LR_COSINE)
+    zrt_fail("zrt_lr_schedule: unknown schedule %d (ZRT_LR_CONSTANT (0) or "
+             "ZRT_LR_COSINE (1))",
+             static_cast<int>(schedule));
   double s = static_cast<double>(step);
   if (step < warmup)
     return static_cast<float>(lr * (s + 1) / static_cast<double>(warmup + 1));

@@ -8,18 +8,24 @@
 // sums use a 2-byte contiguous datatype with a commutative user operation
 // that adds in f32 and rounds to nearest even, as every kernel does.
 //
-// Buffers that alias the way MPI_IN_PLACE expresses (send == recv for an
-// all-reduce or a reduce-scatter, send at the rank's slot of recv for an
-// all-gather) go in place; any other overlap goes through a temporary that
+// Buffers that alias in zrt.h's in-place forms (the CUDA runtime's, which
+// are NCCL's) go in place: send == recv for an all-reduce (MPI_IN_PLACE);
+// send at the rank's slot of recv for an all-gather (MPI_IN_PLACE); recv at
+// the rank's slot of send for a reduce-scatter, which MPI_IN_PLACE cannot
+// say (MPI leaves rank r's result at the start of the buffer): the
+// reduce-scatter runs with MPI_IN_PLACE on the whole buffer and zrt_wait
+// moves the result (recv_count elements) from the start to the rank's slot,
+// on every rank but 0. Any other overlap goes through a temporary that
 // zrt_wait copies out. The CPU runtime has no streams: `stream` is ignored.
 //
-// Bytes sent are counted by the ring formula on the buffer passed (n = the
-// full buffer, padding included): all-reduce round(2(N-1)n/N), reduce-scatter
-// and all-gather round((N-1)n/N) elements, times the element size.
+// Bytes sent are counted by the ring formula on the buffer passed
+// (Common/RingBytes.h, as the CUDA runtime counts them).
 //
 //===----------------------------------------------------------------------===//
 
+#include "RingBytes.h"
 #include "Services.h"
+#include "Timeout.h"
 
 #include <algorithm>
 #include <atomic>
@@ -38,9 +44,13 @@ struct zrt_comm {
 
 struct zrt_request {
   std::vector<MPI_Request> requests;
+  zeroc::rt::CollectiveInfo info{}; // for --collective-timeout's message
   void *temporary = nullptr; // receives instead of `destination`
   void *destination = nullptr;
   size_t bytes = 0;
+  // An in-place reduce-scatter on rank r > 0: the result, at `shardFrom`
+  // (the start of the buffer), moves to `destination` (its slot r).
+  const void *shardFrom = nullptr;
 };
 
 namespace {
@@ -82,20 +92,33 @@ struct TypeAndOp {
   MPI_Op op;
 };
 
+/// MPI's datatype and sum for each dtype of zrt.h's table (a dtype added
+/// there without one here does not compile).
+template <zrt_dtype D> TypeAndOp mpiTypeFor(const char *function);
+template <> TypeAndOp mpiTypeFor<ZRT_F32>(const char *) {
+  return {MPI_FLOAT, MPI_SUM};
+}
+template <> TypeAndOp mpiTypeFor<ZRT_BF16>(const char *function) {
+  if (bf16Type == MPI_DATATYPE_NULL)
+    zrt_fail("%s: the runtime's bf16 sum is not set up (MPI not "
+             "initialized by the runtime's main?)",
+             function);
+  return {bf16Type, bf16Sum};
+}
+template <> TypeAndOp mpiTypeFor<ZRT_I32>(const char *) {
+  return {MPI_INT32_T, MPI_SUM};
+}
+template <> TypeAndOp mpiTypeFor<ZRT_I64>(const char *) {
+  return {MPI_INT64_T, MPI_SUM};
+}
+
 TypeAndOp mpiTypeOf(const char *function, zrt_dtype dtype) {
   switch (dtype) {
-  case ZRT_F32:
-    return {MPI_FLOAT, MPI_SUM};
-  case ZRT_BF16:
-    if (bf16Type == MPI_DATATYPE_NULL)
-      zrt_fail("%s: the runtime's bf16 sum is not set up (MPI not "
-               "initialized by the runtime's main?)",
-               function);
-    return {bf16Type, bf16Sum};
-  case ZRT_I32:
-    return {MPI_INT32_T, MPI_SUM};
-  case ZRT_I64:
-    return {MPI_INT64_T, MPI_SUM};
+#define ZRT_MPI_TYPE_(e, value, ctype, bytes, name, is_float)                  \
+  case e:                                                                      \
+    return mpiTypeFor<e>(function);
+    ZRT_DTYPES(ZRT_MPI_TYPE_)
+#undef ZRT_MPI_TYPE_
   }
   zrt_fail("%s: unknown dtype %d", function, static_cast<int>(dtype));
 }
@@ -106,6 +129,27 @@ bool overlaps(const void *a, size_t aBytes, const void *b, size_t bBytes) {
   return aBytes && bBytes && x < y + bBytes && y < x + aBytes;
 }
 
+const char *dtypeText(zrt_dtype dtype) {
+  switch (dtype) {
+  case ZRT_F32:
+    return "f32";
+  case ZRT_BF16:
+    return "bf16";
+  case ZRT_I32:
+    return "i32";
+  case ZRT_I64:
+    return "i64";
+  }
+  return "?";
+}
+
+/// A new request for the collective `kind` of `count` elements.
+zrt_request *newRequest(const char *kind, size_t count, zrt_dtype dtype) {
+  auto *request = new zrt_request;
+  request->info = {kind, nextCollectiveNumber(), count, dtypeText(dtype)};
+  return request;
+}
+
 int checkedCount(const char *function, size_t count) {
   if (count > static_cast<size_t>(INT_MAX))
     zrt_fail("%s: %zu elements per rank exceed MPI's int count", function,
@@ -113,11 +157,8 @@ int checkedCount(const char *function, size_t count) {
   return static_cast<int>(count);
 }
 
-/// round(factor * (N - 1) * n / N) elements, times the element size.
-void countRing(int64_t factor, size_t n, int ranks, zrt_dtype dtype) {
-  int64_t numerator = factor * (ranks - 1) * static_cast<int64_t>(n);
-  int64_t elements = (2 * numerator + ranks) / (2 * ranks);
-  bytesSent += elements * static_cast<int64_t>(zrt_dtype_size(dtype));
+void countRing(zrt_collective kind, size_t n, int ranks, zrt_dtype dtype) {
+  bytesSent += ringBytes(kind, static_cast<int64_t>(n), ranks, dtype);
 }
 
 /// Points the request's receive side at a temporary when `recv` overlaps
@@ -144,16 +185,20 @@ void commInitialize(int &argc, char **&argv, const zrt_program &) {
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
+    armStartupWatchdog(); // MPI_Init waits for every rank (Timeout.cpp)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    disarmStartupWatchdog();
   }
   if (bf16Type != MPI_DATATYPE_NULL)
     return;
   MPI_Type_contiguous(2, MPI_BYTE, &bf16Type);
   MPI_Type_commit(&bf16Type);
   MPI_Op_create(bf16SumFunction, /*commute=*/1, &bf16Sum);
+  timeoutInitialize();
 }
 
 void commFinalize() {
+  timeoutFinalize();
   if (bf16Sum != MPI_OP_NULL)
     MPI_Op_free(&bf16Sum);
   if (bf16Type != MPI_DATATYPE_NULL)
@@ -178,7 +223,7 @@ extern "C" zrt_request *zrt_all_reduce_start(zrt_comm *comm, const void *send,
   TypeAndOp mpi = mpiTypeOf("zrt_all_reduce_start", dtype);
   size_t size = zrt_dtype_size(dtype);
   size_t bytes = count * size;
-  auto *request = new zrt_request;
+  zrt_request *request = newRequest("all-reduce", count, dtype);
   const void *source = send;
   char *target = static_cast<char *>(recv);
   if (send == recv)
@@ -196,7 +241,7 @@ extern "C" zrt_request *zrt_all_reduce_start(zrt_comm *comm, const void *send,
                    mpi.type, mpi.op, mpiComm(comm), &handle);
     request->requests.push_back(handle);
   }
-  countRing(2, count, commSize(comm), dtype);
+  countRing(ZRT_ALL_REDUCE, count, commSize(comm), dtype);
   return request;
 }
 
@@ -207,18 +252,31 @@ zrt_reduce_scatter_start(zrt_comm *comm, const void *send, void *recv,
   int count = checkedCount("zrt_reduce_scatter_start", recv_count);
   int ranks = commSize(comm);
   size_t size = zrt_dtype_size(dtype);
-  auto *request = new zrt_request;
+  zrt_request *request =
+      newRequest("reduce-scatter", recv_count * ranks, dtype);
   const void *source = send;
   void *target = recv;
-  if (send == recv)
-    source = MPI_IN_PLACE; // the result lands in the first recv_count
-  else if (overlaps(send, recv_count * ranks * size, recv, recv_count * size))
+  const char *ownSlot =
+      static_cast<const char *>(send) + commRank(comm) * recv_count * size;
+  if (recv == ownSlot) {
+    // MPI_IN_PLACE: the input is the whole buffer and the result lands in
+    // its first recv_count elements; zrt_wait moves it to the rank's slot.
+    source = MPI_IN_PLACE;
+    target = const_cast<void *>(send);
+    if (recv != send) {
+      request->shardFrom = send;
+      request->destination = recv;
+      request->bytes = recv_count * size;
+    }
+  } else if (overlaps(send, recv_count * ranks * size, recv,
+                      recv_count * size)) {
     target = receiveBuffer(request, recv, recv_count * size);
+  }
   MPI_Request handle;
   MPI_Ireduce_scatter_block(source, target, count, mpi.type, mpi.op,
                             mpiComm(comm), &handle);
   request->requests.push_back(handle);
-  countRing(1, recv_count * ranks, ranks, dtype);
+  countRing(ZRT_REDUCE_SCATTER, recv_count * ranks, ranks, dtype);
   return request;
 }
 
@@ -229,7 +287,7 @@ extern "C" zrt_request *zrt_all_gather_start(zrt_comm *comm, const void *send,
   int count = checkedCount("zrt_all_gather_start", send_count);
   int ranks = commSize(comm);
   size_t size = zrt_dtype_size(dtype);
-  auto *request = new zrt_request;
+  zrt_request *request = newRequest("all-gather", send_count * ranks, dtype);
   const void *source = send;
   void *target = recv;
   const char *ownSlot =
@@ -242,7 +300,7 @@ extern "C" zrt_request *zrt_all_gather_start(zrt_comm *comm, const void *send,
   MPI_Iallgather(source, count, mpi.type, target, count, mpi.type,
                  mpiComm(comm), &handle);
   request->requests.push_back(handle);
-  countRing(1, send_count * ranks, ranks, dtype);
+  countRing(ZRT_ALL_GATHER, send_count * ranks, ranks, dtype);
   return request;
 }
 
@@ -250,13 +308,14 @@ extern "C" void zrt_wait(zrt_request *request) {
   if (!request)
     zrt_fail("zrt_wait: null request");
   double start = MPI_Wtime();
-  MPI_Waitall(static_cast<int>(request->requests.size()),
-              request->requests.data(), MPI_STATUSES_IGNORE);
+  waitWithDeadline(request->requests, request->info); // --collective-timeout
   secondsWaited += MPI_Wtime() - start;
   if (request->temporary) {
     std::memcpy(request->destination, request->temporary, request->bytes);
     std::free(request->temporary);
   }
+  if (request->shardFrom) // the slots of different ranks do not overlap
+    std::memcpy(request->destination, request->shardFrom, request->bytes);
   delete request;
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Services.h"
+#include "StateLayout.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -29,22 +30,43 @@ void *IdBuffer::host() { return hostData; }
 const void *IdBuffer::upload() { return hostData; }
 
 void allocateStates(const zrt_program &program) {
+  // Flat buffers once, in their category, zeroed; their members point into
+  // them (StateLayout.h).
+  for (int b = 0; b < program.num_buffers; ++b) {
+    zrt_buffer &buffer = program.buffers[b];
+    buffer.data = zrt_alloc(bufferBytes(buffer), buffer.category);
+    std::memset(buffer.data, 0, bufferBytes(buffer));
+  }
   for (int i = 0; i < program.num_states; ++i) {
     zrt_state &state = program.states[i];
+    if (isMember(state))
+      continue;
     state.data = zrt_alloc(stateBytes(state), stateCategory(state));
     std::memset(state.data, 0, stateBytes(state));
   }
+  pointMembers(program, worldRank(), worldSize());
 }
 
 void statesToDevice(const zrt_program &) {}
 
 void statesToHost(const zrt_program &) {}
 
+void stateToHost(const zrt_state &state, size_t offset, size_t bytes,
+                 void *host) {
+  std::memcpy(host, static_cast<const uint8_t *>(state.data) + offset, bytes);
+}
+
 void freeStates(const zrt_program &program) {
   for (int i = 0; i < program.num_states; ++i) {
     zrt_state &state = program.states[i];
-    zrt_free(state.data, stateBytes(state), stateCategory(state));
+    if (!isMember(state))
+      zrt_free(state.data, stateBytes(state), stateCategory(state));
     state.data = nullptr;
+  }
+  for (int b = 0; b < program.num_buffers; ++b) {
+    zrt_buffer &buffer = program.buffers[b];
+    zrt_free(buffer.data, bufferBytes(buffer), buffer.category);
+    buffer.data = nullptr;
   }
 }
 

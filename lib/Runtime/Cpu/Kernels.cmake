@@ -16,14 +16,14 @@ endif()
 add_library(zeroc_rt_cpu_kernels STATIC
   KernelsAttention.cpp
   KernelsCommon.cpp
+  KernelsLlama.cpp
   KernelsLoss.cpp
   KernelsMatmul.cpp
   KernelsNorm.cpp
   KernelsOptimizer.cpp
   KernelsShape.cpp
-  ../Common/DtypeSize.cpp
-  ../Common/LRSchedule.cpp
-  ../Common/Shapes.cpp
+  $<TARGET_OBJECTS:zeroc_rt_common>
+  ../Common/StepGuard.cpp
 )
 set_target_properties(zeroc_rt_cpu_kernels PROPERTIES
   POSITION_INDEPENDENT_CODE ON)

@@ -10,11 +10,12 @@
 // zrt_attention_grad recomputes P block by block (nothing is saved by the
 // forward kernel) and forms dV += P^T dO, dP = dO V^T,
 // dS = P * (dP - rowsum(P * dP)), dQ = scale dS K and dK += scale dS^T Q.
-// dK and dV sum over every query row of a head, so a task owns whole heads,
-// or, when there are fewer heads than kTargetTasks, an interleaved share of
-// a head's row blocks with its own dK/dV partial sums, added in a fixed order
-// afterwards. Both partitions depend only on the shapes, so results do not
-// depend on the thread count.
+// dK and dV sum over every query row of the query heads that share a
+// key/value head (one, or `group` with grouped-query attention), so a task
+// owns whole key/value heads, or, when there are fewer of them than
+// kTargetTasks, an interleaved share of their row blocks with its own dK/dV
+// partial sums, added in a fixed order afterwards. Both partitions depend
+// only on the shapes, so results do not depend on the thread count.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +35,7 @@ constexpr int64_t kRowBlock = 64;
 constexpr int64_t kTargetTasks = 32;
 
 struct Attention {
-  int64_t bh, t, s, d;
+  int64_t bh, group, t, s, d; // bh query heads, bh / group key/value heads
   float scale;
   bool causal;
 
@@ -109,7 +110,7 @@ void attentionForward(const Attention &at, const T *q, const T *k, const T *v,
   int64_t t = at.t, s = at.s, d = at.d, nb = at.blocks();
   BlasSingleThreaded single;
   parallelTasks(at.bh * nb, kRowBlock * s * d / 2, [&](int64_t task) {
-    int64_t h = task / nb, i0 = (task % nb) * kRowBlock;
+    int64_t h = task / nb, i0 = (task % nb) * kRowBlock, kv = h / at.group;
     int64_t bi = std::min(kRowBlock, t - i0), se = at.blockCols(i0 + bi);
     std::unique_ptr<float[]> p = scratchF32(bi * se);
     std::unique_ptr<float[]> conv;
@@ -122,8 +123,8 @@ void attentionForward(const Attention &at, const T *q, const T *k, const T *v,
       vs = ks + se * d;
     }
     const float *qf = asF32(q + (h * t + i0) * d, qs, bi * d);
-    const float *kf = asF32(k + h * s * d, ks, se * d);
-    const float *vf = asF32(v + h * s * d, vs, se * d);
+    const float *kf = asF32(k + kv * s * d, ks, se * d);
+    const float *vf = asF32(v + kv * s * d, vs, se * d);
     probabilities(at, qf, kf, i0, bi, se, p.get());
     float *of;
     if constexpr (isF32)
@@ -141,21 +142,23 @@ void attentionBackward(const Attention &at, const T *dout, const T *q,
                        const T *k, const T *v, T *dq, T *dk, T *dv) {
   constexpr bool isF32 = std::is_same_v<T, float>;
   int64_t t = at.t, s = at.s, d = at.d, nb = at.blocks();
-  // Tasks per head: 1 when the heads alone keep the threads busy.
+  // Key/value heads, and the row blocks of one: `group` query heads of nb.
+  int64_t kvHeads = at.bh / at.group, kvBlocks = at.group * nb;
+  // Tasks per key/value head: 1 when those heads keep the threads busy.
   int64_t groups =
-      at.bh >= kTargetTasks
+      kvHeads >= kTargetTasks
           ? 1
-          : std::min(nb, (kTargetTasks + at.bh - 1) / at.bh);
+          : std::min(kvBlocks, (kTargetTasks + kvHeads - 1) / kvHeads);
   // With several groups per head, each keeps dK and dV partials here.
   std::unique_ptr<float[]> partial;
   if (groups > 1)
-    partial = scratchF32(at.bh * groups * 2 * s * d);
+    partial = scratchF32(kvHeads * groups * 2 * s * d);
 
   {
     BlasSingleThreaded single;
-    parallelTasks(at.bh * groups, nb / groups * kRowBlock * s * d,
+    parallelTasks(kvHeads * groups, kvBlocks / groups * kRowBlock * s * d,
                   [&](int64_t task) {
-      int64_t h = task / groups, g = task % groups;
+      int64_t h = task / groups, g = task % groups; // h: a key/value head
       // Widened inputs of the head (bf16), dQ rows of a block, P, dP.
       std::unique_ptr<float[]> conv, acc;
       float *qs = nullptr, *dos = nullptr, *dqs = nullptr, *ks = nullptr,
@@ -187,11 +190,13 @@ void attentionBackward(const Attention &at, const T *dout, const T *q,
       std::fill(dva, dva + s * d, 0.0f);
       std::unique_ptr<float[]> p = scratchF32(kRowBlock * s);
       std::unique_ptr<float[]> dp = scratchF32(kRowBlock * s);
-      for (int64_t blk = g; blk < nb; blk += groups) {
+      for (int64_t kb = g; kb < kvBlocks; kb += groups) {
+        // Block blk of query head qh, one of the heads reading head h.
+        int64_t qh = h * at.group + kb / nb, blk = kb % nb;
         int64_t i0 = blk * kRowBlock;
         int64_t bi = std::min(kRowBlock, t - i0), se = at.blockCols(i0 + bi);
-        const float *qf = asF32(q + (h * t + i0) * d, qs, bi * d);
-        const float *dof = asF32(dout + (h * t + i0) * d, dos, bi * d);
+        const float *qf = asF32(q + (qh * t + i0) * d, qs, bi * d);
+        const float *dof = asF32(dout + (qh * t + i0) * d, dos, bi * d);
         probabilities(at, qf, kf, i0, bi, se, p.get());
         // dV += P^T dO; dP = dO V^T; dS = softmax'(dP).
         gemm(true, false, se, d, bi, 1.0f, p.get(), se, dof, d, 1.0f, dva, d);
@@ -200,13 +205,13 @@ void attentionBackward(const Attention &at, const T *dout, const T *q,
         // dQ = scale dS K; dK += scale dS^T Q.
         float *dqf;
         if constexpr (isF32)
-          dqf = dq + (h * t + i0) * d;
+          dqf = dq + (qh * t + i0) * d;
         else
           dqf = dqs;
         gemm(false, false, bi, d, se, at.scale, dp.get(), se, kf, d, 0.0f, dqf,
              d);
         if constexpr (!isF32)
-          f32ToBf16(dqs, dq + (h * t + i0) * d, bi * d);
+          f32ToBf16(dqs, dq + (qh * t + i0) * d, bi * d);
         gemm(true, false, se, d, bi, at.scale, dp.get(), se, qf, d, 1.0f, dka,
              d);
       }
@@ -221,7 +226,7 @@ void attentionBackward(const Attention &at, const T *dout, const T *q,
 
   if (groups > 1) {
     // dK, dV of head h = the sum of its groups' partials, in group order.
-    parallelFor(at.bh * s, groups * d * 2, [&](int64_t r0, int64_t r1) {
+    parallelFor(kvHeads * s, groups * d * 2, [&](int64_t r0, int64_t r1) {
       std::unique_ptr<float[]> row = scratchF32(2 * d);
       for (int64_t r = r0; r < r1; ++r) {
         int64_t h = r / s, j = r % s;
@@ -243,9 +248,12 @@ void attentionBackward(const Attention &at, const T *dout, const T *q,
   }
 }
 
-void checkAttention(const char *kernel, int64_t bh, int64_t t, int64_t s,
-                    int64_t d) {
+void checkAttention(const char *kernel, int64_t bh, int64_t group, int64_t t,
+                    int64_t s, int64_t d) {
   checkNonNegative(kernel, "bh", bh);
+  if (group < 1 || bh % group != 0)
+    zrt_fail("%s: %lld query heads do not form groups of %lld", kernel,
+             static_cast<long long>(bh), static_cast<long long>(group));
   checkNonNegative(kernel, "t", t);
   checkNonNegative(kernel, "s", s);
   checkNonNegative(kernel, "d", d);
@@ -255,14 +263,15 @@ void checkAttention(const char *kernel, int64_t bh, int64_t t, int64_t s,
 
 extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
                                 int64_t batch, int64_t t, int64_t s,
-                                int zero) {
+                                zrt_mask_fill fill) {
+  checkMaskFill("zrt_causal_mask", fill);
   checkNonNegative("zrt_causal_mask", "batch", batch);
   checkNonNegative("zrt_causal_mask", "t", t);
   checkNonNegative("zrt_causal_mask", "s", s);
   dispatchFloat("zrt_causal_mask", dtype, [&](auto tag) {
     using T = decltype(tag);
     T masked;
-    fromF32(zero ? 0.0f : -__builtin_inff(), masked);
+    fromF32(fill == ZRT_MASK_ZERO ? 0.0f : -__builtin_inff(), masked);
     const T *xt = static_cast<const T *>(x);
     T *yt = static_cast<T *>(y);
     parallelFor(batch * t, s, [&](int64_t r0, int64_t r1) {
@@ -277,10 +286,11 @@ extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
 }
 
 extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
-                              const void *v, void *out, int64_t bh, int64_t t,
-                              int64_t s, int64_t d, double scale,
-                              int causal) {
-  checkAttention("zrt_attention", bh, t, s, d);
+                              const void *v, void *out, int64_t bh,
+                              int64_t group, int64_t t, int64_t s, int64_t d,
+                              double scale, zrt_attention_mask mask) {
+  checkAttentionMask("zrt_attention", mask);
+  checkAttention("zrt_attention", bh, group, t, s, d);
   dispatchFloat("zrt_attention", dtype, [&](auto tag) {
     using T = decltype(tag);
     if (bh == 0 || t == 0 || d == 0)
@@ -289,7 +299,8 @@ extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
       parallelZero(out, static_cast<size_t>(bh * t * d) * sizeof(T));
       return;
     }
-    Attention at{bh, t, s, d, static_cast<float>(scale), causal != 0};
+    Attention at{bh, group, t, s, d, static_cast<float>(scale),
+                 mask == ZRT_ATTENTION_CAUSAL};
     attentionForward(at, static_cast<const T *>(q), static_cast<const T *>(k),
                      static_cast<const T *>(v), static_cast<T *>(out));
   });
@@ -298,20 +309,23 @@ extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
 extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
                                    const void *q, const void *k,
                                    const void *v, void *dq, void *dk, void *dv,
-                                   int64_t bh, int64_t t, int64_t s, int64_t d,
-                                   double scale, int causal) {
-  checkAttention("zrt_attention_grad", bh, t, s, d);
+                                   int64_t bh, int64_t group, int64_t t,
+                                   int64_t s, int64_t d, double scale,
+                                   zrt_attention_mask mask) {
+  checkAttentionMask("zrt_attention_grad", mask);
+  checkAttention("zrt_attention_grad", bh, group, t, s, d);
   dispatchFloat("zrt_attention_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     if (bh == 0 || d == 0)
       return;
     if (t == 0 || s == 0) { // no scores: every cotangent is an empty sum
       parallelZero(dq, static_cast<size_t>(bh * t * d) * sizeof(T));
-      parallelZero(dk, static_cast<size_t>(bh * s * d) * sizeof(T));
-      parallelZero(dv, static_cast<size_t>(bh * s * d) * sizeof(T));
+      parallelZero(dk, static_cast<size_t>(bh / group * s * d) * sizeof(T));
+      parallelZero(dv, static_cast<size_t>(bh / group * s * d) * sizeof(T));
       return;
     }
-    Attention at{bh, t, s, d, static_cast<float>(scale), causal != 0};
+    Attention at{bh, group, t, s, d, static_cast<float>(scale),
+                 mask == ZRT_ATTENTION_CAUSAL};
     attentionBackward(at, static_cast<const T *>(dout),
                       static_cast<const T *>(q), static_cast<const T *>(k),
                       static_cast<const T *>(v), static_cast<T *>(dq),

@@ -103,7 +103,9 @@ inline float expNonPositive(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  int32_t n = static_cast<int32_t>(fn);
+  // A NaN input would make the conversion undefined (UBSan); the result is
+  // NaN through p anyway.
+  int32_t n = fn == fn ? static_cast<int32_t>(fn) : 0;
   uint32_t bits = static_cast<uint32_t>(n + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));

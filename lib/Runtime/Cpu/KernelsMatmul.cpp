@@ -132,10 +132,12 @@ void zeroc::rt::setMatmulTilesForTesting(int64_t mc, int64_t nc, int64_t kc) {
 
 extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
                            void *c, int64_t batch, int64_t m, int64_t n,
-                           int64_t k, int trans_a, int trans_b,
+                           int64_t k, zrt_trans trans_a, zrt_trans trans_b,
                            int64_t stride_a, int64_t stride_b,
                            int64_t stride_c) {
   const char *kernel = "zrt_matmul";
+  checkTrans(kernel, "trans_a", trans_a);
+  checkTrans(kernel, "trans_b", trans_b);
   checkMatmulSizes(kernel, batch, m, n, k, stride_a, stride_b, stride_c);
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
     zrt_fail("%s: m, n and k must fit the BLAS's 32-bit int, got %lld x %lld "
@@ -148,7 +150,7 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
   if (!c || (k > 0 && (!a || !b)))
     zrt_fail("%s: NULL operand", kernel);
 
-  Gemm g{m, n, k, trans_a != 0, trans_b != 0};
+  Gemm g{m, n, k, trans_a == ZRT_TRANS, trans_b == ZRT_TRANS};
   // A batch of row blocks sharing B with contiguous A and C is one product
   // with batch * m rows (a linear layer's [B, T, C] x [N, C]^T).
   if (batch > 1 && stride_b == 0 && !g.transA && stride_a == m * k &&

@@ -9,6 +9,8 @@
 
 #include "KernelsCommon.h"
 #include "../Common/AdamStep.h"
+#include "../Common/StepGuard.h"
+#include "../Common/BufferSegments.h"
 
 #include <cmath>
 #include <vector>
@@ -72,6 +74,7 @@ extern "C" void zrt_squared_norm(zrt_dtype dtype, const void *x, int64_t n,
       total += p;
   });
   *out = static_cast<float>(total);
+  guard::noteSquaredNorm(*out); // --skip-nonfinite (Common/StepGuard.h)
 }
 
 extern "C" void zrt_clip_coef(const float *squared_norm, double max_norm,
@@ -86,6 +89,8 @@ extern "C" void zrt_adamw(float *param, const float *grad, float *exp_avg,
                           double weight_decay) {
   checkNonNegative("zrt_adamw", "n", n);
   checkNonNegative("zrt_adamw", "step", step);
+  if (!guard::allowUpdate()) // a non-finite step under --skip-nonfinite
+    return;
   AdamStep s = adamStep(lr, step, beta1, beta2, eps, weight_decay);
   parallelFor((n + kBlock - 1) / kBlock, kBlock * 4, [&](int64_t b0,
                                                         int64_t b1) {
@@ -100,10 +105,66 @@ extern "C" void zrt_sgd(float *param, const float *grad,
   checkNonNegative("zrt_sgd", "n", n);
   if (!momentum_buffer && momentum != 0.0)
     zrt_fail("zrt_sgd: momentum %g needs a momentum buffer", momentum);
+  if (!guard::allowUpdate()) // a non-finite step under --skip-nonfinite
+    return;
   float mom = static_cast<float>(momentum), wd = static_cast<float>(weight_decay);
   parallelFor((n + kBlock - 1) / kBlock, kBlock * 3, [&](int64_t b0,
                                                         int64_t b1) {
     sgdRange(param, grad, momentum_buffer, b0 * kBlock,
              std::min(n, b1 * kBlock), lr, mom, wd);
+  });
+}
+
+extern "C" void zrt_adamw_buffer(float *param, const float *grad,
+                                 float *exp_avg, float *exp_avg_sq, int64_t n,
+                                 int64_t first, int segments,
+                                 const int64_t *segment_begin,
+                                 const int64_t *segment_end,
+                                 const uint8_t *decay, float lr, int64_t step,
+                                 double beta1, double beta2, double eps,
+                                 double weight_decay) {
+  const char *kernel = "zrt_adamw_buffer";
+  checkNonNegative(kernel, "step", step);
+  std::vector<DecayRun> runs = decayRuns(kernel, n, first, segments,
+                                         segment_begin, segment_end, decay);
+  AdamStep with = adamStep(lr, step, beta1, beta2, eps, weight_decay);
+  AdamStep without = adamStep(lr, step, beta1, beta2, eps, 0.0);
+  // Blocks of the whole shard in parallel; each block applies the runs it
+  // meets (the update of an element does not depend on the blocking).
+  parallelFor((n + kBlock - 1) / kBlock, kBlock * 4, [&](int64_t b0,
+                                                        int64_t b1) {
+    int64_t lo = b0 * kBlock, hi = std::min(n, b1 * kBlock);
+    for (const DecayRun &run : runs) {
+      int64_t i0 = std::max(lo, run.begin), i1 = std::min(hi, run.end);
+      if (i0 < i1)
+        adamwRange(param, grad, exp_avg, exp_avg_sq, i0, i1,
+                   run.decay ? with : without);
+    }
+  });
+}
+
+extern "C" void zrt_sgd_buffer(float *param, const float *grad,
+                               float *momentum_buffer, int64_t n,
+                               int64_t first, int segments,
+                               const int64_t *segment_begin,
+                               const int64_t *segment_end,
+                               const uint8_t *decay, float lr,
+                               double momentum, double weight_decay) {
+  const char *kernel = "zrt_sgd_buffer";
+  if (!momentum_buffer && momentum != 0.0)
+    zrt_fail("%s: momentum %g needs a momentum buffer", kernel, momentum);
+  std::vector<DecayRun> runs = decayRuns(kernel, n, first, segments,
+                                         segment_begin, segment_end, decay);
+  float mom = static_cast<float>(momentum),
+        wd = static_cast<float>(weight_decay);
+  parallelFor((n + kBlock - 1) / kBlock, kBlock * 3, [&](int64_t b0,
+                                                        int64_t b1) {
+    int64_t lo = b0 * kBlock, hi = std::min(n, b1 * kBlock);
+    for (const DecayRun &run : runs) {
+      int64_t i0 = std::max(lo, run.begin), i1 = std::min(hi, run.end);
+      if (i0 < i1)
+        sgdRange(param, grad, momentum_buffer, i0, i1, lr, mom,
+                 run.decay ? wd : 0.0f);
+    }
   });
 }

@@ -450,8 +450,9 @@ extern "C" void zrt_concat(zrt_dtype dtype, int count,
         size_t offset = 0;
         for (int i = 0; i < count; ++i) {
           size_t bytes = static_cast<size_t>(sizes[i] * inner) * esz;
-          std::memcpy(dst + o * rowBytes + offset,
-                      static_cast<const char *>(inputs[i]) + o * bytes, bytes);
+          if (bytes) // an empty part may have no buffer (memcpy's nonnull)
+            std::memcpy(dst + o * rowBytes + offset,
+                        static_cast<const char *>(inputs[i]) + o * bytes, bytes);
           offset += bytes;
         }
       }
@@ -490,8 +491,9 @@ extern "C" void zrt_split(zrt_dtype dtype, const void *input, int count,
         size_t offset = 0;
         for (int i = 0; i < count; ++i) {
           size_t bytes = static_cast<size_t>(sizes[i] * inner) * esz;
-          std::memcpy(static_cast<char *>(outputs[i]) + o * bytes,
-                      src + o * rowBytes + offset, bytes);
+          if (bytes) // an empty part may have no buffer (memcpy's nonnull)
+            std::memcpy(static_cast<char *>(outputs[i]) + o * bytes,
+                        src + o * rowBytes + offset, bytes);
           offset += bytes;
         }
       }

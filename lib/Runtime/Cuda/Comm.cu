@@ -2,27 +2,22 @@
 //
 // MPI (through MpiFacade/mpi.h) only starts the processes and carries the
 // services' small host collectives; the training step's collectives are
-// NCCL's, on one communicator for the run (ncclCommInitRank, rank 0's
-// ncclUniqueId broadcast with MPI). A world of one rank needs no MPI: the
-// facade is its single-rank stand-in, and the communicator generated code
-// asks for (zrt_nccl_comm) is a one-rank NCCL communicator made on first
-// use.
+// NCCL's (Collectives.cu), on one communicator for the run
+// (ncclCommInitRank, rank 0's ncclUniqueId broadcast with MPI). A world of
+// one rank needs no MPI (the facade is its single-rank stand-in) and makes
+// no NCCL communicator: its collectives are device copies.
 //
-// Generated CUDA code calls NCCL itself, on zrt_comm_stream() with its own
-// events (zrt_nccl_comm, zrt_check_nccl, zrt_count_collective);
-// Collectives.cu has zrt_*_start / zrt_wait for other callers. Either way
-// the host never blocks on a collective, so zrt_comm_seconds_waited() is 0
+// The host never blocks on a collective, so zrt_comm_seconds_waited() is 0
 // on a GPU: exposed communication shows as GPU time in the step.
 //
-// Bytes sent are counted as the CPU runtime counts them (Cpu/Comm.cpp):
-// all-reduce round(2(N-1)n/N), reduce-scatter and all-gather round((N-1)n/N)
-// elements of the whole buffer n, times the element size.
+// Bytes sent are counted as the CPU runtime counts them (Common/RingBytes.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Cuda.h"
 #include "Device.h"
 
+#include "RingBytes.h"
 #include "Services.h"
 
 #include <mpi.h> // the facade (MpiFacade/mpi.h)
@@ -63,6 +58,10 @@ int commSize() { return worldSizeCache; }
 ncclComm_t ncclCommunicator() { return nccl; }
 
 void checkNccl(ncclResult_t result, const char *what) {
+  // The communicator is non-blocking (Timeout.cu): a call may return while
+  // NCCL still works on it.
+  if (result == ncclInProgress && nccl)
+    result = settle(nccl, what);
   if (result == ncclSuccess)
     return;
   const char *last = ncclGetLastError(nccl);
@@ -71,11 +70,9 @@ void checkNccl(ncclResult_t result, const char *what) {
            last && *last ? ")" : "");
 }
 
-void countCollective(int64_t factor, size_t n, zrt_dtype dtype) {
-  int64_t ranks = worldSizeCache;
-  int64_t numerator = factor * (ranks - 1) * static_cast<int64_t>(n);
-  int64_t elements = (2 * numerator + ranks) / (2 * ranks);
-  bytesSent += elements * static_cast<int64_t>(zrt_dtype_size(dtype));
+void countCollective(zrt_collective kind, size_t n, zrt_dtype dtype) {
+  bytesSent += ringBytes(kind, static_cast<int64_t>(n), worldSizeCache, dtype);
+  noteCollective(static_cast<int>(kind)); // for --collective-timeout's message
 }
 
 } // namespace zeroc::rt::cuda
@@ -142,8 +139,13 @@ void ncclInitialize() {
   if (worldRankCache == 0)
     checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
   MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, MPI_COMM_WORLD);
-  checkNccl(ncclCommInitRank(&nccl, worldSizeCache, id, worldRankCache),
-            "ncclCommInitRank");
+  // Non-blocking, so that a stalled peer never blocks the host in NCCL and
+  // --collective-timeout can abort the communicator (Timeout.cu).
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclResult_t result = ncclCommInitRankConfig(&nccl, worldSizeCache, id,
+                                               worldRankCache, &config);
+  checkNccl(result, "ncclCommInitRankConfig");
 }
 
 } // namespace zeroc::rt::cuda
@@ -155,36 +157,6 @@ void ncclInitialize() {
 extern "C" int zrt_rank(const zrt_comm *) { return worldRankCache; }
 
 extern "C" int zrt_world_size(const zrt_comm *) { return worldSizeCache; }
-
-extern "C" void *zrt_nccl_comm(zrt_comm *) {
-  if (!nccl) {
-    if (worldSizeCache > 1)
-      zrt_fail("zrt_nccl_comm: no NCCL communicator yet (the runtime's main "
-               "creates it for every rank before the first step)");
-    // One rank: a communicator of its own, made on first use, without MPI.
-    ensureDevice();
-    ncclUniqueId id = {};
-    checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
-    checkNccl(ncclCommInitRank(&nccl, 1, id, 0), "ncclCommInitRank");
-  }
-  return nccl;
-}
-
-extern "C" void *zrt_comm_stream(void) { return commStream(); }
-
-extern "C" void zrt_check_nccl(int result, const char *call) {
-  checkNccl(static_cast<ncclResult_t>(result), call ? call : "NCCL");
-}
-
-extern "C" void zrt_count_collective(int kind, int64_t n, zrt_dtype dtype) {
-  if (kind < 0 || kind > 2)
-    zrt_fail("zrt_count_collective: unknown kind %d (0 all-reduce, 1 "
-             "reduce-scatter, 2 all-gather)",
-             kind);
-  if (n < 0)
-    zrt_fail("zrt_count_collective: %lld elements", static_cast<long long>(n));
-  countCollective(kind == 0 ? 2 : 1, static_cast<size_t>(n), dtype);
-}
 
 extern "C" int64_t zrt_comm_bytes_sent(void) { return bytesSent.load(); }
 

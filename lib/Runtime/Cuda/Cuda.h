@@ -45,6 +45,11 @@ void checkBlas(cublasStatus_t status, const char *what);
 /// also waits and checks for a fault when ZEROC_CUDA_SYNC=1.
 void checkLaunch(const char *kernel);
 
+/// Waits until `stream` is idle, as cudaStreamSynchronize, under
+/// --collective-timeout (Timeout.cu): an asynchronous NCCL error, or no
+/// progress for that long while collectives are in flight, ends the job.
+void synchronizeStream(cudaStream_t stream, const char *what);
+
 /// Blocks for a grid-stride loop over n elements with `threads` threads.
 inline unsigned blocksFor(int64_t n, int threads = 256) {
   int64_t blocks = (n + threads - 1) / threads;

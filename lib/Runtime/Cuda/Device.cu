@@ -17,7 +17,8 @@
 // device buffers (one upload per entry point, ordered on the compute
 // stream); states are initialized in host memory and moved once to
 // zrt_alloc'ed device memory (statesToDevice), whose addresses then stay
-// fixed for the run; statesToHost copies them back for a checkpoint.
+// fixed for the run; a checkpoint copies them out piece by piece
+// (stateToHost), through a bounded host buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,7 @@
 #include "Device.h"
 
 #include "Services.h"
+#include "StateLayout.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -275,53 +277,79 @@ const void *IdBuffer::upload() {
 
 namespace {
 
-/// Each state's device storage (zrt_alloc, in its category), by index;
-/// allocated by the first statesToDevice, kept until freeStates.
+/// What the runtime allocates for the states: each flat buffer, then each
+/// state with its own storage (members of a buffer live in it).
+struct Storage {
+  void **data;
+  size_t bytes;
+  zrt_mem_category category;
+  const char *name;
+};
+
+std::vector<Storage> storages(const zrt_program &program) {
+  std::vector<Storage> all;
+  for (int b = 0; b < program.num_buffers; ++b) {
+    zrt_buffer &buffer = program.buffers[b];
+    all.push_back({&buffer.data, bufferBytes(buffer), buffer.category,
+                   buffer.name ? buffer.name : "(buffer)"});
+  }
+  for (int i = 0; i < program.num_states; ++i) {
+    zrt_state &state = program.states[i];
+    if (!isMember(state))
+      all.push_back(
+          {&state.data, stateBytes(state), stateCategory(state), state.name});
+  }
+  return all;
+}
+
+/// Each storage's device memory (zrt_alloc, in its category), in the order
+/// of storages(); allocated by the first statesToDevice, kept until
+/// freeStates.
 std::vector<void *> deviceStorage;
-/// Whether state.data points at deviceStorage (else at host memory).
+/// Whether the storages point at deviceStorage (else at host memory).
 bool statesOnDevice = false;
 
-void *hostStorage(const zrt_state &state) {
-  size_t bytes = stateBytes(state);
-  size_t rounded = (bytes + 63) / 64 * 64;
+void *hostStorage(const Storage &storage) {
+  size_t rounded = (storage.bytes + 63) / 64 * 64;
   void *data = std::aligned_alloc(64, rounded ? rounded : 64);
   if (!data)
-    zrt_fail("out of host memory for state '%s' (%s)", state.name,
-             humanBytes(static_cast<int64_t>(bytes)).c_str());
+    zrt_fail("out of host memory for state '%s' (%s)", storage.name,
+             humanBytes(static_cast<int64_t>(storage.bytes)).c_str());
   return data;
 }
 
 } // namespace
 
 void allocateStates(const zrt_program &program) {
-  deviceStorage.assign(static_cast<size_t>(program.num_states), nullptr);
+  std::vector<Storage> all = storages(program);
+  deviceStorage.assign(all.size(), nullptr);
   statesOnDevice = false;
-  for (int i = 0; i < program.num_states; ++i) {
-    zrt_state &state = program.states[i];
-    state.data = hostStorage(state);
-    std::memset(state.data, 0, stateBytes(state));
+  for (Storage &storage : all) {
+    *storage.data = hostStorage(storage);
+    std::memset(*storage.data, 0, storage.bytes);
   }
+  pointMembers(program, commRank(), commSize());
 }
 
 void statesToDevice(const zrt_program &program) {
   if (statesOnDevice)
     return;
   cudaStream_t stream = computeStream();
-  for (int i = 0; i < program.num_states; ++i) {
-    zrt_state &state = program.states[i];
-    void *&device = deviceStorage[static_cast<size_t>(i)];
+  std::vector<Storage> all = storages(program);
+  for (size_t i = 0; i < all.size(); ++i) {
+    void *&device = deviceStorage[i];
     if (!device)
-      device = zrt_alloc(stateBytes(state), stateCategory(state));
-    if (stateBytes(state))
-      ZRT_CUDA(cudaMemcpyAsync(device, state.data, stateBytes(state),
+      device = zrt_alloc(all[i].bytes, all[i].category);
+    if (all[i].bytes)
+      ZRT_CUDA(cudaMemcpyAsync(device, *all[i].data, all[i].bytes,
                                cudaMemcpyHostToDevice, stream));
   }
   ZRT_CUDA(cudaStreamSynchronize(stream));
-  for (int i = 0; i < program.num_states; ++i) {
-    zrt_state &state = program.states[i];
-    std::free(state.data);
-    state.data = deviceStorage[static_cast<size_t>(i)];
+  for (size_t i = 0; i < all.size(); ++i) {
+    std::free(*all[i].data);
+    *all[i].data = deviceStorage[i];
   }
+  pointMembers(program, commRank(), commSize());
   statesOnDevice = true;
 }
 
@@ -329,33 +357,47 @@ void statesToHost(const zrt_program &program) {
   if (!statesOnDevice)
     return;
   cudaStream_t stream = computeStream();
-  std::vector<void *> host(static_cast<size_t>(program.num_states));
-  for (int i = 0; i < program.num_states; ++i) {
-    const zrt_state &state = program.states[i];
-    host[static_cast<size_t>(i)] = hostStorage(state);
-    if (stateBytes(state))
-      ZRT_CUDA(cudaMemcpyAsync(host[static_cast<size_t>(i)], state.data,
-                               stateBytes(state), cudaMemcpyDeviceToHost,
-                               stream));
+  std::vector<Storage> all = storages(program);
+  std::vector<void *> host(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    host[i] = hostStorage(all[i]);
+    if (all[i].bytes)
+      ZRT_CUDA(cudaMemcpyAsync(host[i], *all[i].data, all[i].bytes,
+                               cudaMemcpyDeviceToHost, stream));
   }
   // Also waits for every step's kernels, and (through zrt_wait's events)
   // for the collectives they waited on.
   ZRT_CUDA(cudaStreamSynchronize(stream));
-  for (int i = 0; i < program.num_states; ++i)
-    program.states[i].data = host[static_cast<size_t>(i)];
+  for (size_t i = 0; i < all.size(); ++i)
+    *all[i].data = host[i];
+  pointMembers(program, commRank(), commSize());
   statesOnDevice = false;
 }
 
-void freeStates(const zrt_program &program) {
-  for (int i = 0; i < program.num_states; ++i) {
-    zrt_state &state = program.states[i];
-    size_t index = static_cast<size_t>(i);
-    if (!statesOnDevice)
-      std::free(state.data);
-    if (index < deviceStorage.size() && deviceStorage[index])
-      zrt_free(deviceStorage[index], stateBytes(state), stateCategory(state));
-    state.data = nullptr;
+void stateToHost(const zrt_state &state, size_t offset, size_t bytes,
+                 void *host) {
+  const uint8_t *source = static_cast<const uint8_t *>(state.data) + offset;
+  if (!statesOnDevice) {
+    std::memcpy(host, source, bytes);
+    return;
   }
+  // On the compute stream: after every kernel of the steps before.
+  cudaStream_t stream = computeStream();
+  ZRT_CUDA(
+      cudaMemcpyAsync(host, source, bytes, cudaMemcpyDeviceToHost, stream));
+  ZRT_CUDA(cudaStreamSynchronize(stream));
+}
+
+void freeStates(const zrt_program &program) {
+  std::vector<Storage> all = storages(program);
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (!statesOnDevice)
+      std::free(*all[i].data);
+    if (i < deviceStorage.size() && deviceStorage[i])
+      zrt_free(deviceStorage[i], all[i].bytes, all[i].category);
+    *all[i].data = nullptr;
+  }
+  pointMembers(program, commRank(), commSize());
   deviceStorage.clear();
   statesOnDevice = false;
   if (context.open)

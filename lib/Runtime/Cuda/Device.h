@@ -47,14 +47,21 @@ void ncclInitialize();
 /// This rank and the world size (after commInitialize; 0 and 1 before).
 int commRank();
 int commSize();
-/// The run's NCCL communicator, or null (one rank, before its first use).
+/// The run's NCCL communicator, or null (one rank: none is ever made).
 ncclComm_t ncclCommunicator();
 /// Fails (zrt_fail) naming `what`, with ncclGetErrorString and
 /// ncclGetLastError, unless `result` is ncclSuccess.
 void checkNccl(ncclResult_t result, const char *what);
-/// Counts a collective in zrt_comm_bytes_sent: round(factor (N-1) n / N)
-/// elements of `dtype` (factor 2 for an all-reduce, 1 otherwise).
-void countCollective(int64_t factor, size_t n, zrt_dtype dtype);
+/// Timeout.cu: after a call on the (non-blocking) communicator returned
+/// ncclInProgress, polls until it settles, under --collective-timeout;
+/// returns the final state.
+ncclResult_t settle(ncclComm_t comm, const char *what);
+/// Timeout.cu: a collective of `kind` (zrt_collective's value) was
+/// enqueued, for the timeout's message.
+void noteCollective(int kind);
+/// Counts a collective over the whole buffer of `n` elements in
+/// zrt_comm_bytes_sent (Common/RingBytes.h).
+void countCollective(zrt_collective kind, size_t n, zrt_dtype dtype);
 
 } // namespace zeroc::rt::cuda
 

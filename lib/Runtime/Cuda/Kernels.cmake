@@ -7,15 +7,19 @@ add_library(zeroc_rt_cuda_kernels STATIC
   KernelsAttention.cu
   KernelsCommon.cu
   KernelsFlashAttention.cu
+  KernelsLlama.cu
   KernelsLoss.cu
   KernelsMatmul.cu
   KernelsNorm.cu
   KernelsOptimizer.cu
   KernelsShape.cu
-  ../Common/DtypeSize.cpp
-  ../Common/LRSchedule.cpp
-  ../Common/Shapes.cpp
+  $<TARGET_OBJECTS:zeroc_rt_common>
+  ../Common/StepGuard.cpp
 )
+# The CUDA kernels do not honour --skip-nonfinite's guard (the norm stays on
+# the device); the executables refuse the flag (Common/StepGuard.h).
+set_source_files_properties(../Common/StepGuard.cpp PROPERTIES
+  COMPILE_DEFINITIONS ZEROC_STEP_GUARD_SKIP=0)
 # -no-compress: the device code stays readable without cuobjdump (the
 # tests list the kernels of an executable, test/Target/Cuda), as zeroc
 # also builds the generated code.

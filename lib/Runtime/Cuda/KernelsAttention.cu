@@ -12,6 +12,11 @@
 // dS = P * (dP - rowsum(P * dP)) in the dtype, dQ = scale dS K and
 // dK = scale dS^T Q: five batched GEMMs and two row kernels per chunk.
 //
+// Grouped-query attention (`group` query heads per key/value head): the
+// group's query heads are contiguous, so each key/value head is one GEMM
+// batch of group * t query rows (the mask's row index is r % t); dK and dV
+// then sum over the group inside the GEMMs.
+//
 // Causal products are computed whole (their masked half is wasted work).
 // With ZEROC_FLASH_ATTENTION=1, bf16 attention with d in {32, 64, 128}
 // runs fused instead (KernelsFlashAttention.cu): no scores in memory.
@@ -116,9 +121,12 @@ __global__ void causalMaskKernel(const T *x, T *y, int64_t rows, int64_t t,
   }
 }
 
-void checkAttention(const char *kernel, int64_t bh, int64_t t, int64_t s,
-                    int64_t d) {
+void checkAttention(const char *kernel, int64_t bh, int64_t group, int64_t t,
+                    int64_t s, int64_t d) {
   checkNonNegative(kernel, "bh", bh);
+  if (group < 1 || bh % group != 0)
+    zrt_fail("%s: %lld query heads do not form groups of %lld", kernel,
+             static_cast<long long>(bh), static_cast<long long>(group));
   checkNonNegative(kernel, "t", t);
   checkNonNegative(kernel, "s", s);
   checkNonNegative(kernel, "d", d);
@@ -145,11 +153,14 @@ void withScoreChunk(int64_t s, std::initializer_list<const void *> ptrs,
 
 template <typename T>
 void attentionForward(const char *kernel, const T *q, const T *k, const T *v,
-                      T *out, int64_t bh, int64_t t, int64_t s, int64_t d,
-                      float scale, bool causal) {
+                      T *out, int64_t bh, int64_t group, int64_t t, int64_t s,
+                      int64_t d, float scale, bool causal) {
   constexpr bool isF32 = std::is_same_v<T, float>;
   cudaStream_t stream = computeStream();
-  size_t scores = static_cast<size_t>(t) * s;
+  // Per key/value head: tq = group * t query rows.
+  int64_t tq = group * t;
+  bh /= group;
+  size_t scores = static_cast<size_t>(tq) * s;
   size_t perHead = scores * (sizeof(float) + (isF32 ? 0 : sizeof(T)));
   int64_t heads = chunkHeads(bh, perHead);
   Scratch sbuf(static_cast<size_t>(heads) * scores * sizeof(float));
@@ -160,31 +171,34 @@ void attentionForward(const char *kernel, const T *q, const T *k, const T *v,
   for (int64_t h0 = 0; h0 < bh; h0 += heads) {
     int64_t hb = std::min(heads, bh - h0);
     gemm(kernel,
-         GemmOp{type, CUDA_R_32F, hb, t, s, d, false, true, t * d, s * d,
+         GemmOp{type, CUDA_R_32F, hb, tq, s, d, false, true, tq * d, s * d,
                 static_cast<int64_t>(scores), scale},
-         q + h0 * t * d, k + h0 * s * d, S);
+         q + h0 * tq * d, k + h0 * s * d, S);
     withScoreChunk<T>(s, {S, P}, [&](auto chunk) {
       constexpr int N = decltype(chunk)::value;
-      attentionSoftmaxKernel<T, N><<<rowBlocks(hb * t), kRowThreads, 0,
-                                     stream>>>(S, P, nullptr, hb * t, t, s,
+      attentionSoftmaxKernel<T, N><<<rowBlocks(hb * tq), kRowThreads, 0,
+                                     stream>>>(S, P, nullptr, hb * tq, t, s,
                                                causal);
       checkLaunch("attentionSoftmaxKernel");
     });
     gemm(kernel,
-         GemmOp{type, type, hb, t, d, s, false, false,
-                static_cast<int64_t>(scores), s * d, t * d, 1.0f},
-         P, v + h0 * s * d, out + h0 * t * d);
+         GemmOp{type, type, hb, tq, d, s, false, false,
+                static_cast<int64_t>(scores), s * d, tq * d, 1.0f},
+         P, v + h0 * s * d, out + h0 * tq * d);
   }
 }
 
 template <typename T>
 void attentionBackward(const char *kernel, const T *dout, const T *q,
                        const T *k, const T *v, T *dq, T *dk, T *dv, int64_t bh,
-                       int64_t t, int64_t s, int64_t d, float scale,
-                       bool causal) {
+                       int64_t group, int64_t t, int64_t s, int64_t d,
+                       float scale, bool causal) {
   constexpr bool isF32 = std::is_same_v<T, float>;
   cudaStream_t stream = computeStream();
-  size_t scores = static_cast<size_t>(t) * s;
+  // Per key/value head: tq = group * t query rows.
+  int64_t tq = group * t;
+  bh /= group;
+  size_t scores = static_cast<size_t>(tq) * s;
   size_t perHead = scores * (2 * sizeof(float) + (isF32 ? 0 : sizeof(T)));
   int64_t heads = chunkHeads(bh, perHead);
   Scratch sbuf(static_cast<size_t>(heads) * scores * sizeof(float));
@@ -199,42 +213,42 @@ void attentionBackward(const char *kernel, const T *dout, const T *q,
   int64_t ts = static_cast<int64_t>(scores);
   for (int64_t h0 = 0; h0 < bh; h0 += heads) {
     int64_t hb = std::min(heads, bh - h0);
-    const T *qh = q + h0 * t * d, *kh = k + h0 * s * d, *vh = v + h0 * s * d;
-    const T *doh = dout + h0 * t * d;
+    const T *qh = q + h0 * tq * d, *kh = k + h0 * s * d, *vh = v + h0 * s * d;
+    const T *doh = dout + h0 * tq * d;
     // S = scale Q K^T; P (and its f32 copy, over S, for bf16).
     gemm(kernel,
-         GemmOp{type, CUDA_R_32F, hb, t, s, d, false, true, t * d, s * d, ts,
+         GemmOp{type, CUDA_R_32F, hb, tq, s, d, false, true, tq * d, s * d, ts,
                 scale},
          qh, kh, S);
     withScoreChunk<T>(s, {S, P}, [&](auto chunk) {
       constexpr int N = decltype(chunk)::value;
-      attentionSoftmaxKernel<T, N><<<rowBlocks(hb * t), kRowThreads, 0,
+      attentionSoftmaxKernel<T, N><<<rowBlocks(hb * tq), kRowThreads, 0,
                                      stream>>>(S, P, isF32 ? nullptr : S,
-                                               hb * t, t, s, causal);
+                                               hb * tq, t, s, causal);
       checkLaunch("attentionSoftmaxKernel");
     });
-    // dV = P^T dO: [s, t] x [t, d].
+    // dV = P^T dO: [s, tq] x [tq, d] (summing over the group's heads).
     gemm(kernel,
-         GemmOp{type, type, hb, s, d, t, true, false, ts, t * d, s * d, 1.0f},
+         GemmOp{type, type, hb, s, d, tq, true, false, ts, tq * d, s * d, 1.0f},
          P, doh, dv + h0 * s * d);
-    // dP = dO V^T: [t, d] x [d, s], f32.
+    // dP = dO V^T: [tq, d] x [d, s], f32.
     gemm(kernel,
-         GemmOp{type, CUDA_R_32F, hb, t, s, d, false, true, t * d, s * d, ts,
+         GemmOp{type, CUDA_R_32F, hb, tq, s, d, false, true, tq * d, s * d, ts,
                 1.0f},
          doh, vh, dP);
     withScoreChunk<T>(s, {S, dP, dS}, [&](auto chunk) {
       constexpr int N = decltype(chunk)::value;
-      attentionSoftmaxGradKernel<T, N><<<rowBlocks(hb * t), kRowThreads, 0,
-                                         stream>>>(S, dP, dS, hb * t, s);
+      attentionSoftmaxGradKernel<T, N><<<rowBlocks(hb * tq), kRowThreads, 0,
+                                         stream>>>(S, dP, dS, hb * tq, s);
       checkLaunch("attentionSoftmaxGradKernel");
     });
-    // dQ = scale dS K: [t, s] x [s, d]; dK = scale dS^T Q: [s, t] x [t, d].
+    // dQ = scale dS K: [tq, s] x [s, d]; dK = scale dS^T Q: [s, tq] x [tq, d].
     gemm(kernel,
-         GemmOp{type, type, hb, t, d, s, false, false, ts, s * d, t * d,
+         GemmOp{type, type, hb, tq, d, s, false, false, ts, s * d, tq * d,
                 scale},
-         dS, kh, dq + h0 * t * d);
+         dS, kh, dq + h0 * tq * d);
     gemm(kernel,
-         GemmOp{type, type, hb, s, d, t, true, false, ts, t * d, s * d, scale},
+         GemmOp{type, type, hb, s, d, tq, true, false, ts, tq * d, s * d, scale},
          dS, qh, dk + h0 * s * d);
   }
 }
@@ -243,8 +257,9 @@ void attentionBackward(const char *kernel, const T *dout, const T *q,
 
 extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
                                 int64_t batch, int64_t t, int64_t s,
-                                int zero) {
+                                zrt_mask_fill fill) {
   const char *kernel = "zrt_causal_mask";
+  checkMaskFill(kernel, fill);
   checkNonNegative(kernel, "batch", batch);
   checkNonNegative(kernel, "t", t);
   checkNonNegative(kernel, "s", s);
@@ -255,9 +270,9 @@ extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
       return;
     T masked;
     if constexpr (std::is_same_v<T, float>)
-      masked = zero ? 0.0f : -__builtin_inff();
+      masked = fill == ZRT_MASK_ZERO ? 0.0f : -__builtin_inff();
     else
-      masked = zero ? bf16{0} : bf16{0xff80}; // -inf
+      masked = fill == ZRT_MASK_ZERO ? bf16{0} : bf16{0xff80}; // -inf
     unsigned blocks = static_cast<unsigned>(
         std::min<int64_t>(rows, static_cast<int64_t>(multiprocessors()) * 32));
     causalMaskKernel<T><<<blocks, 256, 0, computeStream()>>>(
@@ -267,11 +282,14 @@ extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
 }
 
 extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
-                              const void *v, void *out, int64_t bh, int64_t t,
+                              const void *v, void *out, int64_t bh,
+                              int64_t group, int64_t t,
                               int64_t s, int64_t d, double scale,
-                              int causal) {
+                              zrt_attention_mask mask) {
   const char *kernel = "zrt_attention";
-  checkAttention(kernel, bh, t, s, d);
+  checkAttentionMask(kernel, mask);
+  bool causal = mask == ZRT_ATTENTION_CAUSAL;
+  checkAttention(kernel, bh, group, t, s, d);
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
     if (bh == 0 || t == 0 || d == 0)
@@ -283,26 +301,29 @@ extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
       return;
     }
     if constexpr (std::is_same_v<T, bf16>) {
-      if (flashAttentionForward(
+      if (group == 1 && flashAttentionForward(
               static_cast<const bf16 *>(q), static_cast<const bf16 *>(k),
               static_cast<const bf16 *>(v), static_cast<bf16 *>(out), bh, t, s,
-              d, static_cast<float>(scale), causal != 0))
+              d, static_cast<float>(scale), causal))
         return;
     }
     attentionForward<T>(kernel, static_cast<const T *>(q),
                         static_cast<const T *>(k), static_cast<const T *>(v),
-                        static_cast<T *>(out), bh, t, s, d,
-                        static_cast<float>(scale), causal != 0);
+                        static_cast<T *>(out), bh, group, t, s, d,
+                        static_cast<float>(scale), causal);
   });
 }
 
 extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
                                    const void *q, const void *k,
                                    const void *v, void *dq, void *dk, void *dv,
-                                   int64_t bh, int64_t t, int64_t s, int64_t d,
-                                   double scale, int causal) {
+                                   int64_t bh, int64_t group, int64_t t,
+                                   int64_t s, int64_t d,
+                                   double scale, zrt_attention_mask mask) {
   const char *kernel = "zrt_attention_grad";
-  checkAttention(kernel, bh, t, s, d);
+  checkAttentionMask(kernel, mask);
+  bool causal = mask == ZRT_ATTENTION_CAUSAL;
+  checkAttention(kernel, bh, group, t, s, d);
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
     if (bh == 0 || d == 0)
@@ -312,27 +333,25 @@ extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
       ZRT_CUDA(cudaMemsetAsync(dq, 0,
                                static_cast<size_t>(bh * t * d) * sizeof(T),
                                stream));
-      ZRT_CUDA(cudaMemsetAsync(dk, 0,
-                               static_cast<size_t>(bh * s * d) * sizeof(T),
-                               stream));
-      ZRT_CUDA(cudaMemsetAsync(dv, 0,
-                               static_cast<size_t>(bh * s * d) * sizeof(T),
-                               stream));
+      ZRT_CUDA(cudaMemsetAsync(
+          dk, 0, static_cast<size_t>(bh / group * s * d) * sizeof(T), stream));
+      ZRT_CUDA(cudaMemsetAsync(
+          dv, 0, static_cast<size_t>(bh / group * s * d) * sizeof(T), stream));
       return;
     }
     if constexpr (std::is_same_v<T, bf16>) {
-      if (flashAttentionBackward(
+      if (group == 1 && flashAttentionBackward(
               static_cast<const bf16 *>(dout), static_cast<const bf16 *>(q),
               static_cast<const bf16 *>(k), static_cast<const bf16 *>(v),
               static_cast<bf16 *>(dq), static_cast<bf16 *>(dk),
               static_cast<bf16 *>(dv), bh, t, s, d, static_cast<float>(scale),
-              causal != 0))
+              causal))
         return;
     }
     attentionBackward<T>(kernel, static_cast<const T *>(dout),
                          static_cast<const T *>(q), static_cast<const T *>(k),
                          static_cast<const T *>(v), static_cast<T *>(dq),
-                         static_cast<T *>(dk), static_cast<T *>(dv), bh, t, s,
-                         d, static_cast<float>(scale), causal != 0);
+                         static_cast<T *>(dk), static_cast<T *>(dv), bh, group,
+                         t, s, d, static_cast<float>(scale), causal);
   });
 }

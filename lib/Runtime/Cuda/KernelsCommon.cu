@@ -117,7 +117,7 @@ extern "C" void zrt_read_f32(float *host, const void *src, zrt_dtype dtype,
   if (errorRecord)
     ZRT_CUDA(cudaMemcpyAsync(&error, errorRecord, sizeof(error),
                              cudaMemcpyDeviceToHost, stream));
-  ZRT_CUDA(cudaStreamSynchronize(stream));
+  synchronizeStream(stream, "zrt_read_f32"); // under --collective-timeout
   if (error.kernel != 0)
     zrt_fail("%s %lld at position %lld is outside [0, %lld) (found on the "
              "device)",

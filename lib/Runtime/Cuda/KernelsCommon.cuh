@@ -32,11 +32,14 @@ namespace zeroc::rt::cuda {
 using bf16 = uint16_t;
 
 // Argument checks and dtype dispatch, as the CPU kernels do them.
+using zeroc::rt::checkAttentionMask;
+using zeroc::rt::checkMaskFill;
 using zeroc::rt::checkMatmulOutputs;
 using zeroc::rt::checkMatmulSizes;
 using zeroc::rt::checkNonNegative;
 using zeroc::rt::dispatchFloat;
 using zeroc::rt::dispatchSize;
+using zeroc::rt::checkTrans;
 using zeroc::rt::dtypeName;
 
 constexpr int kWarp = 32;

@@ -19,9 +19,9 @@
 // to bf16 at the end.
 //
 // Enabled by ZEROC_FLASH_ATTENTION=1 (read at each call) until it has been
-// validated on a GPU (test/Runtime/CudaKernels runs both paths); otherwise,
-// and for f32 or other head sizes, KernelsAttention.cu's cuBLASLt path
-// runs.
+// validated on a GPU (the conformance suite, test/Runtime/Kernels, runs
+// both paths); otherwise, and for f32 or other head sizes,
+// KernelsAttention.cu's cuBLASLt path runs.
 //
 //===----------------------------------------------------------------------===//
 

@@ -259,10 +259,12 @@ void gemm(const char *kernel, const GemmOp &given, const void *a,
 
 extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
                            void *c, int64_t batch, int64_t m, int64_t n,
-                           int64_t k, int trans_a, int trans_b,
+                           int64_t k, zrt_trans trans_a, zrt_trans trans_b,
                            int64_t stride_a, int64_t stride_b,
                            int64_t stride_c) {
   const char *kernel = "zrt_matmul";
+  checkTrans(kernel, "trans_a", trans_a);
+  checkTrans(kernel, "trans_b", trans_b);
   checkMatmulSizes(kernel, batch, m, n, k, stride_a, stride_b, stride_c);
   checkMatmulOutputs(kernel, batch, m, n, stride_c);
   dispatchFloat(kernel, dtype, [&](auto tag) {
@@ -282,7 +284,7 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
       return;
     }
     GemmOp op{cudaType(T{}), cudaType(T{}), batch,    m,        n,
-              k,             trans_a != 0,  trans_b != 0, stride_a, stride_b,
+              k,             trans_a == ZRT_TRANS, trans_b == ZRT_TRANS, stride_a, stride_b,
               stride_c,      1.0f};
     // A batch of row blocks sharing B with contiguous A and C is one product
     // with batch * m rows (a linear layer's [B, T, C] x [N, C]^T).

@@ -13,12 +13,15 @@
 
 #include "KernelsCommon.cuh"
 #include "../Common/AdamStep.h"
+#include "../Common/BufferSegments.h"
 
 #include <cmath>
 
 using namespace zeroc::rt::cuda;
 using zeroc::rt::AdamStep;
 using zeroc::rt::adamStep;
+using zeroc::rt::DecayRun;
+using zeroc::rt::decayRuns;
 
 namespace {
 
@@ -125,6 +128,64 @@ __global__ void sgdKernel(float *__restrict__ param,
                weightDecay);
 }
 
+/// Up to kMaxRuns runs of a flat buffer's shard, passed by value: run r
+/// is elements [begin[r], end[r]) with or without weight decay.
+constexpr int kMaxRuns = 128;
+struct Runs {
+  int64_t begin[kMaxRuns];
+  int64_t end[kMaxRuns];
+  uint8_t decay[kMaxRuns];
+};
+
+/// One block row per run (blockIdx.y), grid-stride over its elements.
+__global__ void adamwBufferKernel(float *__restrict__ param,
+                                  const float *__restrict__ grad,
+                                  float *__restrict__ expAvg,
+                                  float *__restrict__ expAvgSq, Runs runs,
+                                  AdamStep with, AdamStep without) {
+  int r = blockIdx.y;
+  const AdamStep &s = runs.decay[r] ? with : without;
+  for (int64_t i = runs.begin[r] + firstIndex(); i < runs.end[r];
+       i += indexStride())
+    adamwElement(param[i], grad[i], expAvg[i], expAvgSq[i], s);
+}
+
+__global__ void sgdBufferKernel(float *__restrict__ param,
+                                const float *__restrict__ grad,
+                                float *__restrict__ buffer, Runs runs,
+                                float lr, float momentum, float weightDecay) {
+  int r = blockIdx.y;
+  float wd = runs.decay[r] ? weightDecay : 0.0f;
+  for (int64_t i = runs.begin[r] + firstIndex(); i < runs.end[r];
+       i += indexStride())
+    sgdElement(param[i], grad[i], buffer ? buffer + i : nullptr, lr, momentum,
+               wd);
+}
+
+/// Launches `launch(grid, runs)` over the runs: one launch for up to
+/// kMaxRuns of them (a bucket's members), more only beyond.
+template <typename Launch>
+void forRuns(const std::vector<DecayRun> &all, Launch &&launch) {
+  for (size_t at = 0; at < all.size(); at += kMaxRuns) {
+    size_t count = std::min(all.size() - at, static_cast<size_t>(kMaxRuns));
+    Runs runs{};
+    int64_t longest = 0;
+    for (size_t r = 0; r < count; ++r) {
+      runs.begin[r] = all[at + r].begin;
+      runs.end[r] = all[at + r].end;
+      runs.decay[r] = all[at + r].decay ? 1 : 0;
+      longest = std::max(longest, all[at + r].end - all[at + r].begin);
+    }
+    // The blocks of each run: enough for the longest, within the usual cap
+    // for the grid as a whole.
+    unsigned perRun = blocksFor(longest, kThreads);
+    unsigned cap = std::max(
+        1u, blocksFor(int64_t{1} << 40, kThreads) / static_cast<unsigned>(count));
+    dim3 grid(std::min(perRun, cap), static_cast<unsigned>(count));
+    launch(grid, runs);
+  }
+}
+
 } // namespace
 
 extern "C" void zrt_squared_norm(zrt_dtype dtype, const void *x, int64_t n,
@@ -198,4 +259,49 @@ extern "C" void zrt_sgd(float *param, const float *grad,
       param, grad, momentum_buffer, n, lr, static_cast<float>(momentum),
       static_cast<float>(weight_decay));
   checkLaunch("sgdKernel");
+}
+
+extern "C" void zrt_adamw_buffer(float *param, const float *grad,
+                                 float *exp_avg, float *exp_avg_sq, int64_t n,
+                                 int64_t first, int segments,
+                                 const int64_t *segment_begin,
+                                 const int64_t *segment_end,
+                                 const uint8_t *decay, float lr, int64_t step,
+                                 double beta1, double beta2, double eps,
+                                 double weight_decay) {
+  const char *kernel = "zrt_adamw_buffer";
+  checkNonNegative(kernel, "step", step);
+  std::vector<DecayRun> runs = decayRuns(kernel, n, first, segments,
+                                         segment_begin, segment_end, decay);
+  if (n == 0)
+    return;
+  AdamStep with = adamStep(lr, step, beta1, beta2, eps, weight_decay);
+  AdamStep without = adamStep(lr, step, beta1, beta2, eps, 0.0);
+  forRuns(runs, [&](dim3 grid, const Runs &r) {
+    adamwBufferKernel<<<grid, kThreads, 0, computeStream()>>>(
+        param, grad, exp_avg, exp_avg_sq, r, with, without);
+    checkLaunch("adamwBufferKernel");
+  });
+}
+
+extern "C" void zrt_sgd_buffer(float *param, const float *grad,
+                               float *momentum_buffer, int64_t n,
+                               int64_t first, int segments,
+                               const int64_t *segment_begin,
+                               const int64_t *segment_end,
+                               const uint8_t *decay, float lr,
+                               double momentum, double weight_decay) {
+  const char *kernel = "zrt_sgd_buffer";
+  if (!momentum_buffer && momentum != 0.0)
+    zrt_fail("%s: momentum %g needs a momentum buffer", kernel, momentum);
+  std::vector<DecayRun> runs = decayRuns(kernel, n, first, segments,
+                                         segment_begin, segment_end, decay);
+  if (n == 0)
+    return;
+  forRuns(runs, [&](dim3 grid, const Runs &r) {
+    sgdBufferKernel<<<grid, kThreads, 0, computeStream()>>>(
+        param, grad, momentum_buffer, r, lr, static_cast<float>(momentum),
+        static_cast<float>(weight_decay));
+    checkLaunch("sgdBufferKernel");
+  });
 }

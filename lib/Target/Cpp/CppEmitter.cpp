@@ -10,6 +10,7 @@
 
 #include "FunctionEmitter.h"
 #include "Preambles.h"
+#include "RuntimeAbi.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 
@@ -39,13 +40,7 @@ const char *kindName(StateKind kind) {
 }
 
 const char *dtypeName(Type element) {
-  if (element.isF32())
-    return "ZRT_F32";
-  if (element.isBF16())
-    return "ZRT_BF16";
-  if (element.isInteger(32))
-    return "ZRT_I32";
-  return "ZRT_I64";
+  return cpp::dtypeRowOr64(element).enumerator;
 }
 
 int64_t intAttr(IntegerAttr attr, int64_t fallback) {
@@ -142,7 +137,8 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
            << ", shape_" << index << ", " << type.getNumElements() << ", "
            << (shards ? *shards : 1) << ", " << storage.getNumElements() << ", "
            << init << ", " << llvm::formatv("{0:e17}", std).str() << ", "
-           << ((param && param.getWeightDecay()) ? 1 : 0) << ", NULL},\n";
+           << ((param && param.getWeightDecay()) ? 1 : 0)
+           << ", NULL, -1, 0},\n"; /* its own storage (no flat buffer) */
     ++index;
   }
   if (index == 0)
@@ -171,7 +167,8 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
      << "  " << tokens.getShape()[0] << ", " << tokens.getShape()[1] << ", "
      << vocabularyOf(step) << ", " << dtypeName(tokens.getElementType()) << ",\n"
      << "  " << index << ", S, train_step, " << (forward ? "forward" : "NULL")
-     << ", " << (logits ? "logits" : "NULL") << ",\n};\n\n"
+     << ", " << (logits ? "logits" : "NULL") << ",\n"
+     << "  0, NULL, /* no flat buffers */\n};\n\n"
      << "const zrt_program *zeroc_program(void) { return &program; }\n";
   return success();
 }

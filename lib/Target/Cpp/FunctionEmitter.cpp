@@ -231,6 +231,10 @@ std::string FunctionEmitter::scalarExpr(Value value, ArrayRef<int64_t> shape,
                arg(0) + ", " + arg(1) + ")";
       })
       .Case([&](ReluOp) { return "zc_relu(" + arg(0) + ")"; })
+      .Case([&](SiluOp) { return "zc_silu(" + arg(0) + ")"; })
+      .Case([&](SiluGradOp) {
+        return "zc_silu_grad(" + arg(0) + ", " + arg(1) + ")";
+      })
       .Case([&](ReluGradOp) {
         return "zc_relu_grad(" + arg(0) + ", " + arg(1) + ")";
       })
@@ -339,7 +343,9 @@ LogicalResult FunctionEmitter::emitKernel(KernelOp kernel) {
     os << "  " << ptr(schedule.getResult()) << "[0] = zrt_lr_schedule("
        << ptr(schedule.getStep()) << "[0], "
        << literal(schedule.getLrAttr().getValueAsDouble()) << ", "
-       << (schedule.getSchedule() == LRSchedule::cosine ? 1 : 0) << ", "
+       << (schedule.getSchedule() == LRSchedule::cosine ? "ZRT_LR_COSINE"
+                                                        : "ZRT_LR_CONSTANT")
+       << ", "
        << schedule.getWarmup() << ", "
        << literal(schedule.getMinLrAttr().getValueAsDouble()) << ", "
        << schedule.getMaxSteps() << ");\n";
@@ -423,8 +429,8 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         os << "  zrt_matmul(" << dt(mm.getLhs()) << ", " << ptr(mm.getLhs())
            << ", " << ptr(mm.getRhs()) << ", " << ptr(mm.getResult()) << ", "
            << batch << ", " << m << ", " << n << ", " << k << ", "
-           << (mm.getTransposeLhs() ? 1 : 0) << ", "
-           << (mm.getTransposeRhs() ? 1 : 0) << ", " << m * k << ", " << strideB
+           << (mm.getTransposeLhs() ? "ZRT_TRANS" : "ZRT_NO_TRANS") << ", "
+           << (mm.getTransposeRhs() ? "ZRT_TRANS" : "ZRT_NO_TRANS") << ", " << m * k << ", " << strideB
            << ", " << m * n << ");\n";
         return success();
       })
@@ -462,29 +468,36 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         int64_t t = shape[shape.size() - 2], s = shape.back();
         os << "  zrt_causal_mask(" << dt(c.getInput()) << ", " << ptr(c.getInput())
            << ", " << ptr(c.getResult()) << ", " << numel(c.getInput()) / (t * s)
-           << ", " << t << ", " << s << ", " << (c.getZero() ? 1 : 0) << ");\n";
+           << ", " << t << ", " << s << ", " << (c.getZero() ? "ZRT_MASK_ZERO" : "ZRT_MASK_NEG_INF") << ");\n";
         return success();
       })
       .Case([&](AttentionOp a) {
         ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
-        int64_t s = typeOf(a.getKey()).getShape()[2];
+        ArrayRef<int64_t> k = typeOf(a.getKey()).getShape();
+        // Grouped-query attention: `group` query heads per key/value head.
+        int64_t group = q[1] / k[1];
         os << "  zrt_attention(" << dt(a.getQuery()) << ", " << ptr(a.getQuery())
            << ", " << ptr(a.getKey()) << ", " << ptr(a.getValue()) << ", "
-           << ptr(a.getResult()) << ", " << q[0] * q[1] << ", " << q[2] << ", " << s
-           << ", " << q[3] << ", " << literal(a.getScaleAttr().getValueAsDouble())
-           << ", " << (a.getCausal() ? 1 : 0) << ");\n";
+           << ptr(a.getResult()) << ", " << q[0] * q[1] << ", " << group << ", "
+           << q[2] << ", " << k[2] << ", " << q[3] << ", "
+           << literal(a.getScaleAttr().getValueAsDouble()) << ", "
+           << (a.getCausal() ? "ZRT_ATTENTION_CAUSAL" : "ZRT_ATTENTION_FULL")
+           << ");\n";
         return success();
       })
       .Case([&](AttentionGradOp a) {
         ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
-        int64_t s = typeOf(a.getKey()).getShape()[2];
+        ArrayRef<int64_t> k = typeOf(a.getKey()).getShape();
+        int64_t group = q[1] / k[1];
         os << "  zrt_attention_grad(" << dt(a.getQuery()) << ", " << ptr(a.getGrad())
            << ", " << ptr(a.getQuery()) << ", " << ptr(a.getKey()) << ", "
            << ptr(a.getValue()) << ", " << ptr(a.getQueryGrad()) << ", "
            << ptr(a.getKeyGrad()) << ", " << ptr(a.getValueGrad()) << ", "
-           << q[0] * q[1] << ", " << q[2] << ", " << s << ", " << q[3] << ", "
+           << q[0] * q[1] << ", " << group << ", " << q[2] << ", " << k[2]
+           << ", " << q[3] << ", "
            << literal(a.getScaleAttr().getValueAsDouble()) << ", "
-           << (a.getCausal() ? 1 : 0) << ");\n";
+           << (a.getCausal() ? "ZRT_ATTENTION_CAUSAL" : "ZRT_ATTENTION_FULL")
+           << ");\n";
         return success();
       })
       .Case([&](CrossEntropyOp ce) {
@@ -599,10 +612,8 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
            << ptr(c.getResult()) << ");\n";
         return success();
       })
-      .Default([&](Operation *other) -> LogicalResult {
-        return other->emitOpError("has no lowering in zeroc's ")
-               << (cuda ? "CUDA" : "C++ (CPU)") << " backend";
-      });
+      // The Llama ops' calls are in LlamaEmitter.cpp.
+      .Default([&](Operation *other) { return emitLlamaOp(other); });
 }
 
 //===----------------------------------------------------------------------===//

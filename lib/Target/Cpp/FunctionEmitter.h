@@ -52,6 +52,8 @@ private:
   mlir::LogicalResult emitOp(mlir::Operation *op);
   mlir::LogicalResult emitKernel(train::KernelOp kernel);
   mlir::LogicalResult emitCall(mlir::Operation *op);
+  /// The ops of Llama-class models (LlamaEmitter.cpp): runtime calls.
+  mlir::LogicalResult emitLlamaOp(mlir::Operation *op);
   mlir::LogicalResult emitUpdate(mlir::Operation *op);
   mlir::LogicalResult emitFusedLoop(train::FusedOp fused, mlir::Value out);
   mlir::LogicalResult emitFusedKernel(train::FusedOp fused, mlir::Value out);

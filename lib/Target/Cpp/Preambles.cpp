@@ -30,7 +30,11 @@ static inline float zc_relu_grad(float dy, float x) { return x > 0.0f ? dy : 0.0
  * degree-6 polynomial (relative error ~2e-7), branch-free so that the loops
  * vectorize, unlike libm's expf/tanhf. */
 static inline float zc_exp(float x) {
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+  /* A NaN fails the first comparison and becomes -87: (int32_t)n below
+   * must never see a NaN (undefined behaviour); the GELUs stay NaN through
+   * their factor x. */
+  x = x > -87.0f ? x : -87.0f;
+  x = x < 88.0f ? x : 88.0f;
   float n = floorf(fmaf(x, 1.4426950408889634f, 0.5f));
   float r = fmaf(n, -0.693145751953125f, x);
   r = fmaf(n, -1.428606765330187e-06f, r);
@@ -64,6 +68,12 @@ static inline float zc_gelu_erf_grad(float dy, float x) {
   return dy * (0.5f * (1.0f + erff(x * 0.7071067811865476f)) +
                x * expf(-0.5f * x * x) * 0.3989422804014327f);
 }
+/* SiLU, x * sigmoid(x), and its cotangent dy * s * (1 + x * (1 - s)). */
+static inline float zc_silu(float x) { return x / (1.0f + zc_exp(-x)); }
+static inline float zc_silu_grad(float dy, float x) {
+  float s = 1.0f / (1.0f + zc_exp(-x));
+  return dy * s * (1.0f + x * (1.0f - s));
+}
 )cpp";
 }
 
@@ -72,7 +82,6 @@ const char *cudaPreamble() {
 #include "zeroc/Runtime/zrt.h"
 
 #include <cuda_runtime.h>
-#include <nccl.h>
 #include <initializer_list>
 #include <math.h>
 #include <stdint.h>
@@ -112,19 +121,10 @@ __device__ __forceinline__ float zc_gelu_erf_grad(float dy, float x) {
   return dy * (0.5f * (1.0f + erff(x * 0.7071067811865476f)) +
                x * expf(-0.5f * x * x) * 0.3989422804014327f);
 }
-
-/* Fails naming the CUDA call. */
-static inline void zc_check(cudaError_t status, const char *call) {
-  if (status != cudaSuccess)
-    zrt_fail("%s: %s", call, cudaGetErrorString(status));
-}
-
-/* The events that order a function's collectives with its kernels, created
- * on its first call and reused by every later one. */
-static inline void zc_create_events(cudaEvent_t *events, int count) {
-  for (int e = 0; e < count; ++e)
-    zc_check(cudaEventCreateWithFlags(&events[e], cudaEventDisableTiming),
-             "cudaEventCreateWithFlags");
+__device__ __forceinline__ float zc_silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ float zc_silu_grad(float dy, float x) {
+  float s = 1.0f / (1.0f + expf(-x));
+  return dy * s * (1.0f + x * (1.0f - s));
 }
 
 /* A grid-stride loop with an index of type T: int32_t below 2^31 elements,

@@ -35,6 +35,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from zeroc import ir
+from zeroc.importer import linear
+from zeroc.importer.linear import CLin, Lin
 from zeroc.importer.tracer import user_location
 
 
@@ -76,7 +78,7 @@ class IndexView:
     shape: tuple[int, ...]
 
 
-_TENSOR_KINDS = (ir.Value, ParamRef, IndexView)
+_TENSOR_KINDS = (ir.Value, ParamRef, IndexView, Lin, CLin)
 
 
 def _has_tensor(obj: Any) -> bool:
@@ -140,6 +142,8 @@ _FUNCTIONS: dict[Callable, str] = {
     torch.ones_like: "ones_like", torch.zeros_like: "zeros_like",
     torch.full_like: "full_like", torch.clone: "identity",
     getattr: "getattr", operator.getitem: "getitem",
+    F.silu: "silu", torch.stack: "stack", torch.unbind: "unbind",
+    torch.view_as_complex: "view_as_complex", torch.view_as_real: "view_as_real",
 }
 
 _METHODS: dict[str, str] = {
@@ -155,7 +159,7 @@ _METHODS: dict[str, str] = {
     "expand_as": "expand_as", "contiguous": "identity", "clone": "identity",
     "to": "to", "type": "to", "float": "float", "bfloat16": "bfloat16",
     "type_as": "type_as", "long": "long", "int": "int", "size": "size", "dim": "dim",
-    "numel": "numel",
+    "numel": "numel", "unbind": "unbind",
 }
 
 # Float element types of the IR, by torch dtype.
@@ -230,14 +234,24 @@ class Converter:
         self.param_tensors: dict[str, torch.Tensor] = {}
         self.out = io.StringIO()
         self.f = ir.FunctionWriter(self.out, self.params)
+        define = self.f._define
+
+        def tracked(name: str, type_: ir.TensorType) -> ir.Value:
+            value = define(name, type_)
+            self.values[name] = value
+            return value
+        self.f._define = tracked
         self.defs: dict[str, tuple] = {}
         self.memo: dict[tuple, ir.Value] = {}
+        self.views: dict[str, tuple] = {}  # decompose()'s results
+        self.values: dict[str, ir.Value] = {}  # every IR value by name
         self.reads: dict[str, ir.Value] = {}
         self.names: set[str] = set()
         self.node: torch.fx.Node | None = None
         self.arguments: list[ir.Value] = []
         self.loss: ir.Value | None = None
         self.vocab: int | None = None
+        self.dropout_sites = 0
 
     # Errors and names.
 
@@ -284,6 +298,12 @@ class Converter:
             self.fail(f"{describe(self.node, self.root)}: integer ids (the token or target "
                       f"tensor) used as a float {what}; only embeddings and "
                       f"cross-entropy take them")
+        if isinstance(x, Lin):
+            return self.realize(x)
+        if isinstance(x, CLin):
+            self.fail(f"{describe(self.node, self.root)}: a complex tensor used as a "
+                      f"{what}; zeroc follows complex numbers only through a rotary "
+                      "embedding (view_as_complex, a product with the table, view_as_real)")
         if isinstance(x, torch.Tensor):
             return self.constant_tensor(x)
         self.fail(f"{describe(self.node, self.root)}: expected a tensor {what}, "
@@ -332,11 +352,16 @@ class Converter:
         value = float(flat[0])
         return self.fill(value, tuple(t.shape))
 
-    def fill(self, value: float, shape: Sequence[int] = ()) -> ir.Value:
+    def fill(self, value: float, shape: Sequence[int] = (),
+             element: str | None = None) -> ir.Value:
+        """train.fill in `element` (default: the model's float type; an
+        operand's for arithmetic, f32 inside an RMSNorm of a bf16 model)."""
         if not math.isfinite(value):
             self.fail(f"the constant {value} is not finite")
-        return self.f.fill(self.fresh(self._base() + "_c"), ir.TensorType(tuple(shape),
-                                                                          self.element), value)
+        result = self.f.fill(self.fresh(self._base() + "_c"),
+                             ir.TensorType(tuple(shape), element or self.element), value)
+        self.defs[result.name] = ("fill", float(value))
+        return result
 
     def dim(self, d: Any, rank: int, what: str = "dim") -> int:
         if not isinstance(d, int) or isinstance(d, bool) or not -rank <= d < max(rank, 1):
@@ -377,6 +402,18 @@ class Converter:
         if key not in self.memo:
             result = self.f.transpose(self.fresh(self._base()), x, perm)
             self.defs[result.name] = ("transpose", x, tuple(perm))
+            self.memo[key] = result
+        return self.memo[key]
+
+    def slice(self, x: ir.Value, offsets: Sequence[int], sizes: Sequence[int],
+              strides: Sequence[int]) -> ir.Value:
+        """train.slice, or `x` when it takes all of it."""
+        if tuple(sizes) == x.type.shape:
+            return x
+        key = ("slice", x.name, tuple(offsets), tuple(sizes), tuple(strides))
+        if key not in self.memo:
+            result = self.f.slice(self.fresh(self._base()), x, offsets, sizes, strides)
+            self.defs[result.name] = ("slice", x, tuple(offsets), tuple(strides))
             self.memo[key] = result
         return self.memo[key]
 
@@ -428,20 +465,62 @@ class Converter:
         self.defs[result.name] = ("matmul", a, b, transpose_rhs)
         return result
 
+    def _uncast(self, value: ir.Value) -> ir.Value:
+        """`value` before the f32/bf16 casts that made it (softmax over
+        ``.float()`` scores, ``.type_as(q)`` after it)."""
+        d = self.defs.get(value.name)
+        while d and d[0] == "cast":
+            value = d[1]
+            d = self.defs.get(value.name)
+        return value
+
+    def _unrepeat_heads(self, x: ir.Value, head_dim: int) -> ir.Value:
+        """The key/value heads that `x` repeats along `head_dim` (Hugging
+        Face's and Meta's ``repeat_kv``: ``x[:, :, None]`` (or ``[:, :, :,
+        None]``), ``expand`` and ``reshape``), seen through transposes; `x`
+        itself when it is no such repeat."""
+        d = self.defs.get(x.name)
+        if d and d[0] == "transpose":
+            perm = d[2]
+            inner = self._unrepeat_heads(d[1], perm[head_dim])
+            return x if inner is d[1] else self.transpose(inner, perm)
+        if not d or d[0] != "reshape":
+            return x
+        b = d[1]
+        db = self.defs.get(b.name)
+        if not db or db[0] != "broadcast":
+            return x
+        u = db[1]
+        du = self.defs.get(u.name)
+        if not du or du[0] != "reshape":
+            return x
+        us, bs, xs = u.type.shape, b.type.shape, x.type.shape
+        h = head_dim
+        ws = us[:h + 1] + us[h + 2:]
+        if len(us) != len(xs) + 1 or h + 1 >= len(us) or us[h + 1] != 1 or \
+                bs[:h + 1] + bs[h + 2:] != ws or \
+                xs != ws[:h] + (ws[h] * bs[h + 1],) + ws[h + 1:]:
+            return x
+        # (A reshape of a reshape is one: u may come straight from an earlier
+        # shape of the heads.)
+        return self.reshape(du[1], ws)
+
     def match_attention(self, p: ir.Value, v: ir.Value) -> ir.Value | None:
-        """``softmax(causal_mask(scale * q @ k^T)) @ v`` as train.attention."""
-        d = self.defs.get(p.name)
+        """``softmax(causal_mask(scale * q @ k^T)) @ v`` as train.attention,
+        with k and v repeated over query heads recognized as grouped-query
+        attention."""
+        d = self.defs.get(self._uncast(p).name)
         if not d or d[0] != "softmax":
             return None
-        s = d[1]
+        s = self._uncast(d[1])
         d = self.defs.get(s.name)
         causal = bool(d and d[0] == "causal_mask")
         if causal:
-            s = d[1]
+            s = self._uncast(d[1])
             d = self.defs.get(s.name)
         scale = 1.0
         if d and d[0] == "scale":
-            scale, s = d[2], d[1]
+            scale, s = d[2], self._uncast(d[1])
             d = self.defs.get(s.name)
         if not d or d[0] != "matmul":
             return None
@@ -459,8 +538,11 @@ class Converter:
                     q = dd[1]
                 else:
                     k = dd[1]
+        if k.type.rank == 4 and v.type.rank == 4:
+            k, v = self._unrepeat_heads(k, 1), self._unrepeat_heads(v, 1)
         if q.type.rank != 4 or k.type != v.type or k.type.rank != 4 or \
-                q.type.shape[:2] != k.type.shape[:2] or q.type.shape[3] != k.type.shape[3] or \
+                q.type.shape[0] != k.type.shape[0] or q.type.shape[3] != k.type.shape[3] or \
+                q.type.shape[1] % k.type.shape[1] or \
                 (causal and q.type.shape[2] != k.type.shape[2]) or \
                 len({q.type.element, k.type.element, v.type.element}) != 1:
             return None
@@ -469,7 +551,100 @@ class Converter:
         self.defs[result.name] = ("attention", q, k, v)
         return result
 
-    # The walk.
+    # Rotary embeddings written out (zeroc.importer.linear).
+
+    def decompose(self, value: ir.Value):
+        """(root, index map, coefficients) of `value` as a view of the IR
+        value it was cut, reshaped, transposed, scaled or cast from; every
+        value on the way is remembered as a candidate for realize()."""
+        memo = self.views
+        if value.name in memo:
+            return memo[value.name]
+        d = self.defs.get(value.name)
+        shape = value.type.shape
+        result = None
+        if d:
+            kind = d[0]
+            if kind in ("reshape", "cast"):
+                r, i, c = self.decompose(d[1])
+                result = r, i.reshape(shape), c.reshape(shape)
+            elif kind == "transpose":
+                r, i, c = self.decompose(d[1])
+                result = r, i.permute(d[2]), c.permute(d[2])
+            elif kind == "scale":
+                r, i, c = self.decompose(d[1])
+                result = r, i, c * d[2]
+            elif kind == "slice":
+                r, i, c = self.decompose(d[1])
+                index = tuple(slice(o, o + n * st, st)
+                              for o, n, st in zip(d[2], shape, d[3]))
+                result = r, i[index], c[index]
+            elif kind == "split":
+                r, i, c = self.decompose(d[1])
+                dim, k, size = d[2], d[3], shape[d[2]]
+                result = r, i.narrow(dim, k * size, size), c.narrow(dim, k * size, size)
+            elif kind == "concat":
+                parts = [self.decompose(x) for x in d[1]]
+                if all(part[0].name == parts[0][0].name for part in parts):
+                    result = (parts[0][0], torch.cat([part[1] for part in parts], d[2]),
+                              torch.cat([part[2] for part in parts], d[2]))
+            elif kind == "broadcast":
+                r, i, c = self.decompose(d[1])
+                lead = len(shape) - i.dim()
+                i = i.reshape((1,) * lead + tuple(i.shape))
+                c = c.reshape((1,) * lead + tuple(c.shape))
+                result = r, i.expand(shape), c.expand(shape)
+        if result is None:
+            numel = value.type.numel
+            result = (value, torch.arange(numel, dtype=torch.int64).reshape(shape),
+                      torch.ones(shape, dtype=torch.float64))
+        memo[value.name] = result
+        return result
+
+    def lin_of(self, x: Any) -> Lin:
+        """`x` (an IR value, parameter or Lin) as a Lin."""
+        if isinstance(x, Lin):
+            return x
+        value = self.tensor(x)
+        root, index, coeff = self.decompose(value)
+        candidates = {}
+        for name, (r, i, c) in self.views.items():
+            if r.name == root.name and bool((c == 1).all()) and name in self.values:
+                candidates[name] = (self.values[name], i)
+        return Lin(root, index.unsqueeze(0).clone(), coeff.unsqueeze(0).clone(),
+                   value.type.element, self.node, candidates)
+
+    def realize(self, lin: Lin) -> ir.Value:
+        """The IR of a Lin: train.rope (or the identity) of a view of its
+        root; an error naming where the constant came from otherwise."""
+        lin = lin.compact()
+        shape = lin.shape
+        candidates = [(value, index) for value, index in lin.candidates.values()
+                      if value.type.shape == shape]
+        root = lin.root
+        if root.type.numel == math.prod(shape):
+            identity = torch.arange(root.type.numel, dtype=torch.int64).reshape(shape)
+            candidates.append((None, identity))
+        for value, index in candidates:
+            found = linear.match_rope(lin, index)
+            if found is None:
+                continue
+            y = value if value is not None else self.reshape(root, shape)
+            if found != "identity":
+                style, seq_dim, theta = found
+                y = self.f.rope(self.fresh(self._base()), y, theta=theta, seq_dim=seq_dim,
+                                style=style)
+            if y.type.element != lin.element:
+                y = self.f.cast(self.fresh(self._base()), y, lin.element)
+            return y
+        self.fail("a tensor multiplied by a constant tensor (here of shape "
+                  f"{list(shape)}) must be a rotary position embedding: a rotation of "
+                  "pairs of features (interleaved or rotate-half) by position * "
+                  "theta^(-2i/d), positions 0..T-1; the train dialect has no other "
+                  "constant tensors (compute it from the inputs or make it a Parameter)",
+                  node=lin.origin)
+
+    # The walk.    # The walk.
 
     def run(self) -> None:
         placeholders = 0
@@ -522,7 +697,7 @@ class Converter:
             if not isinstance(m, torch.Tensor):
                 continue
             shape = v.type.shape if isinstance(v, ir.Value) else \
-                v.shape if isinstance(v, IndexView) else None
+                v.shape if isinstance(v, (IndexView, Lin, CLin)) else None
             if shape is not None and tuple(m.shape) != tuple(shape):
                 self.fail(f"internal error: the importer made {list(shape)} of "
                           f"{describe(node, self.root)} where PyTorch has {list(m.shape)}")
@@ -618,6 +793,9 @@ class Converter:
         if isinstance(module, nn.ReLU):
             a = _Args(self, what, args, kwargs, ["input"])
             return self.op_relu((a["input"],), {})
+        if isinstance(module, nn.SiLU):
+            a = _Args(self, what, args, kwargs, ["input"])
+            return self.op_silu((a["input"],), {})
         if isinstance(module, nn.Softmax):
             a = _Args(self, what, args, kwargs, ["input"])
             return self.softmax(a["input"], module.dim)
@@ -649,6 +827,17 @@ class Converter:
             b = b.item()
         if isinstance(a, bool) or isinstance(b, bool):
             self.unsupported("boolean operands")
+        if isinstance(a, CLin) or isinstance(b, CLin):
+            return self._complex_arith(op, a, b)
+        varying_a, varying_b = _varying(a), _varying(b)
+        if varying_a or varying_b:
+            return self._constant_arith(op, a, b, varying_a)
+        if isinstance(a, Lin) or isinstance(b, Lin):
+            result = self._lin_arith(op, a, b)
+            if result is not None:
+                return result
+            a = self.tensor(a) if isinstance(a, Lin) else a
+            b = self.tensor(b) if isinstance(b, Lin) else b
         if _is_number(b) and not _is_number(a):
             x, s = self.tensor(a), float(b)
             if op == "mul":
@@ -659,15 +848,117 @@ class Converter:
                 return self.scale(x, 1.0 / s)
             if s == 0:
                 return x
-            return self._binary(op, x, self.fill(s))
+            return self._binary(op, x, self.fill(s, element=x.type.element))
         if _is_number(a) and not _is_number(b):
             x, s = self.tensor(b), float(a)
             if op == "mul":
                 return self.scale(x, s)
             if op == "add":
-                return x if s == 0 else self._binary("add", x, self.fill(s))
-            return self._binary(op, self.fill(s), x)
+                return x if s == 0 else self._binary(
+                    "add", x, self.fill(s, element=x.type.element))
+            return self._binary(op, self.fill(s, element=x.type.element), x)
+        if op == "mul":
+            rms = self._match_rmsnorm(a, b)
+            if rms is not None:
+                return rms
         return self._binary(op, self.tensor(a), self.tensor(b))
+
+    def _constant_arith(self, op: str, a: Any, b: Any, constant_first: bool) -> Any:
+        """An op with a constant tensor of several values: an additive causal
+        mask, or the cos/sin tables of rotary embeddings (a Lin)."""
+        const, other = (a, b) if constant_first else (b, a)
+        if isinstance(other, torch.Tensor) or _is_number(other):
+            self.fail("internal error: an op on constants only was not evaluated")
+        shape = self._shape_of(other)
+        if op == "add" and _is_additive_causal(const, shape):
+            x = self.tensor(other)
+            result = self.f.causal_mask(self.fresh(self._base()), x)
+            self.defs[result.name] = ("causal_mask", x)
+            return result
+        if op == "mul":
+            return self.lin_of(other).scaled(const)
+        if op == "div" and not constant_first:
+            return self.lin_of(other).scaled(1.0 / const.to(torch.float64))
+        self.fail(f"{op} with a constant tensor of shape {list(const.shape)} that does not "
+                  "hold a single value: only additive causal masks (0 on and below the "
+                  "diagonal, -inf above) and rotary-embedding tables are supported; the train "
+                  "dialect has no constant tensors")
+
+    def _lin_arith(self, op: str, a: Any, b: Any) -> Any:
+        """Lin arithmetic: sums of Lins of one root, scaling; None when the
+        Lins must become IR first."""
+        if op in ("mul", "div") and (_is_number(a) or _is_number(b)):
+            lin, s = (a, float(b)) if _is_number(b) else (b, float(a))
+            if op == "div" and _is_number(a):
+                return None
+            return lin.scaled(1.0 / s if op == "div" else s)
+        if op not in ("add", "sub") or _is_number(a) or _is_number(b):
+            return None
+        la, lb = self.lin_of(a), self.lin_of(b)
+        if la.root.name != lb.root.name:
+            return None
+        if op == "sub":
+            lb = lb.scaled(-1.0)
+        return linear.add(la, lb, self.fail)
+
+    def _complex_arith(self, op: str, a: Any, b: Any) -> Any:
+        clin, const = (a, b) if isinstance(a, CLin) else (b, a)
+        if op != "mul" or not isinstance(const, torch.Tensor) or not const.is_complex():
+            self.fail("a complex tensor (view_as_complex) may only be multiplied by a "
+                      "constant complex tensor (a rotary-embedding table)")
+        return clin.times(const.detach(), self.fail)
+
+    def _defined(self, value: Any, kind: str) -> tuple | None:
+        """The defs entry of `value` when it is an IR value made by `kind`."""
+        if not isinstance(value, ir.Value):
+            return None
+        d = self.defs.get(value.name)
+        return d if d and d[0] == kind else None
+
+    def _match_rmsnorm(self, a: Any, b: Any) -> ir.Value | None:
+        """RMSNorm written out: ``x * torch.rsqrt(x.pow(2).mean(-1,
+        keepdim=True) + eps)`` becomes train.rmsnorm with a weight of ones,
+        and that times a [C] weight (either order, through the casts of
+        ``.float()`` / ``.type_as(x)``) train.rmsnorm with the weight."""
+        for x, r in ((a, b), (b, a)):
+            d = self._defined(r, "rsqrt")
+            if not d or not isinstance(x, ir.Value):
+                continue
+            total = self._defined(d[1], "binary")
+            if not total or total[1] != "add":
+                continue
+            for m, e in ((total[2], total[3]), (total[3], total[2])):
+                fill = self._defined(e, "fill")
+                kept = self._defined(m, "reshape")
+                mean = self._defined(kept[1] if kept else m, "mean")
+                if not fill or not mean or e.type.shape != () or \
+                        mean[2] != [x.type.rank - 1]:
+                    continue
+                square = self._defined(mean[1], "binary")
+                if not square or square[1] != "mul" or square[2] is not square[3] or \
+                        square[2].name != x.name:
+                    continue
+                ones = self.fill(1.0, x.type.shape[-1:], element=x.type.element)
+                result = self.f.rmsnorm(self.fresh(self._base()), x, ones, fill[1])
+                self.defs[result.name] = ("rmsnorm", x, None, fill[1])
+                return result
+        for n, w in ((a, b), (b, a)):
+            if not isinstance(n, ir.Value) or not isinstance(w, (ir.Value, ParamRef)):
+                continue
+            inner = self._uncast(n)
+            d = self._defined(inner, "rmsnorm")
+            if not d or d[2] is not None:
+                continue
+            weight = self.tensor(w)
+            x = self._uncast(d[1])
+            if weight.type.shape != x.type.shape[-1:] or \
+                    weight.type.element != x.type.element or \
+                    n.type.element != x.type.element:
+                continue
+            result = self.f.rmsnorm(self.fresh(self._base()), x, weight, d[3])
+            self.defs[result.name] = ("rmsnorm", x, weight, d[3])
+            return result
+        return None
 
     def _binary(self, op: str, a: ir.Value, b: ir.Value) -> ir.Value:
         try:
@@ -676,7 +967,9 @@ class Converter:
             self.fail(f"{op} of {a.type} and {b.type}: the shapes do not broadcast")
         if a.type.element != b.type.element:
             self.fail(f"{op} of {a.type} and {b.type}: element types differ")
-        return self.f.binary(op, self.fresh(self._base()), a, b)
+        result = self.f.binary(op, self.fresh(self._base()), a, b)
+        self.defs[result.name] = ("binary", op, a, b)
+        return result
 
     def _arith_op(self, op: str, args, kwargs):
         a = _Args(self, f"Tensor {op}", args, kwargs, ["input", "other"],
@@ -715,18 +1008,21 @@ class Converter:
         if exponent == 0.5:
             return self.f.sqrt(self.fresh(self._base()), x)
         if exponent == -1:
-            return self._binary("div", self.fill(1.0), x)
+            return self._binary("div", self.fill(1.0, element=x.type.element), x)
         if exponent == -0.5:
             root = self.f.sqrt(self.fresh(self._base()), x)
-            return self._binary("div", self.fill(1.0), root)
+            return self._binary("div", self.fill(1.0, element=x.type.element), root)
         self.unsupported(f"exponent {exponent}: only 2, 1, 0.5, -0.5 and -1 are supported")
 
     def op_sqrt(self, args, kwargs):
         return self.f.sqrt(self.fresh(self._base()), self.tensor(args[0]))
 
     def op_rsqrt(self, args, kwargs):
-        root = self.f.sqrt(self.fresh(self._base()), self.tensor(args[0]))
-        return self._binary("div", self.fill(1.0), root)
+        x = self.tensor(args[0])
+        root = self.f.sqrt(self.fresh(self._base()), x)
+        result = self._binary("div", self.fill(1.0, element=x.type.element), root)
+        self.defs[result.name] = ("rsqrt", x)
+        return result
 
     def op_matmul(self, args, kwargs):
         a = _Args(self, "matmul", args, kwargs, ["input", "other"])
@@ -762,16 +1058,18 @@ class Converter:
             flat = ids.reshape(-1)
             if ids.is_floating_point() or ids.dtype == torch.bool:
                 self.fail("embedding of a constant tensor that is not integer")
-            if flat.numel() == rows and torch.equal(flat, torch.arange(rows, dtype=flat.dtype)):
+            n = flat.numel()
+            if n <= rows and torch.equal(flat, torch.arange(n, dtype=flat.dtype)):
+                # Positions arange(T) of a table of R >= T rows: its first T rows.
                 t = self.tensor(table, "table")
+                t = self.slice(t, [0, 0], [n, t.type.shape[1]], [1, 1])
                 return self.reshape(t, tuple(ids.shape) + t.type.shape[1:])
-            what = f"torch.arange({flat.numel()})" if torch.equal(
-                flat, torch.arange(flat.numel(), dtype=flat.dtype)) else \
+            what = f"torch.arange({n})" if torch.equal(
+                flat, torch.arange(n, dtype=flat.dtype)) else \
                 f"a constant index tensor of shape {list(ids.shape)}"
             self.fail(f"embedding of {what} in {name} ({rows} rows): a constant lookup must "
-                      f"read every row in order (positions torch.arange(T) with T equal to "
-                      f"the table's rows); the train dialect has no slice, so import with "
-                      f"--block-size {rows} or make the table {flat.numel()} rows")
+                      f"read the first rows in order (positions torch.arange(T), T at most "
+                      f"the table's rows)")
         self.fail("embedding ids must be the token ids (a forward argument) or "
                   "torch.arange positions")
 
@@ -833,15 +1131,23 @@ class Converter:
     def op_softmax(self, args, kwargs):
         a = _Args(self, "softmax", args, kwargs, ["input", "dim"],
                   {"_stacklevel": 3, "dtype": None})
+        x = a["input"]
         if a["dtype"] is not None:
-            self.unsupported("dtype is not supported")
-        return self.softmax(a["input"], a["dim"])
+            if a["dtype"] not in _ELEMENTS:
+                self.unsupported(f"softmax in {a['dtype']}: only float32 and bfloat16")
+            x = self._convert(x, a["dtype"])
+        return self.softmax(x, a["dim"])
 
     def dropout(self, x: Any, p: float) -> Any:
-        if p != 0:
-            self.unsupported(f"dropout with p={p}: the train dialect has no dropout; "
-                             "set p=0")
-        return x
+        """train.dropout with its own mask stream (seed = the dropout's index
+        in the forward); nothing for p = 0."""
+        if p == 0:
+            return x
+        if not isinstance(p, (int, float)) or not 0 < p < 1:
+            self.unsupported(f"dropout with p={p!r}: p must be in [0, 1)")
+        seed = self.dropout_sites
+        self.dropout_sites += 1
+        return self.f.dropout(self.fresh(self._base()), self.tensor(x), float(p), seed)
 
     def op_dropout(self, args, kwargs):
         a = _Args(self, "dropout", args, kwargs, ["input"],
@@ -888,6 +1194,8 @@ class Converter:
     def _shape_of(self, x: Any) -> tuple[int, ...]:
         if isinstance(x, ir.Value):
             return x.type.shape
+        if isinstance(x, (Lin, CLin)):
+            return x.shape
         if isinstance(x, IndexView):
             return x.shape
         if isinstance(x, ParamRef):
@@ -915,6 +1223,8 @@ class Converter:
         new = self._new_shape(old, shape)
         if isinstance(x, IndexView):
             return IndexView(x.base, new)
+        if isinstance(x, Lin):
+            return x.reshape(new)
         return self.reshape(self.tensor(x), new)
 
     def op_reshape(self, args, kwargs):
@@ -993,7 +1303,11 @@ class Converter:
         if attr == "ndim":
             return len(shape)
         if attr == "dtype":
-            return torch.int64 if isinstance(x, IndexView) else _TORCH_DTYPES[x.type.element]
+            if isinstance(x, IndexView):
+                return torch.int64
+            if isinstance(x, CLin):
+                return torch.complex64
+            return _TORCH_DTYPES[x.element if isinstance(x, Lin) else x.type.element]
         if attr == "device":
             return torch.device("cpu")
         if attr == "is_cuda":
@@ -1022,8 +1336,58 @@ class Converter:
         container, index = args
         if isinstance(container, (tuple, list, torch.Size, dict)):
             return container[index]
-        self.unsupported("indexing or slicing a tensor is not supported (the train "
-                         "dialect has no slice)")
+        if isinstance(container, IndexView):
+            self.unsupported("indexing or slicing the token or target ids")
+        if _has_tensor(index):
+            self.unsupported("indexing by a tensor (only integers, slices, None and ... are "
+                             "supported)")
+        return self.index(self.tensor(container), index)
+
+    def index(self, x: ir.Value, index: Any) -> ir.Value:
+        """``x[index]`` with integers, slices (any step > 0), None and ``...``:
+        train.slice of the ranges, then a train.reshape that drops the
+        integer-indexed dimensions and inserts the None ones."""
+        items = list(index) if isinstance(index, tuple) else [index]
+        if sum(1 for i in items if i is Ellipsis) > 1:
+            self.fail("an index with more than one '...'")
+        named = sum(1 for i in items if i is not None and i is not Ellipsis)
+        if named > x.type.rank:
+            self.fail(f"too many indices ({named}) for a tensor of rank {x.type.rank}")
+        if Ellipsis in items:
+            at = items.index(Ellipsis)
+            items[at:at + 1] = [slice(None)] * (x.type.rank - named)
+        items += [slice(None)] * (x.type.rank - sum(1 for i in items if i is not None))
+        offsets, sizes, strides, shape = [], [], [], []
+        dim = 0
+        for item in items:
+            if item is None:
+                shape.append(1)
+                continue
+            if dim >= x.type.rank:
+                break
+            n = x.type.shape[dim]
+            if isinstance(item, bool) or not isinstance(item, (int, slice)):
+                self.unsupported(f"index {item!r}")
+            if isinstance(item, int):
+                if not -n <= item < n:
+                    self.fail(f"index {item} is out of range for dimension {dim} of size {n}")
+                offsets.append(item % n)
+                sizes.append(1)
+                strides.append(1)
+            else:
+                start, stop, step = item.indices(n)
+                if step <= 0:
+                    self.unsupported(f"slice step {step}: only positive steps are supported")
+                count = max(0, (stop - start + step - 1) // step)
+                if count == 0:
+                    self.fail(f"the slice {item} of dimension {dim} (size {n}) is empty")
+                offsets.append(start)
+                sizes.append(count)
+                strides.append(step)
+                shape.append(count)
+            dim += 1
+        sliced = self.slice(x, offsets, sizes, strides)
+        return self.reshape(sliced, tuple(shape))
 
     def op_split(self, args, kwargs):
         a = _Args(self, "split", args, kwargs, ["input", "split_size_or_sections"],
@@ -1049,7 +1413,10 @@ class Converter:
             return (x,)
         base = self._base()
         names = [self.fresh(f"{base}_{i}") for i in range(parts)]
-        return tuple(self.f.split(names, x, d))
+        results = tuple(self.f.split(names, x, d))
+        for k, result in enumerate(results):
+            self.defs[result.name] = ("split", x, d, k, parts)
+        return results
 
     def op_chunk(self, args, kwargs):
         a = _Args(self, "chunk", args, kwargs, ["input", "chunks"], {"dim": 0})
@@ -1063,16 +1430,74 @@ class Converter:
 
     def op_cat(self, args, kwargs):
         a = _Args(self, "cat", args, kwargs, ["tensors"], {"dim": 0})
-        tensors = [self.tensor(t) for t in a["tensors"]]
-        if not tensors:
+        items = list(a["tensors"])
+        if not items:
             self.fail("cat of no tensors")
+        if any(isinstance(t, Lin) for t in items):
+            lins = [self.lin_of(t) for t in items]
+            return linear.cat(lins, self.dim(a["dim"], len(lins[0].shape)), self.fail)
+        tensors = [self.tensor(t) for t in items]
         if len(tensors) == 1:
             return tensors[0]
         d = self.dim(a["dim"], tensors[0].type.rank)
         try:
-            return self.f.concat(self.fresh(self._base()), tensors, d)
+            result = self.f.concat(self.fresh(self._base()), tensors, d)
         except ValueError as error:
             self.fail(str(error))
+        self.defs[result.name] = ("concat", tensors, d)
+        return result
+
+    def op_stack(self, args, kwargs):
+        a = _Args(self, "stack", args, kwargs, ["tensors"], {"dim": 0})
+        items = list(a["tensors"])
+        if not items:
+            self.fail("stack of no tensors")
+        rank = len(self._shape_of(items[0])) + 1
+        d = self.dim(a["dim"], rank)
+        if any(isinstance(t, Lin) for t in items):
+            return linear.stack([self.lin_of(t) for t in items], d, self.fail)
+        parts = []
+        for t in items:
+            x = self.tensor(t)
+            parts.append(self.reshape(x, x.type.shape[:d] + (1,) + x.type.shape[d:]))
+        if len(parts) == 1:
+            return parts[0]
+        try:
+            result = self.f.concat(self.fresh(self._base()), parts, d)
+        except ValueError as error:
+            self.fail(str(error))
+        self.defs[result.name] = ("concat", parts, d)
+        return result
+
+    def op_unbind(self, args, kwargs):
+        a = _Args(self, "unbind", args, kwargs, ["input"], {"dim": 0})
+        x = a["input"]
+        shape = self._shape_of(x)
+        d = self.dim(a["dim"], len(shape))
+        if isinstance(x, Lin):
+            return tuple(x.select(d, i) for i in range(shape[d]))
+        x = self.tensor(x)
+        parts = self._split(x, shape[d], d)
+        return tuple(self.reshape(p, shape[:d] + shape[d + 1:]) for p in parts)
+
+    def op_view_as_complex(self, args, kwargs):
+        x = args[0]
+        shape = self._shape_of(x)
+        if not shape or shape[-1] != 2:
+            self.fail(f"view_as_complex of a tensor of shape {list(shape)}: the last "
+                      "dimension must be 2")
+        lin = self.lin_of(x)
+        return CLin(lin.select(-1, 0), lin.select(-1, 1))
+
+    def op_view_as_real(self, args, kwargs):
+        if not isinstance(args[0], CLin):
+            self.unsupported("view_as_real of a tensor that is not a rotary embedding's "
+                             "complex product")
+        return args[0].as_real(self.fail)
+
+    def op_silu(self, args, kwargs):
+        a = _Args(self, "silu", args, kwargs, ["input"], {"inplace": False})
+        return self.f.silu(self.fresh(self._base()), self.tensor(a["input"]))
 
     def _reduce(self, op: str, args, kwargs):
         a = _Args(self, op, args, kwargs, ["input"], {"dim": None, "keepdim": False,
@@ -1087,6 +1512,7 @@ class Converter:
             dims = [dims]
         dims = sorted({self.dim(d, x.type.rank) for d in dims})
         result = getattr(self.f, op)(self.fresh(self._base()), x, dims)
+        self.defs[result.name] = (op, x, dims)
         if a["keepdim"]:
             shape = tuple(1 if i in dims else s for i, s in enumerate(x.type.shape))
             result = self.reshape(result, shape)
@@ -1109,9 +1535,11 @@ class Converter:
         if shape == x.type.shape:
             return x
         try:
-            return self.f.broadcast(self.fresh(self._base()), x, shape)
+            result = self.f.broadcast(self.fresh(self._base()), x, shape)
         except ValueError as error:
             self.fail(str(error))
+        self.defs[result.name] = ("broadcast", x)
+        return result
 
     def op_expand_as(self, args, kwargs):
         return self.op_expand((args[0], self._shape_of(args[1])), {})
@@ -1156,6 +1584,8 @@ class Converter:
             if dtype in (torch.int64, torch.int32, None):
                 return x
             self.unsupported(f"converting the ids to {dtype}")
+        if isinstance(x, Lin) and (dtype is None or dtype in _ELEMENTS):
+            return x if dtype is None else x.with_element(_ELEMENTS[dtype])
         v = self.tensor(x)
         if dtype is None:
             return v
@@ -1163,13 +1593,17 @@ class Converter:
             self.unsupported(f"converting a float tensor to {dtype}")
         if _ELEMENTS[dtype] == v.type.element:
             return v
-        return self.f.cast(self.fresh(self._base()), v, _ELEMENTS[dtype])
+        result = self.f.cast(self.fresh(self._base()), v, _ELEMENTS[dtype])
+        self.defs[result.name] = ("cast", v)
+        return result
 
     def op_to(self, args, kwargs):
         dtype = kwargs.get("dtype")
         for arg in args[1:]:
             if isinstance(arg, torch.dtype):
                 dtype = arg
+            elif isinstance(arg, Lin):
+                dtype = _TORCH_DTYPES[arg.element]
             elif isinstance(arg, (ir.Value, ParamRef)):
                 dtype = _TORCH_DTYPES[self.tensor(arg).type.element]
             elif isinstance(arg, (str, torch.device)) or arg is None:
@@ -1193,8 +1627,37 @@ class Converter:
     def op_type_as(self, args, kwargs):
         other = args[1]
         dtype = torch.int64 if isinstance(other, IndexView) else \
+            _TORCH_DTYPES[other.element] if isinstance(other, Lin) else \
             _TORCH_DTYPES[self.tensor(other).type.element]
         return self._convert(args[0], dtype)
+
+
+def _varying(x: Any) -> bool:
+    """Whether `x` is a constant tensor of several distinct values."""
+    if not isinstance(x, torch.Tensor) or x.numel() <= 1:
+        return False
+    flat = x.detach().reshape(-1)
+    return not bool((flat == flat[0]).all())
+
+
+def _is_additive_causal(mask: torch.Tensor, shape: Sequence[int]) -> bool:
+    """Whether adding `mask` (broadcast to `shape`) is a causal mask: 0 on
+    and below the diagonal of the last two dimensions, -inf (or at most
+    -1e9) above, as ``torch.full((T, T), -inf).triu(1)``."""
+    if mask.is_complex() or not mask.is_floating_point():
+        return False
+    if len(shape) < 2 or mask.dim() > len(shape) or mask.dim() < 2:
+        return False
+    t, s = shape[-2], shape[-1]
+    if tuple(mask.shape[-2:]) != (t, s):
+        return False
+    lead = tuple(mask.shape[:-2])
+    target_lead = tuple(shape[-2 - len(lead):-2]) if lead else ()
+    if any(m != 1 and m != n for m, n in zip(lead, target_lead)):
+        return False
+    above = torch.ones(t, s, dtype=torch.bool).triu(1).expand(mask.shape)
+    m = mask.detach()
+    return bool((m[~above] == 0).all()) and bool((m[above] <= -1e9).all())
 
 
 def _is_causal(mask: torch.Tensor, shape: Sequence[int]) -> bool:

@@ -36,6 +36,15 @@ _IMPORTER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class _Proxy(MetaProxy):
+    @property
+    def ndim(self):
+        # A plain int, as size(), dim() and shape are (llama2.c's
+        # reshape_for_broadcast asserts on x.ndim).
+        meta = getattr(self, "_tensor_meta", None)
+        if meta is not None:
+            return meta.dim()
+        return self.tracer.create_proxy("call_function", getattr, (self, "ndim"), {})
+
     def __iter__(self):
         frame = inspect.currentframe()
         calling = frame.f_back if frame is not None else None
@@ -72,9 +81,37 @@ class Tracer(MetaTracer):
             proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr,
                                          proxy_factory_fn)
         meta = getattr(proxy, "_tensor_meta", None)
+        if meta is None and kind in ("call_function", "call_method"):
+            meta = self._meta_with_constants(kind, target, args, kwargs)
+            if meta is not None:
+                proxy.install_tensor_meta(meta)
         if meta is not None:
             proxy.node.meta["zeroc_meta"] = meta
         return proxy
+
+    def _meta_with_constants(self, kind, target, args, kwargs):
+        """The op's meta output with constant tensors (buffers, tensors built
+        from shapes) moved to the meta device too: MetaTracer only handles
+        proxies, so ``xq_r * freqs_cos[:T]`` would get no meta and a later
+        ``.ndim`` or ``.shape`` would be a proxy."""
+        def to_meta(value):
+            if isinstance(value, torch.fx.Proxy):
+                return getattr(value, "_tensor_meta", None)
+            if isinstance(value, torch.Tensor) and value.device.type != "meta":
+                return value.to("meta")
+            return value
+        try:
+            args_metas = torch.fx.node.map_aggregate(args, to_meta)
+            kwargs_metas = torch.fx.node.map_aggregate(kwargs, to_meta)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if kind == "call_function":
+                    out = target(*args_metas, **kwargs_metas)
+                else:
+                    out = getattr(args_metas[0], target)(*args_metas[1:], **kwargs_metas)
+        except Exception:  # noqa: BLE001 - no meta, as MetaTracer would
+            return None
+        return out if isinstance(out, torch.Tensor) else None
 
     def _find_user_frame(self):
         frame = inspect.currentframe()
@@ -116,9 +153,23 @@ def location_of_exception(error: BaseException) -> tuple[str, int, str] | None:
     return found
 
 
+def _embedding_meta(self, input):
+    # MetaTracer's own override makes the rows f32 whatever the table: a
+    # bf16 model's `x.dtype` would then read f32 (Hugging Face's RMSNorm
+    # casts back to it).
+    return torch.empty(*input.shape, self.weight.shape[-1], device="meta",
+                       dtype=self.weight.dtype)
+
+
 def trace(module: torch.nn.Module, meta_args: dict, concrete_args: dict | None = None
           ) -> torch.fx.GraphModule:
     """Traces `module` with meta tensors `meta_args` for its tensor inputs."""
+    from torch.fx.experimental import meta_tracer
     tracer = Tracer()
-    graph = tracer.trace(module, meta_args, concrete_args)
+    saved = meta_tracer.manual_meta_overrides.get(torch.nn.Embedding)
+    meta_tracer.manual_meta_overrides[torch.nn.Embedding] = _embedding_meta
+    try:
+        graph = tracer.trace(module, meta_args, concrete_args)
+    finally:
+        meta_tracer.manual_meta_overrides[torch.nn.Embedding] = saved
     return torch.fx.GraphModule(tracer.root, graph, module.__class__.__name__)

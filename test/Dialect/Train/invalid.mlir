@@ -736,7 +736,7 @@ func.func @causal_mask_dynamic(%x: tensor<?x17x17xf32>) {
 //===----------------------------------------------------------------------===//
 
 func.func @attention_query_rank(%q: tensor<12x17x16xf32>, %k: tensor<12x3x17x16xf32>) {
-  // expected-error @+1 {{'train.attention' op query must have rank 4 [batch, heads, sequence, head_dim], got 'tensor<12x17x16xf32>'}}
+  // expected-error @+1 {{'train.attention' op query must have rank 4 [batch, heads, sequence, head_dim], got 12x17x16}}
   %0 = train.attention %q, %k, %k scale = 0.25 : (tensor<12x17x16xf32>, tensor<12x3x17x16xf32>, tensor<12x3x17x16xf32>) -> tensor<12x17x16xf32>
   return
 }
@@ -744,7 +744,7 @@ func.func @attention_query_rank(%q: tensor<12x17x16xf32>, %k: tensor<12x3x17x16x
 // -----
 
 func.func @attention_key_rank(%q: tensor<12x3x17x16xf32>, %k: tensor<1x12x3x17x16xf32>, %v: tensor<12x3x17x16xf32>) {
-  // expected-error @+1 {{'train.attention' op key must have rank 4 [batch, heads, sequence, head_dim], got 'tensor<1x12x3x17x16xf32>'}}
+  // expected-error @+1 {{'train.attention' op key must have rank 4 [batch, heads, sequence, head_dim], got 1x12x3x17x16}}
   %0 = train.attention %q, %k, %v scale = 0.25 : (tensor<12x3x17x16xf32>, tensor<1x12x3x17x16xf32>, tensor<12x3x17x16xf32>) -> tensor<12x3x17x16xf32>
   return
 }
@@ -752,7 +752,7 @@ func.func @attention_key_rank(%q: tensor<12x3x17x16xf32>, %k: tensor<1x12x3x17x1
 // -----
 
 func.func @attention_value_rank(%q: tensor<12x3x17x16xf32>, %v: tensor<17x16xf32>) {
-  // expected-error @+1 {{'train.attention' op value must have rank 4 [batch, heads, sequence, head_dim], got 'tensor<17x16xf32>'}}
+  // expected-error @+1 {{'train.attention' op value must have rank 4 [batch, heads, sequence, head_dim], got 17x16}}
   %0 = train.attention %q, %q, %v scale = 0.25 : (tensor<12x3x17x16xf32>, tensor<12x3x17x16xf32>, tensor<17x16xf32>) -> tensor<12x3x17x16xf32>
   return
 }
@@ -784,23 +784,23 @@ func.func @attention_key_value_shape(%q: tensor<2x3x5x8xf32>, %k: tensor<2x3x5x8
 // -----
 
 func.func @attention_batch(%q: tensor<2x3x5x8xf32>, %k: tensor<4x3x5x8xf32>) {
-  // expected-error @+1 {{'train.attention' op query 2x3x5x8 and key 4x3x5x8 must agree in batch, heads and head_dim}}
+  // expected-error @+1 {{'train.attention' op query 2x3x5x8 and key 4x3x5x8 must agree in batch and head_dim}}
   %0 = train.attention %q, %k, %k scale = 0.25 : (tensor<2x3x5x8xf32>, tensor<4x3x5x8xf32>, tensor<4x3x5x8xf32>) -> tensor<2x3x5x8xf32>
   return
 }
 
 // -----
 
-func.func @attention_heads(%q: tensor<2x3x5x8xf32>, %k: tensor<2x1x5x8xf32>) {
-  // expected-error @+1 {{'train.attention' op query 2x3x5x8 and key 2x1x5x8 must agree in batch, heads and head_dim}}
-  %0 = train.attention %q, %k, %k scale = 0.25 : (tensor<2x3x5x8xf32>, tensor<2x1x5x8xf32>, tensor<2x1x5x8xf32>) -> tensor<2x3x5x8xf32>
+func.func @attention_heads(%q: tensor<2x3x5x8xf32>, %k: tensor<2x2x5x8xf32>) {
+  // expected-error @+1 {{'train.attention' op query heads (3) must be a multiple of key/value heads (2) for grouped-query attention}}
+  %0 = train.attention %q, %k, %k scale = 0.25 : (tensor<2x3x5x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>) -> tensor<2x3x5x8xf32>
   return
 }
 
 // -----
 
 func.func @attention_head_dim(%q: tensor<2x3x5x8xf32>, %k: tensor<2x3x5x16xf32>) {
-  // expected-error @+1 {{'train.attention' op query 2x3x5x8 and key 2x3x5x16 must agree in batch, heads and head_dim}}
+  // expected-error @+1 {{'train.attention' op query 2x3x5x8 and key 2x3x5x16 must agree in batch and head_dim}}
   %0 = train.attention %q, %k, %k scale = 0.25 : (tensor<2x3x5x8xf32>, tensor<2x3x5x16xf32>, tensor<2x3x5x16xf32>) -> tensor<2x3x5x8xf32>
   return
 }
@@ -1528,16 +1528,16 @@ func.func @attention_grad_grad(%g: tensor<2x3x5x8xbf16>, %q: tensor<2x3x5x8xf32>
 
 // -----
 
-func.func @attention_grad_key(%q: tensor<2x3x5x8xf32>, %k: tensor<2x3x7x8xf32>) {
-  // expected-error @+1 {{'train.attention_grad' op key type 'tensor<2x3x7x8xf32>' differs from query type 'tensor<2x3x5x8xf32>'}}
-  %0:3 = train.attention_grad %q, %q, %k, %k scale = 0.25 : (tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x7x8xf32>, tensor<2x3x7x8xf32>) -> (tensor<2x3x5x8xf32>, tensor<2x3x7x8xf32>, tensor<2x3x7x8xf32>)
+func.func @attention_grad_key(%q: tensor<2x3x5x8xf32>, %k: tensor<2x3x7x8xbf16>, %v: tensor<2x3x7x8xf32>) {
+  // expected-error @+1 {{'train.attention_grad' op key and value must have one type with the query's element type, got 'tensor<2x3x7x8xbf16>' and 'tensor<2x3x7x8xf32>'}}
+  %0:3 = train.attention_grad %q, %q, %k, %v scale = 0.25 : (tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x7x8xbf16>, tensor<2x3x7x8xf32>) -> (tensor<2x3x5x8xf32>, tensor<2x3x7x8xbf16>, tensor<2x3x7x8xf32>)
   return
 }
 
 // -----
 
 func.func @attention_grad_value(%q: tensor<2x3x5x8xf32>, %v: tensor<2x3x5x4xf32>) {
-  // expected-error @+1 {{'train.attention_grad' op value type 'tensor<2x3x5x4xf32>' differs from query type 'tensor<2x3x5x8xf32>'}}
+  // expected-error @+1 {{'train.attention_grad' op key shape 2x3x5x8 differs from value shape 2x3x5x4}}
   %0:3 = train.attention_grad %q, %q, %q, %v scale = 0.25 : (tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x4xf32>)
   return
 }
@@ -1545,7 +1545,7 @@ func.func @attention_grad_value(%q: tensor<2x3x5x8xf32>, %v: tensor<2x3x5x4xf32>
 // -----
 
 func.func @attention_grad_rank(%q: tensor<3x5x8xf32>) {
-  // expected-error @+1 {{'train.attention_grad' op query must have rank 4 [batch, heads, sequence, head_dim], got 'tensor<3x5x8xf32>'}}
+  // expected-error @+1 {{'train.attention_grad' op query must have rank 4 [batch, heads, sequence, head_dim], got 3x5x8}}
   %0:3 = train.attention_grad %q, %q, %q, %q scale = 0.25 : (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>)
   return
 }

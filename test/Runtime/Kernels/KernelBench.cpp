@@ -119,18 +119,18 @@ void benchLinear(const char *what, int64_t rows, int64_t in, int64_t out,
     Buffer dx(dtype, rows * in), dw(dtype, out * in);
     std::string base = what;
     Timing t = timeIt([&] {
-      zrt_matmul(dtype, x.data(), w.data(), y.data(), 1, rows, out, in, 0, 1,
-                 0, 0, 0);
+      zrt_matmul(dtype, x.data(), w.data(), y.data(), 1, rows, out, in,
+                 ZRT_NO_TRANS, ZRT_TRANS, 0, 0, 0);
     });
     report((base + " fwd x@w^T").c_str(), dtype, shape, t, flops, "GFLOP/s");
     t = timeIt([&] {
-      zrt_matmul(dtype, y.data(), w.data(), dx.data(), 1, rows, in, out, 0, 0,
-                 0, 0, 0);
+      zrt_matmul(dtype, y.data(), w.data(), dx.data(), 1, rows, in, out,
+                 ZRT_NO_TRANS, ZRT_NO_TRANS, 0, 0, 0);
     });
     report((base + " bwd dy@w").c_str(), dtype, shape, t, flops, "GFLOP/s");
     t = timeIt([&] {
-      zrt_matmul(dtype, y.data(), x.data(), dw.data(), 1, out, in, rows, 1, 0,
-                 0, 0, 0);
+      zrt_matmul(dtype, y.data(), x.data(), dw.data(), 1, out, in, rows,
+                 ZRT_TRANS, ZRT_NO_TRANS, 0, 0, 0);
     });
     report((base + " bwd dy^T@x").c_str(), dtype, shape, t, flops, "GFLOP/s");
     if (sgemmToo && dtype == ZRT_F32) {
@@ -172,15 +172,18 @@ void benchAttention(int64_t batch, int64_t seq) {
       std::snprintf(shape, sizeof(shape), "%lldx%lldx%lldx64%s", (long long)bh,
                     (long long)seq, (long long)seq, causal ? " causal" : "");
       Timing t = timeIt([&] {
-        zrt_attention(dtype, q.data(), k.data(), v.data(), out.data(), bh, seq,
-                      seq, d, scale, causal);
+        zrt_attention(dtype, q.data(), k.data(), v.data(), out.data(), bh, 1,
+                      seq,
+                      seq, d, scale,
+                      causal ? ZRT_ATTENTION_CAUSAL : ZRT_ATTENTION_FULL);
       });
       report("attention fwd", dtype, shape, t, 4.0 * pairs * d * bh,
              "GFLOP/s");
       t = timeIt([&] {
         zrt_attention_grad(dtype, dout.data(), q.data(), k.data(), v.data(),
-                           dq.data(), dk.data(), dv.data(), bh, seq, seq, d,
-                           scale, causal);
+                           dq.data(), dk.data(), dv.data(), bh, 1, seq, seq, d,
+                           scale,
+                           causal ? ZRT_ATTENTION_CAUSAL : ZRT_ATTENTION_FULL);
       });
       report("attention bwd", dtype, shape, t, 10.0 * pairs * d * bh,
              "GFLOP/s");

@@ -84,15 +84,3 @@ module {
   }
 }
 
-// -----
-
-module {
-  train.param @w : tensor<4xf32> init = ones
-  func.func @forward(%x: tensor<2xf32>) -> tensor<f32> attributes {train.forward} {
-    %w = train.read @w : tensor<4xf32>
-    // expected-error @below {{'train.concat' op has no derivative: train-autodiff differentiates train.concat only when every input has the same type}}
-    %c = train.concat %w, %x dim = 0 : tensor<4xf32>, tensor<2xf32> -> tensor<6xf32>
-    %l = train.sum %c dims = [0] : tensor<6xf32> -> tensor<f32>
-    return %l : tensor<f32>
-  }
-}

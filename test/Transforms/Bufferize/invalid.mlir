@@ -52,7 +52,7 @@ module {
 // -----
 
 func.func @step_as_tensor(%step: tensor<i64>) -> tensor<1xi64> {
-  // expected-error @+1 {{'train.reshape' op uses the step number as a tensor; it lives in host memory, where only the learning-rate schedule and the optimizer updates read it}}
+  // expected-error @+1 {{'train.reshape' op uses the step number as a tensor; it lives in host memory, where only the learning-rate schedule, the optimizer updates and dropout (the step) read it}}
   %s = train.reshape %step : tensor<i64> -> tensor<1xi64>
   return %s : tensor<1xi64>
 }
@@ -61,7 +61,7 @@ func.func @step_as_tensor(%step: tensor<i64>) -> tensor<1xi64> {
 
 func.func @lr_as_tensor(%step: tensor<i64>) -> tensor<f32> {
   %lr = train.lr_schedule %step lr = 1.0e-02 schedule = constant : (tensor<i64>) -> tensor<f32>
-  // expected-error @+1 {{'train.scale' op uses the learning rate as a tensor; it lives in host memory, where only the learning-rate schedule and the optimizer updates read it}}
+  // expected-error @+1 {{'train.scale' op uses the learning rate as a tensor; it lives in host memory, where only the learning-rate schedule, the optimizer updates and dropout (the step) read it}}
   %s = train.scale %lr by 2.0 : tensor<f32>
   return %s : tensor<f32>
 }

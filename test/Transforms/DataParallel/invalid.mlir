@@ -64,3 +64,33 @@ module attributes {train.batch_split = 5 : i64} {
 module {
   train.param @w : tensor<4xf32> init = ones
 }
+
+// -----
+
+// world-size=5: a slice of part of the batch does not split across ranks.
+module {
+  train.param @w : tensor<4xf32> init = ones
+  func.func @forward(%x: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
+    // expected-error @below {{'train.slice' op slices the batch dimension 0, which does not split across ranks}}
+    %s = train.slice %x offsets = [0, 0] strides = [1, 1] : tensor<10x4xf32> -> tensor<6x4xf32>
+    %w = train.read @w : tensor<4xf32>
+    %m = train.mul %s, %w : (tensor<6x4xf32>, tensor<4xf32>) -> tensor<6x4xf32>
+    %l = train.mean %m dims = [0, 1] : tensor<6x4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// A dropout that already records a batch split.
+module {
+  train.param @w : tensor<4xf32> init = ones
+  func.func @forward(%x: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
+    // expected-error @below {{'train.dropout' op already records a batch split}}
+    %d = train.dropout %x p = 0.1 seed = 0 batch_dim = 0 ranks = 2 : tensor<10x4xf32>
+    %w = train.read @w : tensor<4xf32>
+    %m = train.mul %d, %w : (tensor<10x4xf32>, tensor<4xf32>) -> tensor<10x4xf32>
+    %l = train.mean %m dims = [0, 1] : tensor<10x4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -37,11 +37,37 @@ MODELS = {
     # Layers on [B*T, C] rows: reshapes that merge the batch dimension, which
     # the data-parallel passes must split correctly.
     "mlp": ("MLPLM", {"flatten": True}),
+    # Llama-class models of llama_models.py, with attention scores of order 1
+    # (qk_std) so that the rotary embeddings matter to the loss: llama2.c's
+    # interleaved style, Meta's complex one, Hugging Face's rotate-half; and
+    # minGPT (separate q/k/v, a sliced position parameter, dropout 0).
+    "llama-interleaved": ("llama_models:MetaLlama", {"qk_std": 0.4}),
+    "llama-complex": ("llama_models:MetaLlama", {"qk_std": 0.4, "complex_rope": True}),
+    "llama-rotate-half": ("llama_models:HFLlama", {"qk_std": 0.4}),
+    "mingpt": ("llama_models:MinGPT", {}),
 }
+
+
+def mpirun(args):
+    """The mpirun command, with this test's own TMPDIR: Open MPI's session
+    folder under a shared one can collide with a concurrent test's."""
+    return ["env", f"TMPDIR={args.work}", *args.mpirun.split()]
+
+
+def module_file(name):
+    """(source file, class name) of a MODELS entry."""
+    if ":" in name:
+        stem, cls = name.split(":")
+        return os.path.join(HERE, f"{stem}.py"), cls
+    return os.path.join(HERE, "torch_models.py"), name
 
 
 def construct(name, kwargs):
     torch.manual_seed(0)
+    if ":" in name:
+        stem, cls = name.split(":")
+        module = __import__(stem)
+        return getattr(module, cls)(**kwargs)
     return getattr(torch_models, name)(**kwargs)
 
 
@@ -58,7 +84,8 @@ def main():
 
     mlir = os.path.join(args.work, "model.mlir")
     init = os.path.join(args.work, "init.safetensors")
-    command = [sys.executable, "-m", "zeroc.importer", f"{HERE}/torch_models.py:{name}",
+    path, cls = module_file(name)
+    command = [sys.executable, "-m", "zeroc.importer", f"{path}:{cls}",
                "--batch-size", str(BATCH), "--block-size", str(BLOCK), "--vocab-size", "256",
                "--lr", str(LR), "--beta1", str(BETAS[0]), "--beta2", str(BETAS[1]),
                "--eps", str(EPS), "--weight-decay", str(WD), "--grad-clip", str(CLIP),
@@ -84,7 +111,7 @@ def main():
         subprocess.run([args.zeroc, mlir, f"--zero-stage={stage}", f"--world-size={ranks}",
                         "-o", exe], check=True)
         log, save = exe + ".jsonl", exe + ".saved"
-        subprocess.run(args.mpirun.split() + ["-np", str(ranks), exe, "--data", text_path,
+        subprocess.run(mpirun(args) + ["-np", str(ranks), exe, "--data", text_path,
                                               "--data-format=text", "--init", init,
                                               "--steps", str(STEPS), "--log-json", log,
                                               "--save", save, "--quiet"],
@@ -97,11 +124,16 @@ def main():
             print(f"  step {s}: zeroc {a:.6f}  pytorch {b:.6f}")
         if len(losses) != STEPS or worst > 1e-4:
             failures.append(f"stage {stage}, {ranks} rank(s): losses differ by {worst:.2e}")
-        saved = weights.load_state_dict(os.path.join(save, "model.safetensors"))
+        exported = exe + ".safetensors"
+        subprocess.run([sys.executable, "-m", "zeroc", "checkpoint", "export", save,
+                        "-o", exported], check=True, stdout=subprocess.DEVNULL)
+        saved = weights.load_state_dict(exported)
         check = construct(name, kwargs)
         # The executable saves parameters (and the tied lm_head.weight); the
         # module's buffers (nanoGPT's causal mask) are constants of the IR.
-        check.load_state_dict({**dict(check.named_buffers()), **saved}, strict=True)
+        buffers = dict(check.named_buffers())  # persistent ones are in the state dict
+        check.load_state_dict({**{k: v for k, v in check.state_dict().items() if k in buffers},
+                               **saved}, strict=True)
         drift = max((check.state_dict()[k] - v.detach()).abs().max().item()
                     for k, v in model.state_dict().items())
         print(f"  saved weights: {len(saved)} tensors, max |zeroc - pytorch| {drift:.2e}")

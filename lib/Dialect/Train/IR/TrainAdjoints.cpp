@@ -268,15 +268,28 @@ LogicalResult SplitOp::buildAdjoint(AdjointBuilder &adjoint) {
 }
 
 LogicalResult ConcatOp::buildAdjoint(AdjointBuilder &adjoint) {
-  Type first = getInputs().front().getType();
-  if (llvm::any_of(getInputs(), [&](Value v) { return v.getType() != first; }))
-    return emitOpError(
-        "has no derivative: train-autodiff differentiates train.concat only "
-        "when every input has the same type");
   TrainBuilder &tb = adjoint.builder();
+  Value dy = adjoint.cotangent(0);
+  Type first = getInputs().front().getType();
+  if (llvm::any_of(getInputs(), [&](Value v) { return v.getType() != first; })) {
+    // Inputs of different sizes: each input's cotangent is its slice of dy.
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(dy.getType()).getShape();
+    int64_t dim = getDim(), offset = 0;
+    for (Value input : getInputs()) {
+      SmallVector<int64_t> offsets(shape.size(), 0), strides(shape.size(), 1);
+      offsets[dim] = offset;
+      ArrayRef<int64_t> sizes =
+          cast<RankedTensorType>(input.getType()).getShape();
+      offset += sizes[dim];
+      if (adjoint.isActive(input))
+        adjoint.accumulate(input, SliceOp::create(tb.builder(), tb.getLoc(), dy,
+                                                  offsets, sizes, strides));
+    }
+    return success();
+  }
   SmallVector<Type> types(getInputs().size(), first);
-  auto split = SplitOp::create(tb.builder(), tb.getLoc(), types,
-                               adjoint.cotangent(0), getDimAttr());
+  auto split =
+      SplitOp::create(tb.builder(), tb.getLoc(), types, dy, getDimAttr());
   for (auto [input, grad] : llvm::zip(getInputs(), split.getResults()))
     adjoint.accumulate(input, grad);
   return success();

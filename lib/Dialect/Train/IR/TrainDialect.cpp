@@ -99,6 +99,27 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<memref::AllocOp>(op), "a memref.alloc",
                   isa<MemoryCategoryAttr>(value),
                   "a memory category (#train.category<...>)");
+  if (name == getTraceAttrHelper().getName()) {
+    auto site = dyn_cast<DictionaryAttr>(value);
+    bool fields = site && llvm::all_of(std::initializer_list<StringRef>{
+                                           "name", "kind", "phase", "location"},
+                                       [&](StringRef key) {
+                                         return isa_and_nonnull<StringAttr>(
+                                             site.get(key));
+                                       }) &&
+                  llvm::all_of(std::initializer_list<StringRef>{
+                                   "collective", "collective_kind", "elements",
+                                   "bytes"},
+                               [&](StringRef key) {
+                                 return isa_and_nonnull<IntegerAttr>(
+                                     site.get(key));
+                               });
+    return expect(op->getParentOfType<func::FuncOp>() != nullptr,
+                  "an op of a function", fields,
+                  "a trace site: a dictionary of strings name, kind, phase, "
+                  "location and integers collective, collective_kind, "
+                  "elements, bytes");
+  }
   return op->emitError("'") << name
                             << "' is not an attribute of the train dialect "
                                "(see the dialect's reference for the list)";

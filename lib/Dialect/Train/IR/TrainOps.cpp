@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Dialect/Train/IR/TrainLlamaShapes.h"
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -146,9 +147,9 @@ static std::optional<double> valueOf(FloatAttr attr) {
 }
 
 LogicalResult ParamOp::verify() {
-  if (!getTensorType().hasStaticShape())
-    return emitOpError("type of @")
-           << getSymName() << " must have a static shape, got " << getType();
+  if (failed(verifyTensorShape(getType(), ("type of @" + getSymName()).str(),
+                               [&] { return emitOpError(); })))
+    return failure();
   std::optional<double> std = valueOf(getStdAttr());
   if (std && failed(verifyFinite(*this, "std", *std)))
     return failure();
@@ -314,29 +315,39 @@ LogicalResult WriteOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 LogicalResult StateOp::verify() {
-  auto module = (*this)->getParentOfType<ModuleOp>();
-  auto param = dyn_cast_or_null<ParamOp>(
-      SymbolTable::lookupSymbolIn(module, getOfAttr().getAttr()));
+  RankedTensorType type = getTensorType();
+  if (!type.hasStaticShape())
+    return emitOpError("type of @")
+           << getSymName() << " must have a static shape, got " << type;
+  if (getKind() != StateKind::grad && !type.getElementType().isF32())
+    return emitOpError("optimizer state is kept in f32, but @")
+           << getSymName() << " has type " << type;
+  return success();
+}
+
+// What depends on the parameter, through the module's cached symbol table
+// (a lookup per state would scan the module: quadratic for Llama-3-70B).
+LogicalResult
+StateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param =
+      symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getOfAttr());
   if (!param)
     return emitOpError("state @")
            << getSymName() << " belongs to " << getOfAttr()
            << ", which is not a train.param";
   RankedTensorType type = getTensorType();
-  if (!type.hasStaticShape())
-    return emitOpError("type of @")
-           << getSymName() << " must have a static shape, got " << type;
+  if (failed(verifyTensorShape(type, ("type of @" + getSymName()).str(),
+                               [&] { return emitOpError(); })))
+    return failure();
   if (getKind() == StateKind::grad) {
     Type expected = param.getTensorType().getElementType();
     if (type.getElementType() != expected)
       return emitOpError("the gradient buffer @")
              << getSymName() << " has its parameter's element type "
              << expected << ", got " << type;
-  } else if (!type.getElementType().isF32()) {
-    return emitOpError("optimizer state is kept in f32, but @")
-           << getSymName() << " has type " << type;
   }
   // A dynamic parameter type is reported by the parameter's own verifier.
-  if (param.getTensorType().hasStaticShape() &&
+  if (type.hasStaticShape() && param.getTensorType().hasStaticShape() &&
       type.getNumElements() != param.getTensorType().getNumElements())
     return emitOpError("state @")
            << getSymName() << " has " << type.getNumElements()
@@ -497,32 +508,19 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   RankedTensorType q = tensorType(adaptor.getQuery()),
                    k = tensorType(adaptor.getKey()),
                    v = tensorType(adaptor.getValue());
-  for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{"query", q},
-                            {"key", k},
-                            {"value", v}})
-    if (type.getRank() != 4)
-      return report(errors, name,
-                    " must have rank 4 [batch, heads, sequence, head_dim], "
-                    "got ",
-                    type);
+  // Grouped-query attention: key and value may have fewer heads
+  // (TrainLlamaShapes.h's rule).
+  FailureOr<Shape> shape =
+      attentionShape(q.getShape(), k.getShape(), v.getShape(),
+                     adaptor.getCausal(), errors.emitter());
+  if (failed(shape))
+    return failure();
   if (failed(sameElementType(errors, "query", adaptor.getQuery(), "key",
                              adaptor.getKey())) ||
       failed(sameElementType(errors, "query", adaptor.getQuery(), "value",
                              adaptor.getValue())))
     return failure();
-  if (k.getShape() != v.getShape())
-    return report(errors, "key shape ", formatShape(k.getShape()),
-                  " differs from value shape ", formatShape(v.getShape()));
-  if (q.getDimSize(0) != k.getDimSize(0) || q.getDimSize(1) != k.getDimSize(1) ||
-      q.getDimSize(3) != k.getDimSize(3))
-    return report(errors, "query ", formatShape(q.getShape()), " and key ",
-                  formatShape(k.getShape()),
-                  " must agree in batch, heads and head_dim");
-  if (adaptor.getCausal() && q.getDimSize(2) != k.getDimSize(2))
-    return report(errors,
-                  "causal attention needs as many queries as keys, got ",
-                  q.getDimSize(2), " and ", k.getDimSize(2));
-  types.push_back(q);
+  types.push_back(RankedTensorType::get(*shape, q.getElementType()));
   return success();
 }
 
@@ -779,20 +777,25 @@ LogicalResult AttentionGradOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
   RuleErrors errors{location, getOperationName()};
-  Type query = adaptor.getQuery().getType();
-  for (auto [name, operand] :
-       {std::pair<StringRef, Value>{"grad", adaptor.getGrad()},
-        {"key", adaptor.getKey()},
-        {"value", adaptor.getValue()}})
-    if (operand.getType() != query)
-      return report(errors, name, " type ", operand.getType(),
-                    " differs from query type ", query);
-  if (tensorType(adaptor.getQuery()).getRank() != 4)
+  RankedTensorType q = tensorType(adaptor.getQuery()),
+                   k = tensorType(adaptor.getKey());
+  if (failed(attentionShape(q.getShape(), k.getShape(),
+                            tensorType(adaptor.getValue()).getShape(),
+                            adaptor.getCausal(), errors.emitter())))
+    return failure();
+  if (adaptor.getGrad().getType() != q)
+    return report(errors, "grad type ", adaptor.getGrad().getType(),
+                  " differs from query type ", q);
+  if (adaptor.getKey().getType() != adaptor.getValue().getType() ||
+      k.getElementType() != q.getElementType())
     return report(errors,
-                  "query must have rank 4 [batch, heads, sequence, "
-                  "head_dim], got ",
-                  query);
-  types.append({query, query, query});
+                  "key and value must have one type with the query's "
+                  "element type, got ",
+                  adaptor.getKey().getType(), " and ",
+                  adaptor.getValue().getType());
+  // dq as the query, dk and dv as the key and value (fewer heads under
+  // grouped-query attention).
+  types.append({q, k, k});
   return success();
 }
 
@@ -898,12 +901,18 @@ LogicalResult SGDUpdateOp::verify() {
 // Data-parallel ops
 //===----------------------------------------------------------------------===//
 
-/// Elements of a buffer that packs `types` rank-major in `shards` chunks.
-static int64_t packedElements(TypeRange types, int64_t shards) {
+/// Elements of a buffer that packs `types` rank-major in `shards` chunks,
+/// or std::nullopt when that exceeds kMaxElements.
+static std::optional<int64_t> packedElements(TypeRange types, int64_t shards) {
   int64_t segment = 0;
-  for (Type type : types)
+  for (Type type : types) {
     segment += shardElements(cast<RankedTensorType>(type).getNumElements(),
                              shards);
+    if (segment > kMaxElements)
+      return std::nullopt;
+  }
+  if (segment > kMaxElements / shards)
+    return std::nullopt;
   return shards * segment;
 }
 
@@ -921,7 +930,11 @@ static LogicalResult verifyPacking(Operation *op, TypeRange tensors,
       return op->emitOpError("tensor #")
              << index << " has type " << type
              << " but the buffer's element type is " << buffer.getElementType();
-  int64_t expected = packedElements(tensors, shards);
+  std::optional<int64_t> packed = packedElements(tensors, shards);
+  if (!packed)
+    return op->emitOpError("the packed buffer of ")
+           << shards << " chunks would have more than 2^48 elements";
+  int64_t expected = *packed;
   if (buffer.getNumElements() != expected)
     return op->emitOpError("the buffer must have ")
            << expected << " elements (" << shards
@@ -942,8 +955,12 @@ LogicalResult PackOp::inferReturnTypes(MLIRContext *,
     if (tensorType(input).getElementType() != element)
       return report(errors, "tensor #", index, " has type ", input.getType(),
                     " but tensor #0's element type is ", element);
-  types.push_back(RankedTensorType::get(
-      {packedElements(inputs.getTypes(), adaptor.getShards())}, element));
+  std::optional<int64_t> packed =
+      packedElements(inputs.getTypes(), adaptor.getShards());
+  if (!packed)
+    return report(errors, "the packed buffer of ", adaptor.getShards(),
+                  " chunks would have more than 2^48 elements");
+  types.push_back(RankedTensorType::get({*packed}, element));
   return success();
 }
 
@@ -969,7 +986,11 @@ static FailureOr<int64_t> gridSize(Operation *op, FlatSymbolRefAttr grid,
   if (gridOp.getShape().size() != 1 || ShapedType::isDynamic(gridOp.getShape()[0]))
     return op->emitOpError("collectives run on a 1-D grid of static size, but ")
            << grid << " has shape [" << formatShape(gridOp.getShape()) << "]";
-  return gridOp.getShape()[0];
+  int64_t size = gridOp.getShape()[0];
+  if (size < 1 || size > (int64_t(1) << 24))
+    return op->emitOpError("the grid ")
+           << grid << " must have between 1 and 2^24 ranks, got " << size;
+  return size;
 }
 
 /// Checks a collective's result size against its input size and the grid.
@@ -1009,6 +1030,8 @@ ReduceScatterStartOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 LogicalResult
 AllGatherStartOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  // n <= 2^48 and ranks <= 2^24: the product fits; the result's own shape
+  // check (ShapeChecked) refuses it when it exceeds 2^48.
   return verifyCollective(*this, getGridAttr(), symbolTable,
                           [](int64_t n, int64_t ranks) { return n * ranks; });
 }

@@ -2,6 +2,8 @@
 
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/raw_ostream.h"
@@ -17,6 +19,49 @@ std::string formatShape(ArrayRef<int64_t> shape) {
   llvm::raw_string_ostream os(text);
   llvm::interleave(shape, os, "x");
   return text;
+}
+
+std::optional<int64_t> checkedElementCount(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 1 || dim > kMaxElements)
+      return std::nullopt;
+    // count <= kMaxElements / dim keeps count * dim <= kMaxElements, with
+    // no overflow on the way.
+    if (count > kMaxElements / dim)
+      return std::nullopt;
+    count *= dim;
+  }
+  return count;
+}
+
+LogicalResult verifyTensorShape(Type type, StringRef what,
+                                ErrorEmitter emitError) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return success();
+  if (!tensor.hasStaticShape())
+    return emitError() << what << " must have a static shape, got " << type;
+  if (llvm::is_contained(tensor.getShape(), 0))
+    return emitError() << what << " has a zero-sized dimension, got " << type
+                       << "; train ops need every dimension to be at least 1";
+  if (!checkedElementCount(tensor.getShape()))
+    return emitError() << what << " has more than 2^48 elements, got " << type
+                       << "; zeroc's tensors are limited to 2^48 elements";
+  return success();
+}
+
+LogicalResult verifyOperandAndResultShapes(Operation *op) {
+  auto emit = [&] { return op->emitOpError(); };
+  for (auto [index, operand] : llvm::enumerate(op->getOperands()))
+    if (failed(verifyTensorShape(operand.getType(),
+                                 "operand #" + std::to_string(index), emit)))
+      return failure();
+  for (auto [index, result] : llvm::enumerate(op->getResults()))
+    if (failed(verifyTensorShape(result.getType(),
+                                 "result #" + std::to_string(index), emit)))
+      return failure();
+  return success();
 }
 
 FailureOr<Shape> broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,

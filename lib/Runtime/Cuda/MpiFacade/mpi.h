@@ -1,6 +1,6 @@
 /*===- mpi.h - the CUDA runtime's MPI facade ------------------------------===*
  *
- * The CUDA runtime compiles the shared services (lib/Runtime/Cpu: Main,
+ * The CUDA runtime compiles the shared services (lib/Runtime/Common: Main,
  * Checkpoint, Data, Sample, Runtime, ...) with this directory first on the
  * include path, so that their `#include <mpi.h>` finds this file instead of
  * a real MPI: the executable links no MPI library and starts on a machine

@@ -15,20 +15,44 @@
 //   -DZSTAGE=S   0: replicated states, gradients all-reduced;
 //                3: params, grads, momentum and masters sharded N ways,
 //                   params all-gathered, grads reduce-scattered
+//                1 (with ZFLAT only): params replicated, grads, momentum
+//                   and masters sharded; the updated shard of the params
+//                   is all-gathered in place
 //   -DZBF16=1    bf16 params and grads with f32 master copies
+//   -DZFLAT=1    zrt.h's flat-buffer layout: every kind of state lives in
+//                one buffer (params, grads, momentum, masters), members at
+//                the same offsets with a gap of 3 elements after
+//                proj.weight; collectives run in place on the buffers.
+//                Else each state has its own storage.
 //   -DZMODEL=""  the model name (default "linear")
+//   -DZSTALL=K   rank ZSTALL_RANK (default 1) stops itself (SIGSTOP, as a
+//                stuck device or a dead link looks) at step K, after its
+//                gradients are computed, before it joins their reduction;
+//                with -DZSTALL_SLEEP=S it is busy for S seconds instead
+//   -DZSTALL_START  rank ZSTALL_RANK (by the launcher's environment) stops
+//                itself before MPI starts
+//   -DZBADLAYOUT=1  (with ZFLAT) two members overlap: a malformed program
+//
+// Both layouts compute the same: the same initial values, losses and
+// checkpoints (logical tensors, whichever layout wrote them) from the same
+// seed.
 //
 // With ZEROC_TEST_DUMP=PATH in the environment, rank r appends each batch it
 // is given to PATH.rankR: "train STEP: TOKENS | TARGETS" ("eval" for the
-// forward entry point, whose step is not passed).
+// forward entry point, whose step is not passed). ZEROC_TEST_STEP_MS=T makes
+// every training step take T ms more (for the tests that signal a run).
 
 #include "zeroc/Runtime/zrt.h"
 
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifndef ZW
@@ -42,6 +66,15 @@
 #endif
 #ifndef ZMODEL
 #define ZMODEL "linear"
+#endif
+#ifndef ZSTALL_RANK
+#define ZSTALL_RANK 1
+#endif
+#ifndef ZFLAT
+#define ZFLAT 0
+#endif
+#if ZSTAGE == 1 && !ZFLAT
+#error "stage 1 is for the flat layout (-DZFLAT=1)"
 #endif
 
 namespace {
@@ -58,55 +91,113 @@ constexpr int64_t storage(int64_t numel) {
   return SHARDS > 1 ? ceilDiv(numel, SHARDS) : numel;
 }
 
+// The flat layout: members' offsets in every buffer (a gap after
+// proj.weight), the logical length, and how each buffer is laid out.
+#ifndef ZBADLAYOUT
+#define ZBADLAYOUT 0
+#endif
+// -DZBADLAYOUT=1: proj.bias overlaps proj.weight (the runtime refuses it).
+constexpr int64_t OFFSETS[] = {0, V * C, V * C + C * C + 3 - 4 * ZBADLAYOUT,
+                               V * C + C * C + 3 + C};
+constexpr int64_t FLAT = V * C + C * C + 3 + 2 * C; // 211 elements
+constexpr bool PARAMS_SHARDED = ZSTAGE == 3;
+constexpr bool OPTIM_SHARDED = ZSTAGE != 0; // grads, momentum, masters
+constexpr int64_t shardOf(bool sharded) {
+  return sharded ? ceilDiv(FLAT, ZW) : FLAT;
+}
+constexpr int64_t numelOf(bool sharded) {
+  return sharded ? ZW * shardOf(true) : FLAT;
+}
+enum { BPARAMS, BGRADS, BMOMENTUM, BMASTERS };
+
 const int64_t shapeWte[] = {V, C};
 const int64_t shapeProj[] = {C, C};
 const int64_t shapeVec[] = {C};
 
-#define PARAM(name, rank, shape, numel, init, std)                             \
+#if ZFLAT
+#define PARAM(p, name, rank, shape, numel, init, std)                          \
+  {                                                                            \
+    name, nullptr, ZRT_STATE_PARAM, PDT, rank, shape, numel,                   \
+        PARAMS_SHARDED ? ZW : 1, 0, init, std, rank >= 2, nullptr, BPARAMS,    \
+        OFFSETS[p]                                                             \
+  }
+#define STATE(p, b, name, of, kind, dtype, rank, shape, numel)                 \
+  {                                                                            \
+    name, of, kind, dtype, rank, shape, numel, OPTIM_SHARDED ? ZW : 1, 0,      \
+        ZRT_INIT_ZEROS, 0.0, 0, nullptr, b, OFFSETS[p]                         \
+  }
+#else
+#define PARAM(p, name, rank, shape, numel, init, std)                          \
   {                                                                            \
     name, nullptr, ZRT_STATE_PARAM, PDT, rank, shape, numel, SHARDS,           \
-        storage(numel), init, std, rank >= 2, nullptr                          \
+        storage(numel), init, std, rank >= 2, nullptr, -1, 0                   \
   }
-#define STATE(name, of, kind, dtype, rank, shape, numel)                       \
+#define STATE(p, b, name, of, kind, dtype, rank, shape, numel)                 \
   {                                                                            \
     name, of, kind, dtype, rank, shape, numel, SHARDS, storage(numel),         \
-        ZRT_INIT_ZEROS, 0.0, 0, nullptr                                        \
+        ZRT_INIT_ZEROS, 0.0, 0, nullptr, -1, 0                                 \
   }
+#endif
 
 // Parameters first, then per parameter: grad, momentum buffer (, master).
 // clang-format off
 zrt_state states[] = {
-    PARAM("transformer.wte.weight", 2, shapeWte, V * C, ZRT_INIT_NORMAL, 0.5),
-    PARAM("transformer.proj.weight", 2, shapeProj, C * C, ZRT_INIT_NORMAL, 0.3),
-    PARAM("transformer.proj.bias", 1, shapeVec, C, ZRT_INIT_ZEROS, 0.0),
-    PARAM("transformer.scale", 1, shapeVec, C, ZRT_INIT_ONES, 0.0),
-    STATE("transformer.wte.weight.grad", "transformer.wte.weight",
+    PARAM(0, "transformer.wte.weight", 2, shapeWte, V * C, ZRT_INIT_NORMAL, 0.5),
+    PARAM(1, "transformer.proj.weight", 2, shapeProj, C * C, ZRT_INIT_NORMAL, 0.3),
+    PARAM(2, "transformer.proj.bias", 1, shapeVec, C, ZRT_INIT_ZEROS, 0.0),
+    PARAM(3, "transformer.scale", 1, shapeVec, C, ZRT_INIT_ONES, 0.0),
+    STATE(0, BGRADS, "transformer.wte.weight.grad", "transformer.wte.weight",
           ZRT_STATE_GRAD, PDT, 2, shapeWte, V * C),
-    STATE("transformer.proj.weight.grad", "transformer.proj.weight",
+    STATE(1, BGRADS, "transformer.proj.weight.grad", "transformer.proj.weight",
           ZRT_STATE_GRAD, PDT, 2, shapeProj, C * C),
-    STATE("transformer.proj.bias.grad", "transformer.proj.bias", ZRT_STATE_GRAD,
-          PDT, 1, shapeVec, C),
-    STATE("transformer.scale.grad", "transformer.scale", ZRT_STATE_GRAD, PDT, 1,
+    STATE(2, BGRADS, "transformer.proj.bias.grad", "transformer.proj.bias",
+          ZRT_STATE_GRAD, PDT, 1, shapeVec, C),
+    STATE(3, BGRADS, "transformer.scale.grad", "transformer.scale",
+          ZRT_STATE_GRAD, PDT, 1, shapeVec, C),
+    STATE(0, BMOMENTUM, "transformer.wte.weight.momentum_buffer",
+          "transformer.wte.weight", ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 2,
+          shapeWte, V * C),
+    STATE(1, BMOMENTUM, "transformer.proj.weight.momentum_buffer",
+          "transformer.proj.weight", ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 2,
+          shapeProj, C * C),
+    STATE(2, BMOMENTUM, "transformer.proj.bias.momentum_buffer",
+          "transformer.proj.bias", ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 1,
           shapeVec, C),
-    STATE("transformer.wte.weight.momentum_buffer", "transformer.wte.weight",
-          ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 2, shapeWte, V * C),
-    STATE("transformer.proj.weight.momentum_buffer", "transformer.proj.weight",
-          ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 2, shapeProj, C * C),
-    STATE("transformer.proj.bias.momentum_buffer", "transformer.proj.bias",
-          ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 1, shapeVec, C),
-    STATE("transformer.scale.momentum_buffer", "transformer.scale",
-          ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 1, shapeVec, C),
+    STATE(3, BMOMENTUM, "transformer.scale.momentum_buffer",
+          "transformer.scale", ZRT_STATE_MOMENTUM_BUFFER, ZRT_F32, 1,
+          shapeVec, C),
 #if ZBF16
-    STATE("transformer.wte.weight.master", "transformer.wte.weight",
-          ZRT_STATE_MASTER, ZRT_F32, 2, shapeWte, V * C),
-    STATE("transformer.proj.weight.master", "transformer.proj.weight",
-          ZRT_STATE_MASTER, ZRT_F32, 2, shapeProj, C * C),
-    STATE("transformer.proj.bias.master", "transformer.proj.bias",
+    STATE(0, BMASTERS, "transformer.wte.weight.master",
+          "transformer.wte.weight", ZRT_STATE_MASTER, ZRT_F32, 2, shapeWte,
+          V * C),
+    STATE(1, BMASTERS, "transformer.proj.weight.master",
+          "transformer.proj.weight", ZRT_STATE_MASTER, ZRT_F32, 2, shapeProj,
+          C * C),
+    STATE(2, BMASTERS, "transformer.proj.bias.master", "transformer.proj.bias",
           ZRT_STATE_MASTER, ZRT_F32, 1, shapeVec, C),
-    STATE("transformer.scale.master", "transformer.scale", ZRT_STATE_MASTER,
-          ZRT_F32, 1, shapeVec, C),
+    STATE(3, BMASTERS, "transformer.scale.master", "transformer.scale",
+          ZRT_STATE_MASTER, ZRT_F32, 1, shapeVec, C),
 #endif
 };
+
+#if ZFLAT
+zrt_buffer buffers[] = {
+    {"params", PDT, ZRT_MEM_PARAMETERS, numelOf(PARAMS_SHARDED),
+     shardOf(PARAMS_SHARDED), nullptr},
+    {"grads", PDT, ZRT_MEM_GRADIENTS, numelOf(OPTIM_SHARDED),
+     shardOf(OPTIM_SHARDED), nullptr},
+    {"momentum", ZRT_F32, ZRT_MEM_OPTIMIZER_STATES, numelOf(OPTIM_SHARDED),
+     shardOf(OPTIM_SHARDED), nullptr},
+#if ZBF16
+    {"masters", ZRT_F32, ZRT_MEM_OPTIMIZER_STATES, numelOf(OPTIM_SHARDED),
+     shardOf(OPTIM_SHARDED), nullptr},
+#endif
+};
+constexpr int NUM_BUFFERS = sizeof buffers / sizeof buffers[0];
+#else
+zrt_buffer *buffers = nullptr;
+constexpr int NUM_BUFFERS = 0;
+#endif
 // clang-format on
 constexpr int P = 4; // parameters
 zrt_state &param(int p) { return states[p]; }
@@ -169,6 +260,26 @@ void dump(zrt_comm *comm, const char *what, int64_t step, const void *tokens,
 
 /// Full f32 values of every parameter (gathered at stage 3).
 void fullParams(zrt_comm *comm, std::vector<float> *out) {
+#if ZFLAT
+  // The params buffer, all-gathered (not in place: stage 3 keeps only the
+  // shard) when it is sharded.
+  zrt_buffer &pb = buffers[BPARAMS];
+  Buffer *whole = nullptr;
+  const void *full = pb.data;
+  if (PARAMS_SHARDED) {
+    whole = new Buffer(pb.numel, PDT, ZRT_MEM_GATHERED_PARAMETERS);
+    zrt_wait(zrt_all_gather_start(comm, pb.data, whole->data, pb.shard_numel,
+                                  PDT, nullptr));
+    full = whole->data;
+  }
+  for (int p = 0; p < P; ++p) {
+    out[p].resize(param(p).numel);
+    for (int64_t i = 0; i < param(p).numel; ++i)
+      out[p][i] = load(full, PDT, OFFSETS[p] + i);
+  }
+  delete whole;
+  return;
+#endif
   if (SHARDS == 1) {
     for (int p = 0; p < P; ++p) {
       out[p].resize(param(p).numel);
@@ -194,9 +305,12 @@ void fullParams(zrt_comm *comm, std::vector<float> *out) {
   }
 }
 
-/// Loss of the local batch; with `grads`, also the gradients of that loss.
+/// Loss of the local batch (N rows; `targets` may be null with
+/// `logits`); with `grads`, also the gradients of that loss; with `logits`,
+/// the logits of the rows.
 float forwardBackward(const std::vector<float> *w, const void *tokens,
-                      const void *targets, std::vector<float> *grads) {
+                      const void *targets, std::vector<float> *grads,
+                      int64_t N = ::N, float *logits = nullptr) {
   const float *wte = w[0].data(), *W = w[1].data(), *b = w[2].data(),
               *s = w[3].data();
   Buffer eB(N * C, ZRT_F32, ZRT_MEM_ACTIVATIONS),
@@ -224,7 +338,11 @@ float forwardBackward(const std::vector<float> *w, const void *tokens,
         sum += h[i * C + k] * wte[v * C + k];
       z[i * V + v] = sum;
       max = std::fmax(max, sum);
+      if (logits)
+        logits[i * V + v] = sum;
     }
+    if (!targets)
+      continue;
     double total = 0;
     for (int64_t v = 0; v < V; ++v)
       total += std::exp(z[i * V + v] - max);
@@ -268,9 +386,16 @@ float forwardBackward(const std::vector<float> *w, const void *tokens,
   return static_cast<float>(loss / N);
 }
 
-void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
-               int64_t step, float *loss, float *gradNorm, float *lr) {
-  int world = zrt_world_size(comm);
+#if ZFLAT
+/// The step on the flat buffers: the gradient buffer's logical values
+/// summed in place (an all-reduce when replicated, else a reduce-scatter of
+/// a full bucket in place, its shard then copied to the grads buffer),
+/// SGD over every element this rank holds of the optimizer buffers
+/// (padding and the gap stay zero), and at stage 1 the updated shard of
+/// the replicated params all-gathered in place.
+void trainStepFlat(zrt_comm *comm, const void *tokens, const void *targets,
+                   int64_t step, float *loss, float *gradNorm, float *lr) {
+  int world = zrt_world_size(comm), rank = zrt_rank(comm);
   dump(comm, "train", step, tokens, targets);
   std::vector<float> w[P], g[P];
   fullParams(comm, w);
@@ -278,6 +403,91 @@ void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
     g[p].resize(param(p).numel);
   *loss = forwardBackward(w, tokens, targets, g);
   *lr = LR;
+
+  zrt_buffer &pb = buffers[BPARAMS], &gb = buffers[BGRADS],
+             &mb = buffers[BMOMENTUM];
+  if (!OPTIM_SHARDED) {
+    std::memset(gb.data, 0, gb.numel * zrt_dtype_size(PDT));
+    for (int p = 0; p < P; ++p)
+      for (int64_t i = 0; i < param(p).numel; ++i)
+        store(gb.data, PDT, OFFSETS[p] + i, g[p][i]);
+    zrt_wait(zrt_all_reduce_start(comm, gb.data, gb.data, gb.numel, PDT,
+                                  nullptr));
+  } else {
+    Buffer bucket(gb.numel, PDT, ZRT_MEM_GRADIENT_BUCKETS);
+    for (int p = 0; p < P; ++p)
+      for (int64_t i = 0; i < param(p).numel; ++i)
+        store(bucket.data, PDT, OFFSETS[p] + i, g[p][i]);
+    size_t shardBytes = gb.shard_numel * zrt_dtype_size(PDT);
+    char *slot = static_cast<char *>(bucket.data) + rank * shardBytes;
+    zrt_wait(zrt_reduce_scatter_start(comm, bucket.data, slot,
+                                      gb.shard_numel, PDT, nullptr));
+    std::memcpy(gb.data, slot, shardBytes);
+  }
+
+  // The mean gradient's norm over all shards.
+  float squares = 0;
+  for (int64_t i = 0; i < gb.shard_numel; ++i) {
+    float v = load(gb.data, PDT, i) / world;
+    squares += v * v;
+  }
+  if (OPTIM_SHARDED)
+    zrt_wait(
+        zrt_all_reduce_start(comm, &squares, &squares, 1, ZRT_F32, nullptr));
+  *gradNorm = std::sqrt(squares);
+
+  // SGD with momentum on what this rank holds of the optimizer buffers:
+  // logical elements [first, first + shard_numel).
+  int64_t first = OPTIM_SHARDED ? rank * mb.shard_numel : 0;
+  int64_t paramAt = PARAMS_SHARDED ? 0 : first; // in the params buffer
+  float *buf = static_cast<float *>(mb.data);
+  for (int64_t j = 0; j < mb.shard_numel; ++j) {
+    float gj = load(gb.data, PDT, j) / world;
+    buf[j] = MOMENTUM * buf[j] + gj;
+#if ZBF16
+    float *m = static_cast<float *>(buffers[BMASTERS].data);
+    m[j] -= LR * buf[j];
+    store(pb.data, PDT, paramAt + j, m[j]);
+#else
+    store(pb.data, PDT, paramAt + j,
+          load(pb.data, PDT, paramAt + j) - LR * buf[j]);
+#endif
+  }
+  if (OPTIM_SHARDED && !PARAMS_SHARDED) {
+    char *mine = static_cast<char *>(pb.data) +
+                 rank * mb.shard_numel * zrt_dtype_size(PDT);
+    zrt_wait(zrt_all_gather_start(comm, mine, pb.data, mb.shard_numel, PDT,
+                                  nullptr));
+  }
+}
+#endif
+
+void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
+               int64_t step, float *loss, float *gradNorm, float *lr) {
+#if ZFLAT
+  return trainStepFlat(comm, tokens, targets, step, loss, gradNorm, lr);
+#endif
+  int world = zrt_world_size(comm);
+  dump(comm, "train", step, tokens, targets);
+  // sleep_for sleeps on when a signal interrupts it.
+  if (const char *ms = std::getenv("ZEROC_TEST_STEP_MS"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
+  std::vector<float> w[P], g[P];
+  fullParams(comm, w);
+  for (int p = 0; p < P; ++p)
+    g[p].resize(param(p).numel);
+  *loss = forwardBackward(w, tokens, targets, g);
+  *lr = LR;
+#ifdef ZSTALL
+  if (step == ZSTALL && zrt_rank(comm) == ZSTALL_RANK) {
+#ifdef ZSTALL_SLEEP
+    struct timespec busy = {ZSTALL_SLEEP, 0};
+    nanosleep(&busy, nullptr);
+#else
+    std::raise(SIGSTOP);
+#endif
+  }
+#endif
 
   // Sum the gradients over ranks into the grad states.
   zrt_request *requests[P];
@@ -340,14 +550,29 @@ void forward(zrt_comm *comm, const void *tokens, const void *targets,
   *loss = forwardBackward(w, tokens, targets, nullptr);
 }
 
+/// The logits of one sequence of T tokens (for --sample).
+void logits(zrt_comm *comm, const void *tokens, float *out) {
+  std::vector<float> w[P];
+  fullParams(comm, w);
+  forwardBackward(w, tokens, nullptr, nullptr, T, out);
+}
+
 // clang-format off
 const zrt_program program = {
     ZMODEL, ZW, ZSTAGE,
     B, T, V, ZRT_I32,        // batch per rank, seq_len, vocab, id dtype
     static_cast<int>(sizeof states / sizeof states[0]), states,
-    trainStep, forward};
+    trainStep, forward, logits, NUM_BUFFERS, buffers};
 // clang-format on
 
 } // namespace
 
-const zrt_program *zeroc_program(void) { return &program; }
+const zrt_program *zeroc_program(void) {
+#ifdef ZSTALL_START
+  // The runtime's main asks for the program before it starts MPI.
+  const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (rank && std::atoi(rank) == ZSTALL_RANK)
+    std::raise(SIGSTOP);
+#endif
+  return &program;
+}

@@ -12,13 +12,31 @@ usage: services_check.py make-data DIR
        services_check.py same-losses FULL.json PART1.json PART2.json...
        services_check.py log LOG.json STEPS EVALS WORLD STAGE BF16
        services_check.py batches DUMP WORLD STEPS DATA(.bin|.txt) [FIRST_STEP]
-       services_check.py state-meta STATE.safetensors KEY=VALUE...
+       services_check.py close-losses TOLERANCE FULL.json PART.json...
+       services_check.py tensor-names FILE.safetensors...
+       services_check.py tensor-dtypes FILE.safetensors
+       services_check.py step-losses FULL.json PART.json   (PART's steps as FULL's)
+       services_check.py same-checkpoint A B   (every tensor and value equal)
+       services_check.py slices CHECKPOINT   (each parameter's slices: elements, file)
+       services_check.py poke-nan FOLDER TENSOR ELEMENT   (checksums redone)
+       services_check.py flip FILE OFFSET          (one bit; OFFSET < 0: from the end)
+       services_check.py truncate FILE BYTES
+       services_check.py edit-manifest FOLDER EDIT...   (re-signed; EDIT is
+           shape=TENSOR:D0,D1  step=N  drop=TENSOR  model=NAME)
+       services_check.py signal OUT SIGNALS STEP -- COMMAND...
+           runs COMMAND; once it prints "step STEP/", sends each of SIGNALS
+           (TERM,TERM: 0.3 s apart) to its ranks (the children of mpirun, or
+           COMMAND itself; USR1@mpirun: to mpirun); writes OUT.out and
+           OUT.err, prints the exit status
 """
 
 import json
 import os
+import signal
 import struct
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "Evaluator", "Inputs"))
@@ -247,16 +265,158 @@ def batches(dump, world, steps, data, first_step):
           (world, steps))
 
 
-def state_meta(path, pairs):
-    _, metadata, _ = evalref.read_safetensors(path)
-    for pair in pairs:
-        key, value = pair.split("=", 1)
-        if metadata.get(key) != value:
-            fail("%s: metadata %s = %r, expected %r" %
-                 (path, key, metadata.get(key), value))
-    if len(metadata.get("fingerprint", "")) != 16:
-        fail("%s: no fingerprint" % path)
-    print("state-meta: " + " ".join(pairs))
+def close_losses(tolerance, full, parts):
+    want = [(r["step"], r["loss"]) for r in read_log(full) if "loss" in r]
+    got = []
+    for part in parts:
+        got += [(r["step"], r["loss"]) for r in read_log(part) if "loss" in r]
+    if [s for s, _ in want] != [s for s, _ in got]:
+        fail("steps differ:\n  uninterrupted %s\n  in parts      %s" % (want, got))
+    worst = max(abs(a - b) / abs(a) for (_, a), (_, b) in zip(want, got))
+    if worst > tolerance:
+        fail("losses differ by %.2e (relative) > %g:\n  %s\n  %s" %
+             (worst, tolerance, want, got))
+    print("close-losses: %d steps within %g" % (len(want), tolerance))
+
+
+def step_losses(full, part):
+    want = {r["step"]: r["loss"] for r in read_log(full) if "loss" in r}
+    got = [(r["step"], r["loss"]) for r in read_log(part) if "loss" in r]
+    if not got or any(want.get(s) != loss for s, loss in got):
+        fail("losses differ:\n  uninterrupted %s\n  resumed       %s" %
+             (sorted(want.items()), got))
+    print("step-losses: steps %d..%d equal" % (got[0][0], got[-1][0]))
+
+
+def checkpoint_module():
+    from zeroc import checkpoint
+    return checkpoint
+
+
+def same_checkpoint(a, b):
+    checkpoint = checkpoint_module()
+    ma, mb = checkpoint.read_manifest(a), checkpoint.read_manifest(b)
+    names = [t["name"] for t in ma["tensors"]]
+    if names != [t["name"] for t in mb["tensors"]]:
+        fail("%s and %s hold different tensors" % (a, b))
+    for key in ("model", "step", "data_position", "seed"):
+        if ma[key] != mb[key]:
+            fail("%s: %s %r, %s: %r" % (a, key, ma[key], b, mb[key]))
+    for name in names:
+        if checkpoint.read_tensor(ma, name) != checkpoint.read_tensor(mb, name):
+            fail("tensor %s differs between %s and %s" % (name, a, b))
+    print("same-checkpoint: %d tensors equal (written by %d and %d ranks)" %
+          (len(names), ma["world_size"], mb["world_size"]))
+
+
+def poke_nan(folder, name, element):
+    """Writes a NaN into element ELEMENT of an F32 tensor and redoes every
+    checksum, as a run that diverged would have written it."""
+    checkpoint = checkpoint_module()
+    manifest = checkpoint.read_manifest(folder)
+    tensor = next(t for t in manifest["tensors"] if t["name"] == name)
+    piece = next(p for p in tensor["slices"]
+                 if p["elements"][0] <= element < p["elements"][1])
+    path = os.path.join(manifest["folder"], piece["file"])
+    data = bytearray(open(path, "rb").read())
+    at = piece["bytes"][0] + 4 * (element - piece["elements"][0])
+    data[at:at + 4] = struct.pack("<f", float("nan"))
+    with open(path, "wb") as f:
+        f.write(data)
+    begin, end = piece["bytes"]
+    piece["crc32c"] = "%08x" % checkpoint.crc32c(bytes(data[begin:end]))
+    record = next(r for r in manifest["files"] if r["name"] == piece["file"])
+    record["crc32c"] = "%08x" % checkpoint.crc32c(bytes(data))
+    with open(os.path.join(manifest["folder"], "manifest.json"), "w") as f:
+        f.write(checkpoint.manifest_text(manifest))
+
+
+def flip(path, offset):
+    data = bytearray(open(path, "rb").read())
+    data[offset] ^= 0x01
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def truncate(path, size):
+    with open(path, "r+b") as f:
+        f.truncate(size)
+
+
+def edit_manifest(folder, edits):
+    checkpoint = checkpoint_module()
+    manifest = checkpoint.read_manifest(folder)
+    for edit in edits:
+        key, value = edit.split("=", 1)
+        if key == "shape":
+            name, dims = value.split(":")
+            tensor = next(t for t in manifest["tensors"] if t["name"] == name)
+            tensor["shape"] = [int(d) for d in dims.split(",")]
+        elif key == "step":
+            manifest["step"] = int(value)
+        elif key == "model":
+            manifest["model"] = value
+        elif key == "drop":
+            manifest["tensors"] = [t for t in manifest["tensors"] if t["name"] != value]
+        else:
+            fail("unknown edit " + edit)
+    with open(os.path.join(manifest["folder"], "manifest.json"), "w") as f:
+        f.write(checkpoint.manifest_text(manifest))
+
+
+def children(pid):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def signal_run(out, signals, step, command):
+    process = subprocess.Popen(command, stdout=subprocess.PIPE,
+                               stderr=open(out + ".err", "w"), text=True)
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if line.startswith("step %s/" % step):
+            break
+    else:
+        fail("the run ended before step %s: %s" % (step, "".join(lines)))
+    launched = os.path.basename(command[0]) in ("mpirun", "mpiexec")
+    ranks = children(process.pid) if launched else [process.pid]
+    for i, name in enumerate(signals.split(",")):
+        if i:
+            time.sleep(0.3)
+        if name.endswith("@mpirun"):  # the launcher itself
+            os.kill(process.pid, getattr(signal, "SIG" + name[:-len("@mpirun")]))
+            continue
+        for pid in ranks:
+            try:
+                os.kill(pid, getattr(signal, "SIG" + name))
+            except ProcessLookupError:  # mpirun ended it after another rank
+                pass
+    lines += process.stdout.readlines()
+    status = process.wait(timeout=120)
+    with open(out + ".out", "w") as f:
+        f.write("".join(lines))
+    print("exit %d" % status)
+
+
+def slices(path):
+    """Prints "NAME [BEGIN, END) FILE..." for each parameter of checkpoint
+    PATH, by name: the element ranges the ranks wrote, in order."""
+    manifest = checkpoint_module().read_manifest(path)
+    for tensor in sorted(manifest["tensors"], key=lambda t: t["name"]):
+        if tensor["name"] in PARAMS:
+            print(tensor["name"], " ".join(
+                "[%d, %d) %s" % (p["elements"][0], p["elements"][1], p["file"])
+                for p in tensor["slices"]))
 
 
 def main(argv):
@@ -276,8 +436,32 @@ def main(argv):
     elif command == "batches":
         batches(args[0], int(args[1]), int(args[2]), args[3],
                 int(args[4]) if len(args) > 4 else 0)
-    elif command == "state-meta":
-        state_meta(args[0], args[1:])
+    elif command == "close-losses":
+        close_losses(float(args[0]), args[1], args[2:])
+    elif command == "tensor-dtypes":
+        for name, (dtype, shape, _) in sorted(evalref.read_safetensors(args[0])[0].items()):
+            print(name, dtype, shape)
+    elif command == "tensor-names":
+        for path in args:
+            print(sorted(evalref.read_safetensors(path)[0]))
+    elif command == "step-losses":
+        step_losses(args[0], args[1])
+    elif command == "same-checkpoint":
+        same_checkpoint(args[0], args[1])
+    elif command == "poke-nan":
+        poke_nan(args[0], args[1], int(args[2]))
+    elif command == "flip":
+        flip(args[0], int(args[1]))
+    elif command == "truncate":
+        truncate(args[0], int(args[1]))
+    elif command == "edit-manifest":
+        edit_manifest(args[0], args[1:])
+    elif command == "signal":
+        if args[3] != "--":
+            fail("signal OUT SIGNALS STEP -- COMMAND...")
+        signal_run(args[0], args[1], args[2], args[4:])
+    elif command == "slices":
+        slices(args[0])
     else:
         fail("unknown command " + command)
 

@@ -30,6 +30,10 @@ def Train_Dialect : Dialect {
       passes split it across ranks.
 
     Tensors are ranked, with f32 or bf16 elements; token ids are i32 or i64.
+    Every operand and result of a train op has a static shape whose
+    dimensions are all at least 1, with at most 2^48 elements (the
+    `ShapeChecked` trait): no pass, backend or evaluator meets an empty,
+    dynamic or overflowing tensor.
 
     Binary elementwise ops (`train.add`, `train.sub`, `train.mul`,
     `train.div`) broadcast as NumPy does: shapes are aligned at their last
@@ -61,7 +65,10 @@ def Train_Dialect : Dialect {
     // func.func: the function is in buffer form (train-bufferize).
     "::mlir::UnitAttr":$planned,
     // memref.alloc of a planned function: its #train.category<...>.
-    "::mlir::Attribute":$category
+    "::mlir::Attribute":$category,
+    // An op of the train step, a train.kernel's op, a train.fused or a
+    // train.collective_*: what --trace records of it (train-trace-sites).
+    "::mlir::DictionaryAttr":$trace
   );
   let extraClassDeclaration = [{
     /// The dialect loaded in `context` (every zeroc tool loads it).
@@ -71,8 +78,14 @@ def Train_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
 }
 
+// Operands and results of every train op: static shapes, every dimension at
+// least 1, at most 2^48 elements (zeroc::train::ShapeChecked, TrainOps.h).
+def Train_ShapeChecked : NativeOpTrait<"ShapeChecked"> {
+  let cppNamespace = "::zeroc::train";
+}
+
 class Train_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Train_Dialect, mnemonic, traits>;
+    : Op<Train_Dialect, mnemonic, !listconcat(traits, [Train_ShapeChecked])>;
 
 //===----------------------------------------------------------------------===//
 // Enums

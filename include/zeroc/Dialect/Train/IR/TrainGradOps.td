@@ -93,7 +93,9 @@ def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure,
   let summary = "cotangents of train.attention";
   let description = [{
     Recomputes the attention probabilities from `query` and `key` and gives
-    the cotangents of query, key and value.
+    the cotangents of query, key and value (each of its operand's type; with
+    grouped-query attention a key/value head's cotangent sums over the query
+    heads that share it).
 
     ```mlir
     %dq, %dk, %dv = train.attention_grad %dy, %q, %k, %v causal scale = 2.500000e-01 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>)

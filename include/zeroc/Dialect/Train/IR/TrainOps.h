@@ -21,6 +21,23 @@
 #include "zeroc/Dialect/Train/IR/TrainOpsTypes.h.inc"
 #define GET_ATTRDEF_CLASSES
 #include "zeroc/Dialect/Train/IR/TrainAttributes.h.inc"
+#include "zeroc/Dialect/Train/IR/TrainShapes.h"
+
+namespace zeroc::train {
+/// Every train op carries this trait: its operands and results must be
+/// tensors of static shape, every dimension at least 1, at most
+/// kMaxElements elements (TrainShapes.h). Checked before the op's own
+/// verifier, so that no verifier, pass, emitter or evaluator meets an empty,
+/// dynamic or overflowing shape.
+template <typename ConcreteType>
+class ShapeChecked
+    : public mlir::OpTrait::TraitBase<ConcreteType, ShapeChecked> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifyOperandAndResultShapes(op);
+  }
+};
+} // namespace zeroc::train
 
 #define GET_OP_CLASSES
 #include "zeroc/Dialect/Train/IR/TrainOps.h.inc"

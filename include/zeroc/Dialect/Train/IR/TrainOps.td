@@ -115,7 +115,8 @@ def Train_ReadOp : Train_Op<"read", [
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
-def Train_StateOp : Train_Op<"state", [Symbol, HasParent<"mlir::ModuleOp">]> {
+def Train_StateOp : Train_Op<"state", [Symbol, HasParent<"mlir::ModuleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "optimizer state that belongs to a parameter";
   let description = [{
     Declares persistent, non-trainable state for the parameter `of`: its
@@ -341,10 +342,12 @@ def Train_AttentionOp : Train_Op<"attention", [Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "multi-head scaled dot-product attention";
   let description = [{
-    With `query`, `key` and `value` of shape `[B, H, T, D]`, computes
-    `softmax(mask(scale * query @ key^T)) @ value`, where `mask` is
-    `train.causal_mask` when `causal` is set. GPT-2 uses
-    `scale = 1/sqrt(D)`.
+    With `query` of shape `[B, H, T, D]` and `key` and `value` of shape
+    `[B, Hkv, S, D]`, computes `softmax(mask(scale * query @ key^T)) @
+    value`, where `mask` is `train.causal_mask` when `causal` is set. GPT-2
+    uses `scale = 1/sqrt(D)`. With fewer key/value heads than query heads
+    (grouped-query attention, H a multiple of Hkv), query head h attends
+    with key/value head `h / (H / Hkv)`, without repeating them in memory.
 
     ```mlir
     %y = train.attention %q, %k, %v causal scale = 2.500000e-01 : (tensor<12x3x17x16xf32>, tensor<12x3x17x16xf32>, tensor<12x3x17x16xf32>) -> tensor<12x3x17x16xf32>
@@ -521,5 +524,6 @@ include "zeroc/Dialect/Train/IR/TrainGradOps.td"
 include "zeroc/Dialect/Train/IR/TrainOptimizerOps.td"
 include "zeroc/Dialect/Train/IR/TrainDistributedOps.td"
 include "zeroc/Dialect/Train/IR/TrainPlannedOps.td"
+include "zeroc/Dialect/Train/IR/TrainLlamaOps.td"
 
 #endif // ZEROC_DIALECT_TRAIN_IR_TRAINOPS_TD

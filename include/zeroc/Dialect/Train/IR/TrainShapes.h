@@ -11,8 +11,15 @@
 #define ZEROC_DIALECT_TRAIN_IR_TRAINSHAPES_H
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace mlir {
+class Operation;
+} // namespace mlir
 
 namespace zeroc::train {
 
@@ -43,8 +50,30 @@ mlir::FailureOr<Shape> transposeShape(llvm::ArrayRef<int64_t> input,
 /// Elements of one rank's shard of a flattened tensor of `numel` elements
 /// padded to a multiple of `shards`: ceil(numel / shards).
 inline int64_t shardElements(int64_t numel, int64_t shards) {
-  return (numel + shards - 1) / shards;
+  return numel / shards + (numel % shards != 0); // no overflow near INT64_MAX
 }
+
+/// The most elements one tensor of train IR may have: 2^48 (a petabyte of
+/// f32). Element counts and byte sizes of such tensors, and sums of many of
+/// them, fit in int64_t everywhere the passes, the memory report, the
+/// evaluator and the runtime compute them.
+inline constexpr int64_t kMaxElements = int64_t(1) << 48;
+
+/// The element count of a static shape whose dimensions are all at least 1
+/// and whose count is at most kMaxElements; std::nullopt otherwise (a
+/// dynamic, zero or negative dimension, or too many elements).
+std::optional<int64_t> checkedElementCount(llvm::ArrayRef<int64_t> shape);
+
+/// Checks that `type` (when it is a ranked tensor) is a shape train ops can
+/// compute on: static, every dimension at least 1 (an empty tensor would
+/// divide by zero in means, matmuls and cross-entropies) and at most
+/// kMaxElements elements. `what` names it ("operand #1", "type of @w").
+mlir::LogicalResult verifyTensorShape(mlir::Type type, llvm::StringRef what,
+                                      ErrorEmitter emitError);
+
+/// verifyTensorShape on every operand and result of `op`: the verifier of
+/// the ShapeChecked trait that every train op carries.
+mlir::LogicalResult verifyOperandAndResultShapes(mlir::Operation *op);
 
 /// Formats a shape as `AxBxC` (`scalar` for rank 0) for diagnostics.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);

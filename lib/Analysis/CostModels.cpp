@@ -1,0 +1,412 @@
+//===- CostModels.cpp - what each op costs (TrainCostOpInterface) ---------===//
+//
+// One function per op: the work one execution does on one rank, read off
+// the op's (per-rank) types. The performance model (PerfModel.cpp) turns
+// these into time; docs/performance-model.md lists the rules. A new op adds
+// its `costOf` here and one line to registerCostModels.
+//
+// Conventions:
+//   - bytes are what a kernel reads and writes through device memory: each
+//     operand once at its own size (a broadcast bias counts its own
+//     elements), each result once;
+//   - `flops` are the products' multiply-adds (2 each) of a GEMM or of
+//     attention's two (forward) or five (backward) products; `vectorFlops`
+//     the elementwise arithmetic of everything else, at a few operations
+//     per element (a transcendental counts as several);
+//   - causal attention computes the visible (lower) triangle only, as the
+//     runtimes' kernels do;
+//   - elementwise chains are costed as the C++ and CUDA backends emit them:
+//     an elementwise op whose only user is an elementwise op of the same
+//     shape is computed inside its user's loop (no bytes of its own), and
+//     the loop at the end of the chain reads the chain's inputs once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zeroc/Analysis/CostModels.h"
+
+#include "zeroc/Dialect/Train/IR/TrainCostInterface.h"
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+using namespace mlir;
+using namespace zeroc::train;
+
+namespace zeroc {
+
+namespace {
+
+RankedTensorType typeOf(Value value) {
+  return dyn_cast<RankedTensorType>(value.getType());
+}
+
+double numel(Value value) {
+  RankedTensorType type = typeOf(value);
+  return type ? static_cast<double>(type.getNumElements()) : 0.0;
+}
+
+unsigned elementBits(Value value) {
+  RankedTensorType type = typeOf(value);
+  if (!type)
+    return 32;
+  return type.getElementType().getIntOrFloatBitWidth();
+}
+
+double bytesOf(Value value) {
+  return numel(value) * static_cast<double>(elementBits(value)) / 8.0;
+}
+
+double bytesOf(ValueRange values) {
+  double total = 0;
+  for (Value value : values)
+    total += bytesOf(value);
+  return total;
+}
+
+/// A kernel that reads every operand and writes every result once, with
+/// `vectorFlopsPerElement` of the largest of them.
+OpCost streaming(Operation *op, double vectorFlopsPerElement) {
+  OpCost cost =
+      OpCost::memory(bytesOf(op->getOperands()) + bytesOf(op->getResults()));
+  double elements = 0;
+  for (Value value : op->getOperands())
+    elements = std::max(elements, numel(value));
+  for (Value value : op->getResults())
+    elements = std::max(elements, numel(value));
+  cost.vectorFlops = vectorFlopsPerElement * elements;
+  return cost;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise chains
+//===----------------------------------------------------------------------===//
+
+bool isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, ReluOp, SqrtOp,
+             CastOp, GeluGradOp, ReluGradOp, FillOp, BroadcastOp>(op);
+}
+
+/// Arithmetic per element of one elementwise op.
+double elementwiseFlops(Operation *op) {
+  if (isa<GeluOp>(op))
+    return 20;
+  if (isa<GeluGradOp>(op))
+    return 30;
+  if (isa<SqrtOp, DivOp>(op))
+    return 4;
+  if (isa<FillOp, BroadcastOp, CastOp>(op))
+    return 0;
+  return 1;
+}
+
+/// Computed inside its user's loop (the backends' fusion rule): a fill used
+/// only by elementwise ops, or an elementwise op whose one user is an
+/// elementwise op of the same shape in the same block.
+bool isInlined(Operation *op) {
+  if (!isElementwise(op))
+    return false;
+  if (isa<FillOp>(op))
+    return !op->getResult(0).use_empty() &&
+           llvm::all_of(op->getUsers(),
+                        [](Operation *user) { return isElementwise(user); });
+  Value result = op->getResult(0);
+  if (!result.hasOneUse())
+    return false;
+  Operation *user = *result.getUsers().begin();
+  return user->getBlock() == op->getBlock() && isElementwise(user) &&
+         typeOf(user->getResult(0)).getShape() == typeOf(result).getShape();
+}
+
+/// The loop of an elementwise root: it writes its result and reads the
+/// chain's inputs (the operands not computed inside the loop), each once.
+OpCost elementwise(Operation *op) {
+  if (isInlined(op))
+    return OpCost::none();
+  double elements = numel(op->getResult(0));
+  OpCost cost = OpCost::memory(bytesOf(op->getResult(0)));
+  llvm::SmallPtrSet<Value, 8> read;
+  llvm::SmallVector<Operation *> chain = {op};
+  while (!chain.empty()) {
+    Operation *member = chain.pop_back_val();
+    cost.vectorFlops += elementwiseFlops(member) * elements;
+    for (Value operand : member->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (producer && isInlined(producer)) {
+        chain.push_back(producer);
+        continue;
+      }
+      if (read.insert(operand).second)
+        cost.bytes += bytesOf(operand);
+    }
+  }
+  return cost;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// The ranks of the 1-D grid `grid` names (0 when it cannot be found: the
+/// model's world size then).
+int64_t gridRanks(Operation *op, FlatSymbolRefAttr grid) {
+  if (!grid)
+    return 0;
+  auto gridOp = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, grid);
+  if (!gridOp || gridOp.getShape().size() != 1 || gridOp.getShape()[0] < 1)
+    return 0;
+  return gridOp.getShape()[0];
+}
+
+OpCost collective(Operation *op, CostCollective kind, Value buffer,
+                  FlatSymbolRefAttr grid, bool asynchronous) {
+  OpCost cost;
+  cost.engine = CostEngine::Collective;
+  cost.collective = kind;
+  cost.asynchronous = asynchronous;
+  cost.elements = static_cast<int64_t>(numel(buffer));
+  cost.elementBytes = elementBits(buffer) / 8;
+  cost.ranks = gridRanks(op, grid);
+  return cost;
+}
+
+//===----------------------------------------------------------------------===//
+// The ops
+//===----------------------------------------------------------------------===//
+
+// Declarations and views: nothing runs.
+OpCost costOf(ParamOp) { return OpCost::none(); }
+OpCost costOf(StateOp) { return OpCost::none(); }
+OpCost costOf(OptimizerOp) { return OpCost::none(); }
+OpCost costOf(ReadOp) { return OpCost::none(); }
+OpCost costOf(ReshapeOp) { return OpCost::none(); }
+OpCost costOf(ReleaseOp) { return OpCost::none(); }
+/// On the host: depends on the step alone.
+OpCost costOf(LRScheduleOp) { return OpCost::none(); }
+
+/// A copy into the state, except where an optimizer update computed the
+/// value in place on the state it read (the backends elide that write).
+OpCost costOf(WriteOp write) {
+  Operation *producer = write.getValue().getDefiningOp();
+  if (producer && isa<AdamWUpdateOp, SGDUpdateOp>(producer)) {
+    unsigned result = cast<OpResult>(write.getValue()).getResultNumber();
+    unsigned operand = result == 0 ? 0 : result + 1; // the grad is #1
+    if (operand < producer->getNumOperands()) {
+      auto read = producer->getOperand(operand).getDefiningOp<ReadOp>();
+      if (read && read.getName() == write.getName() &&
+          producer->getOperand(operand).hasOneUse())
+        return OpCost::none();
+    }
+  }
+  return OpCost::memory(2 * bytesOf(write.getValue()));
+}
+
+OpCost costOf(MatmulOp mm) {
+  RankedTensorType lhs = typeOf(mm.getLhs()), rhs = typeOf(mm.getRhs());
+  ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
+  double m = a[a.size() - (mm.getTransposeLhs() ? 1 : 2)];
+  double k = a[a.size() - (mm.getTransposeLhs() ? 2 : 1)];
+  double n = b[b.size() - (mm.getTransposeRhs() ? 2 : 1)];
+  double batch = numel(mm.getLhs()) / (m * k);
+  return OpCost::gemm(2 * batch * m * n * k,
+                      bytesOf(mm->getOperands()) + bytesOf(mm.getResult()),
+                      elementBits(mm.getLhs()));
+}
+
+/// The fraction of scores a causal kernel computes: the lower triangle.
+double visibleFraction(int64_t t, int64_t s, bool causal) {
+  if (!causal || t <= 0 || s <= 0)
+    return 1.0;
+  double visible = 0;
+  // Row i sees min(i + 1, s) keys.
+  int64_t full = std::min(t, s);
+  visible += static_cast<double>(full) * (full + 1) / 2;
+  visible += static_cast<double>(t - full) * s;
+  return visible / (static_cast<double>(t) * s);
+}
+
+OpCost costOf(AttentionOp a) {
+  ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
+  int64_t s = typeOf(a.getKey()).getShape()[2];
+  double bh = static_cast<double>(q[0]) * q[1], t = q[2], d = q[3];
+  double scores = bh * t * s * visibleFraction(q[2], s, a.getCausal());
+  OpCost cost = OpCost::gemm(4 * scores * d,
+                             bytesOf(a->getOperands()) + bytesOf(a.getResult()),
+                             elementBits(a.getQuery()));
+  cost.vectorFlops = 10 * scores; // scale, max, exp, sum, normalize
+  return cost;
+}
+
+OpCost costOf(AttentionGradOp a) {
+  ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
+  int64_t s = typeOf(a.getKey()).getShape()[2];
+  double bh = static_cast<double>(q[0]) * q[1], t = q[2], d = q[3];
+  double scores = bh * t * s * visibleFraction(q[2], s, a.getCausal());
+  // P recomputed (Q K^T), dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q.
+  OpCost cost = OpCost::gemm(
+      10 * scores * d, bytesOf(a->getOperands()) + bytesOf(a->getResults()),
+      elementBits(a.getQuery()));
+  cost.vectorFlops = 15 * scores;
+  return cost;
+}
+
+OpCost costOf(EmbeddingOp e) {
+  // The ids, the rows gathered and the result.
+  return OpCost::memory(bytesOf(e.getIds()) + 2 * bytesOf(e.getResult()));
+}
+
+OpCost costOf(EmbeddingGradOp e) {
+  // Zero the table, read the cotangents and ids, add each row in.
+  OpCost cost = OpCost::memory(bytesOf(e.getResult()) + bytesOf(e.getIds()) +
+                               3 * bytesOf(e.getGrad()));
+  cost.vectorFlops = numel(e.getGrad());
+  return cost;
+}
+
+OpCost costOf(LayerNormOp ln) {
+  // Mean and variance, then the normalized rows.
+  OpCost cost = streaming(ln, 8);
+  cost.bytes += bytesOf(ln.getInput());
+  return cost;
+}
+
+OpCost costOf(LayerNormGradOp g) {
+  // The statistics are recomputed from the input.
+  OpCost cost = streaming(g, 12);
+  cost.bytes += bytesOf(g.getInput());
+  return cost;
+}
+
+OpCost costOf(SoftmaxOp s) { return streaming(s, 10); }
+OpCost costOf(SoftmaxGradOp s) { return streaming(s, 4); }
+OpCost costOf(CausalMaskOp c) { return streaming(c, 1); }
+OpCost costOf(TransposeOp t) { return streaming(t, 0); }
+OpCost costOf(SplitOp s) { return streaming(s, 0); }
+OpCost costOf(ConcatOp c) { return streaming(c, 0); }
+OpCost costOf(SumOp s) { return streaming(s, 1); }
+OpCost costOf(MeanOp m) { return streaming(m, 1); }
+OpCost costOf(CrossEntropyOp ce) { return streaming(ce, 10); }
+OpCost costOf(CrossEntropyGradOp ce) { return streaming(ce, 10); }
+OpCost costOf(SquaredNormOp s) { return streaming(s, 2); }
+OpCost costOf(ClipCoefOp c) { return streaming(c, 4); }
+
+OpCost costOf(AddOp op) { return elementwise(op); }
+OpCost costOf(SubOp op) { return elementwise(op); }
+OpCost costOf(MulOp op) { return elementwise(op); }
+OpCost costOf(DivOp op) { return elementwise(op); }
+OpCost costOf(ScaleOp op) { return elementwise(op); }
+OpCost costOf(GeluOp op) { return elementwise(op); }
+OpCost costOf(GeluGradOp op) { return elementwise(op); }
+OpCost costOf(ReluOp op) { return elementwise(op); }
+OpCost costOf(ReluGradOp op) { return elementwise(op); }
+OpCost costOf(SqrtOp op) { return elementwise(op); }
+OpCost costOf(CastOp op) { return elementwise(op); }
+OpCost costOf(BroadcastOp op) { return elementwise(op); }
+OpCost costOf(FillOp op) { return elementwise(op); }
+
+/// Reads param, grad, exp_avg, exp_avg_sq; writes the three states.
+OpCost costOf(AdamWUpdateOp u) {
+  OpCost cost = streaming(u, 15);
+  return cost;
+}
+OpCost costOf(SGDUpdateOp u) { return streaming(u, 4); }
+
+/// Copies the inputs into the flat buffer (padding zeroed).
+OpCost costOf(PackOp p) {
+  return OpCost::memory(bytesOf(p.getInputs()) + bytesOf(p.getResult()));
+}
+
+/// With shards = 1 the results are views of the buffer; otherwise a copy.
+OpCost costOf(UnpackOp u) {
+  if (u.getShards() == 1)
+    return OpCost::none();
+  return OpCost::memory(bytesOf(u.getInput()) + bytesOf(u.getResults()));
+}
+
+OpCost costOf(AllReduceStartOp s) {
+  return collective(s, CostCollective::AllReduce, s.getInput(), s.getGridAttr(),
+                    true);
+}
+OpCost costOf(ReduceScatterStartOp s) {
+  OpCost cost = collective(s, CostCollective::ReduceScatter, s.getInput(),
+                           s.getGridAttr(), true);
+  if (!cost.ranks && numel(s.getResult()) > 0)
+    cost.ranks =
+        static_cast<int64_t>(numel(s.getInput()) / numel(s.getResult()));
+  return cost;
+}
+OpCost costOf(AllGatherStartOp s) {
+  OpCost cost = collective(s, CostCollective::AllGather, s.getResult(),
+                           s.getGridAttr(), true);
+  if (!cost.ranks && numel(s.getInput()) > 0)
+    cost.ranks =
+        static_cast<int64_t>(numel(s.getResult()) / numel(s.getInput()));
+  return cost;
+}
+
+OpCost costOf(WaitOp) {
+  OpCost cost;
+  cost.engine = CostEngine::Wait;
+  return cost;
+}
+
+// Upstream shard collectives (before train-schedule): synchronous.
+OpCost costOf(shard::AllReduceOp c) {
+  return collective(c, CostCollective::AllReduce, c.getInput(), c.getGridAttr(),
+                    false);
+}
+OpCost costOf(shard::ReduceScatterOp c) {
+  return collective(c, CostCollective::ReduceScatter, c.getInput(),
+                    c.getGridAttr(), false);
+}
+OpCost costOf(shard::AllGatherOp c) {
+  return collective(c, CostCollective::AllGather, c.getResult(),
+                    c.getGridAttr(), false);
+}
+/// This rank's slice of a replicated tensor: a view.
+OpCost costOf(shard::AllSliceOp) { return OpCost::none(); }
+
+/// The external model of `Op`: its `costOf`.
+template <typename Op>
+struct CostModel
+    : public TrainCostOpInterface::ExternalModel<CostModel<Op>, Op> {
+  OpCost getCost(Operation *op) const { return costOf(cast<Op>(op)); }
+};
+
+template <typename... Ops> void attach(MLIRContext *context) {
+  (Ops::template attachInterface<CostModel<Ops>>(*context), ...);
+}
+
+} // namespace
+
+void registerCostModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, TrainDialect *) {
+    attach<ParamOp, StateOp, OptimizerOp, ReadOp, WriteOp, ReshapeOp, ReleaseOp,
+           LRScheduleOp, MatmulOp, AttentionOp, AttentionGradOp, EmbeddingOp,
+           EmbeddingGradOp, LayerNormOp, LayerNormGradOp, SoftmaxOp,
+           SoftmaxGradOp, CausalMaskOp, TransposeOp, SplitOp, ConcatOp, SumOp,
+           MeanOp, CrossEntropyOp, CrossEntropyGradOp, SquaredNormOp,
+           ClipCoefOp, AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, GeluGradOp,
+           ReluOp, ReluGradOp, SqrtOp, CastOp, BroadcastOp, FillOp,
+           AdamWUpdateOp, SGDUpdateOp, PackOp, UnpackOp, AllReduceStartOp,
+           ReduceScatterStartOp, AllGatherStartOp, WaitOp>(context);
+  });
+  registry.addExtension(+[](MLIRContext *context, shard::ShardDialect *) {
+    attach<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,
+           shard::AllSliceOp>(context);
+  });
+}
+
+void ensureCostModels(MLIRContext &context) {
+  std::optional<RegisteredOperationName> matmul =
+      RegisteredOperationName::lookup(MatmulOp::getOperationName(), &context);
+  if (matmul && matmul->hasInterface<TrainCostOpInterface>())
+    return;
+  DialectRegistry registry;
+  registerCostModels(registry);
+  context.appendDialectRegistry(registry);
+}
+
+} // namespace zeroc

@@ -1,0 +1,40 @@
+//===- TrainStepPhases.cpp - forward, backward, optimizer -----------------===//
+
+#include "zeroc/Dialect/Train/IR/TrainStepPhases.h"
+
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
+
+using namespace mlir;
+
+namespace zeroc::train {
+
+StringRef stepPhaseName(StepPhase phase) {
+  switch (phase) {
+  case StepPhase::Forward:
+    return "forward";
+  case StepPhase::Backward:
+    return "backward";
+  case StepPhase::Optimizer:
+    return "optimizer";
+  }
+  return "forward";
+}
+
+llvm::DenseMap<Operation *, StepPhase> stepPhases(Block &block) {
+  llvm::DenseMap<Operation *, StepPhase> phases;
+  StepPhase phase = StepPhase::Forward;
+  for (Operation &op : block) {
+    if (phase == StepPhase::Forward &&
+        isa<CrossEntropyGradOp, EmbeddingGradOp, GeluGradOp, ReluGradOp,
+            SoftmaxGradOp, LayerNormGradOp, AttentionGradOp>(op))
+      phase = StepPhase::Backward;
+    if (phase != StepPhase::Optimizer &&
+        isa<LRScheduleOp, SquaredNormOp, ClipCoefOp, AdamWUpdateOp,
+            SGDUpdateOp>(op))
+      phase = StepPhase::Optimizer;
+    phases[&op] = phase;
+  }
+  return phases;
+}
+
+} // namespace zeroc::train

@@ -1,0 +1,1784 @@
+//===- Conformance.cpp - zrt.h's kernels against double references --------===//
+//
+// The kernel conformance suite: one set of cases for every runtime that
+// implements zrt.h's kernel section. Each kernel runs on small random
+// inputs (f32 and bf16; inputs rounded to the dtype first, so both sides
+// see the same values; odd sizes, unaligned pointers, in place, empty
+// sizes) and is compared with a straightforward double-precision loop
+// written here; the backward kernels also with central finite differences
+// of the forward ones. Conformance.h describes the output; the backend
+// (CpuBackend.cpp, CudaBackend.cu) says where the memory lives.
+//
+//   zeroc-rt-kernel-tests             the CPU runtime's kernels
+//   zeroc-rt-cuda-kernel-tests        the CUDA runtime's (on a GPU)
+//   ... --fail=CASE                   call a kernel wrongly (--list-fail);
+//                                     exits 1 through zrt_fail
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conformance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace conformance {
+
+namespace {
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+} // namespace
+
+Checker checker;
+const zrt_dtype kFloatTypes[2] = {ZRT_F32, ZRT_BF16};
+
+//===----------------------------------------------------------------------===//
+// The framework
+//===----------------------------------------------------------------------===//
+
+double Rng::uniform() { return (next() >> 11) * (1.0 / 9007199254740992.0); }
+
+double Rng::normal() {
+  double u = std::max(uniform(), 1e-300), v = uniform();
+  return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
+}
+
+std::string fmt(const char *format, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buffer, sizeof(buffer), format, args);
+  va_end(args);
+  return buffer;
+}
+
+const char *name(zrt_dtype dtype) { return zrt_dtype_name(dtype); }
+
+double roundTo(zrt_dtype dtype, double x) {
+  switch (dtype) {
+  case ZRT_F32:
+    return static_cast<float>(x);
+  case ZRT_BF16:
+    return zrt_bf16_to_f32(zrt_f32_to_bf16(static_cast<float>(x)));
+  case ZRT_I32:
+    return static_cast<double>(static_cast<int32_t>(x));
+  case ZRT_I64:
+    return static_cast<double>(static_cast<int64_t>(x));
+  }
+  return x;
+}
+
+namespace {
+
+/// `values` stored as `dtype`, element by element.
+std::vector<unsigned char> encode(zrt_dtype dtype, const Vec &values) {
+  size_t size = zrt_dtype_size(dtype);
+  std::vector<unsigned char> out(values.size() * size + 1);
+  for (size_t i = 0; i < values.size(); ++i) {
+    unsigned char *p = out.data() + i * size;
+    switch (dtype) {
+    case ZRT_F32: {
+      float f = static_cast<float>(values[i]);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case ZRT_BF16: {
+      uint16_t h = zrt_f32_to_bf16(static_cast<float>(values[i]));
+      std::memcpy(p, &h, 2);
+      break;
+    }
+    case ZRT_I32: {
+      int32_t x = static_cast<int32_t>(values[i]);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case ZRT_I64: {
+      int64_t x = static_cast<int64_t>(values[i]);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    }
+  }
+  return out;
+}
+
+double decode(zrt_dtype dtype, const unsigned char *p) {
+  switch (dtype) {
+  case ZRT_F32: {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  case ZRT_BF16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return zrt_bf16_to_f32(h);
+  }
+  case ZRT_I32: {
+    int32_t x;
+    std::memcpy(&x, p, 4);
+    return x;
+  }
+  case ZRT_I64: {
+    int64_t x;
+    std::memcpy(&x, p, 8);
+    return static_cast<double>(x);
+  }
+  }
+  return 0;
+}
+
+} // namespace
+
+Tensor::Tensor(zrt_dtype dtype, int64_t n, int64_t offset)
+    : dtype(dtype), n(n), v(static_cast<size_t>(n), 0.0) {
+  size_t size = zrt_dtype_size(dtype);
+  base = static_cast<char *>(
+      deviceAlloc(static_cast<size_t>(n + offset) * size + 64));
+  dev = base + offset * size;
+}
+
+Tensor::~Tensor() {
+  if (base)
+    deviceFree(base);
+}
+
+Tensor::Tensor(Tensor &&o) noexcept
+    : dtype(o.dtype), n(o.n), v(std::move(o.v)), base(o.base), dev(o.dev) {
+  o.base = nullptr;
+  o.dev = nullptr;
+}
+
+void Tensor::fillNormal(Rng &rng, double mean, double std) {
+  for (int64_t i = 0; i < n; ++i)
+    set(i, mean + std * rng.normal());
+}
+
+void Tensor::upload() {
+  std::vector<unsigned char> raw = encode(dtype, v);
+  if (n > 0)
+    toDevice(dev, raw.data(), bytes());
+}
+
+void Tensor::poison() {
+  if (n > 0)
+    deviceFill(dev, 0xff, bytes());
+}
+
+Vec Tensor::download() const {
+  std::vector<unsigned char> raw(bytes() + 1);
+  if (n > 0)
+    toHost(raw.data(), dev, bytes());
+  checker.absorb(raw.data(), bytes());
+  Vec out(static_cast<size_t>(n));
+  size_t size = zrt_dtype_size(dtype);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = decode(dtype, raw.data() + i * size);
+  return out;
+}
+
+Tensor randomIds(zrt_dtype dtype, int64_t n, int64_t limit, Rng &rng) {
+  Tensor ids(dtype, n);
+  for (int64_t i = 0; i < n; ++i)
+    ids.v[i] = static_cast<double>(rng.below(limit));
+  ids.upload();
+  return ids;
+}
+
+Scalar::Scalar() : dev(static_cast<float *>(deviceAlloc(sizeof(float)))) {}
+Scalar::Scalar(float value) : Scalar() { set(value); }
+Scalar::~Scalar() { deviceFree(dev); }
+void Scalar::set(float value) { toDevice(dev, &value, sizeof value); }
+double Scalar::get() const {
+  float value = 0;
+  toHost(&value, dev, sizeof value);
+  checker.absorb(&value, sizeof value);
+  return value;
+}
+
+void Checker::absorb(const void *data, size_t bytes) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < bytes; ++i)
+    digest = (digest ^ p[i]) * 1099511628211ull;
+}
+
+bool Checker::record(bool ok, const std::string &what,
+                     const std::string &detail) {
+  ++checks;
+  if (!ok)
+    ++failed;
+  std::printf("%s %s: %s\n", ok ? "PASS" : "FAIL", what.c_str(),
+              detail.c_str());
+  if (std::getenv("ZRT_TEST_TRACE"))
+    std::printf("  digest so far %016llx\n",
+                static_cast<unsigned long long>(digest));
+  std::fflush(stdout);
+  return ok;
+}
+
+bool Checker::close(const std::string &what, const Vec &got, const Vec &ref,
+                    double rtol, const Vec &atol) {
+  double worst = 0, worstRatio = 0;
+  bool ok = got.size() == ref.size();
+  size_t bad = 0;
+  for (size_t i = 0; ok && i < got.size(); ++i) {
+    if (std::isnan(ref[i])) {
+      if (!std::isnan(got[i])) {
+        ok = false;
+        bad = i;
+      }
+      continue;
+    }
+    if (std::isinf(ref[i])) {
+      if (got[i] != ref[i]) {
+        ok = false;
+        bad = i;
+      }
+      continue;
+    }
+    double err = std::fabs(got[i] - ref[i]);
+    if (!(err == err)) {
+      ok = false;
+      bad = i;
+      worst = err;
+      break;
+    }
+    double tol = rtol * std::fabs(ref[i]) + atol[i];
+    if (err > worst)
+      worst = err;
+    double ratio = tol > 0 ? err / tol : err > 0 ? 1e9 : 0;
+    if (ratio > worstRatio) {
+      worstRatio = ratio;
+      if (err > tol)
+        bad = i;
+    }
+    if (err > tol)
+      ok = false;
+  }
+  std::string detail;
+  if (got.size() != ref.size())
+    detail = fmt("size %zu, expected %zu", got.size(), ref.size());
+  else
+    detail = fmt("%zu values, max abs err %.3g, max err/tol %.3g (rtol %.3g)",
+                 got.size(), worst, worstRatio, rtol);
+  if (!ok && got.size() == ref.size() && !got.empty())
+    detail +=
+        fmt("; e.g. [%zu] = %.9g, expected %.9g", bad, got[bad], ref[bad]);
+  return record(ok, what, detail);
+}
+
+bool Checker::close(const std::string &what, const Vec &got, const Vec &ref,
+                    double rtol, double atol) {
+  return close(what, got, ref, rtol, Vec(ref.size(), atol));
+}
+
+bool Checker::exact(const std::string &what, const Vec &got, const Vec &ref) {
+  bool ok = got.size() == ref.size();
+  size_t bad = 0;
+  for (size_t i = 0; ok && i < got.size(); ++i)
+    if (!(got[i] == ref[i] || (std::isnan(got[i]) && std::isnan(ref[i])))) {
+      ok = false;
+      bad = i;
+    }
+  std::string detail =
+      ok ? fmt("%zu values, equal", got.size())
+      : got.size() != ref.size()
+          ? fmt("size %zu, expected %zu", got.size(), ref.size())
+          : fmt("[%zu] = %.9g, expected %.9g", bad, got[bad], ref[bad]);
+  return record(ok, what, detail);
+}
+
+bool Checker::truth(const std::string &what, bool ok,
+                    const std::string &detail) {
+  return record(ok, what, detail);
+}
+
+double rtolOf(zrt_dtype dtype, double f32) {
+  return dtype == ZRT_BF16 ? 8e-3 : f32;
+}
+
+Vec finiteDiff(Vec x, const std::function<double(const Vec &)> &loss,
+               double h) {
+  Vec grad(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    double saved = x[i];
+    // The steps as f32 stores them, so that the difference is exact.
+    double up = static_cast<float>(saved + h),
+           down = static_cast<float>(saved - h);
+    x[i] = up;
+    double lossUp = loss(x);
+    x[i] = down;
+    double lossDown = loss(x);
+    x[i] = saved;
+    grad[i] = (lossUp - lossDown) / (up - down);
+  }
+  return grad;
+}
+
+namespace {
+
+double maxAbs(const Vec &v) {
+  double m = 0;
+  for (double x : v)
+    m = std::max(m, std::fabs(x));
+  return m;
+}
+
+/// sum(w * y) in double.
+double weighted(const Vec &y, const Vec &w) {
+  double s = 0;
+  for (size_t i = 0; i < y.size(); ++i)
+    s += w[i] * y[i];
+  return s;
+}
+
+/// A tensor of f32 with the given values, uploaded.
+Tensor f32Tensor(const Vec &values) {
+  Tensor t(ZRT_F32, static_cast<int64_t>(values.size()));
+  for (size_t i = 0; i < values.size(); ++i)
+    t.set(static_cast<int64_t>(i), values[i]);
+  t.upload();
+  return t;
+}
+
+zrt_trans transOf(bool t) { return t ? ZRT_TRANS : ZRT_NO_TRANS; }
+zrt_attention_mask maskOf(bool causal) {
+  return causal ? ZRT_ATTENTION_CAUSAL : ZRT_ATTENTION_FULL;
+}
+
+} // namespace
+
+void checkFd(const std::string &what, const Vec &analytic, const Vec &fd,
+             double rel) {
+  double scale = std::max(maxAbs(fd), 1e-3);
+  checker.close(what + " vs finite differences", analytic, fd, 0.0,
+                rel * scale);
+}
+
+//===----------------------------------------------------------------------===//
+// zrt_matmul
+//===----------------------------------------------------------------------===//
+
+void testMatmul(zrt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
+                bool ta, bool tb, int64_t sa, int64_t sb, int64_t sc,
+                int64_t offset, const char *note) {
+  sa = sa < 0 ? m * k : sa;
+  sb = sb < 0 ? k * n : sb;
+  sc = sc < 0 ? m * n : sc;
+  Rng rng(1000 + m * 7 + n * 13 + k * 17 + ta * 2 + tb + batch * 31 + offset +
+          sa + sb * 3);
+  auto extent = [&](int64_t stride, int64_t size) {
+    return batch == 0 ? 0 : (batch - 1) * stride + size;
+  };
+  Tensor a(dt, extent(sa, m * k), offset), b(dt, extent(sb, k * n), offset);
+  Tensor c(dt, extent(sc, m * n), offset);
+  a.fillNormal(rng);
+  b.fillNormal(rng);
+  a.upload();
+  b.upload();
+  c.poison();
+  zrt_matmul(dt, a.dev, b.dev, c.dev, batch, m, n, k, transOf(ta), transOf(tb),
+             sa, sb, sc);
+  Vec all = c.download(), got, ref, atol;
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0, abs = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          double av = a.v[bi * sa + (ta ? p * m + i : i * k + p)];
+          double bv = b.v[bi * sb + (tb ? j * k + p : p * n + j)];
+          sum += av * bv;
+          abs += std::fabs(av * bv);
+        }
+        ref.push_back(sum);
+        atol.push_back((dt == ZRT_BF16 ? 1e-4 : 1e-5) * abs + 1e-30);
+        got.push_back(all[bi * sc + i * n + j]);
+      }
+  checker.close(fmt("zrt_matmul %s batch %lld %lldx%lldx%lld %c%c strides "
+                    "%lld/%lld/%lld%s%s",
+                    name(dt), (long long)batch, (long long)m, (long long)n,
+                    (long long)k, ta ? 'T' : 'N', tb ? 'T' : 'N',
+                    (long long)sa, (long long)sb, (long long)sc,
+                    offset ? " unaligned" : "", note),
+                got, ref, rtolOf(dt, 1e-5), atol);
+}
+
+namespace {
+
+void testMatmuls() {
+  for (zrt_dtype dt : kFloatTypes) {
+    for (int t = 0; t < 4; ++t) {
+      bool ta = t & 2, tb = t & 1;
+      testMatmul(dt, 1, 7, 13, 5, ta, tb);
+      testMatmul(dt, 3, 7, 13, 5, ta, tb);
+      testMatmul(dt, 3, 7, 13, 5, ta, tb, -1, 0, -1, 0, " (shared b)");
+      testMatmul(dt, 3, 7, 13, 5, ta, tb, 0, -1, -1, 0, " (shared a)");
+      testMatmul(dt, 3, 7, 13, 5, ta, tb, 7 * 5 + 3, 13 * 5 + 1, 7 * 13 + 2,
+                 0, " (padded strides)");
+      testMatmul(dt, 40, 7, 13, 5, ta, tb, -1, -1, -1, 0, " (many small)");
+      testMatmul(dt, 2, 67, 95, 81, ta, tb);
+      testMatmul(dt, 2, 64, 48, 96, ta, tb, -1, -1, -1, 1);
+    }
+    testMatmul(dt, 1, 300, 257, 129, false, true, -1, -1, -1, 0,
+               " (many tiles)");
+    testMatmul(dt, 1, 256, 384, 384, false, true);
+    testMatmul(dt, 1, 384, 384, 256, true, false);
+    testMatmul(dt, 4, 128, 96, 64, false, true, -1, 0, -1, 0,
+               " (a linear layer: rows merged)");
+    testMatmul(dt, 4, 7, 13, 0, false, false, -1, -1, -1, 0, " (k = 0)");
+    testMatmul(dt, 0, 7, 13, 5, false, false, -1, -1, -1, 0, " (batch = 0)");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// zrt_layernorm, zrt_softmax
+//===----------------------------------------------------------------------===//
+
+struct LnRef {
+  Vec y, dx, dw, db;
+};
+
+LnRef layernormRef(const Vec &x, const Vec &w, const Vec &b, const Vec &dy,
+                   int64_t rows, int64_t cols, double eps) {
+  LnRef r;
+  r.y.assign(rows * cols, 0);
+  r.dx.assign(rows * cols, 0);
+  r.dw.assign(cols, 0);
+  r.db.assign(cols, 0);
+  for (int64_t i = 0; i < rows; ++i) {
+    const double *xr = &x[i * cols];
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      mean += xr[c];
+    mean /= cols;
+    for (int64_t c = 0; c < cols; ++c)
+      var += (xr[c] - mean) * (xr[c] - mean);
+    var /= cols;
+    double rstd = 1.0 / std::sqrt(var + eps);
+    double mg = 0, mgx = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      double xhat = (xr[c] - mean) * rstd;
+      r.y[i * cols + c] = xhat * w[c] + b[c];
+      double g = dy[i * cols + c] * w[c];
+      mg += g;
+      mgx += g * xhat;
+      r.dw[c] += dy[i * cols + c] * xhat;
+      r.db[c] += dy[i * cols + c];
+    }
+    mg /= cols;
+    mgx /= cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      double xhat = (xr[c] - mean) * rstd;
+      r.dx[i * cols + c] = rstd * (dy[i * cols + c] * w[c] - mg - xhat * mgx);
+    }
+  }
+  return r;
+}
+
+void testLayernorm(zrt_dtype dt, int64_t rows, int64_t cols, double mean,
+                   bool inPlace, int64_t offset = 0) {
+  Rng rng(77 + rows * 3 + cols + inPlace + offset);
+  double eps = 1e-5;
+  Tensor x(dt, rows * cols, offset), w(dt, cols), b(dt, cols),
+      dy(dt, rows * cols, offset);
+  x.fillNormal(rng, mean, 1.0);
+  w.fillNormal(rng, 1.0, 0.2);
+  b.fillNormal(rng, 0.0, 0.2);
+  dy.fillNormal(rng);
+  LnRef ref = layernormRef(x.v, w.v, b.v, dy.v, rows, cols, eps);
+  std::string tag = fmt("%s %lldx%lld mean %g%s%s", name(dt), (long long)rows,
+                        (long long)cols, mean, inPlace ? " in place" : "",
+                        offset ? " unaligned" : "");
+  double rt = rtolOf(dt, 1e-5), at = dt == ZRT_BF16 ? 2e-2 : 2e-5;
+
+  x.upload();
+  w.upload();
+  b.upload();
+  Tensor y(dt, rows * cols, offset);
+  y.poison();
+  void *out = inPlace ? x.dev : y.dev;
+  zrt_layernorm(dt, x.dev, w.dev, b.dev, out, rows, cols, eps);
+  checker.close("zrt_layernorm " + tag, (inPlace ? x : y).download(), ref.y,
+                rt, at);
+
+  // Backward (dx over dy when in place).
+  x.upload();
+  dy.upload();
+  Tensor dx(dt, rows * cols, offset), dw(dt, cols), db(dt, cols);
+  dx.poison();
+  dw.poison();
+  db.poison();
+  void *dxOut = inPlace ? dy.dev : dx.dev;
+  zrt_layernorm_grad(dt, dy.dev, x.dev, w.dev, dxOut, dw.dev, db.dev, rows,
+                     cols, eps);
+  checker.close("zrt_layernorm_grad dx " + tag, (inPlace ? dy : dx).download(),
+                ref.dx, rt, at * std::max(1.0, maxAbs(ref.dx)));
+  double sumAt = at * std::sqrt(static_cast<double>(rows));
+  checker.close("zrt_layernorm_grad dweight " + tag, dw.download(), ref.dw, rt,
+                sumAt);
+  checker.close("zrt_layernorm_grad dbias " + tag, db.download(), ref.db, rt,
+                sumAt);
+}
+
+void testLayernormFd() {
+  Rng rng(19);
+  int64_t rows = 3, cols = 7;
+  double eps = 1e-5;
+  Tensor x(ZRT_F32, rows * cols), w(ZRT_F32, cols), b(ZRT_F32, cols),
+      dy(ZRT_F32, rows * cols);
+  x.fillNormal(rng);
+  w.fillNormal(rng, 1.0, 0.5);
+  b.fillNormal(rng);
+  dy.fillNormal(rng);
+  for (Tensor *t : {&x, &w, &b, &dy})
+    t->upload();
+  Tensor dx(ZRT_F32, rows * cols), dw(ZRT_F32, cols), db(ZRT_F32, cols);
+  zrt_layernorm_grad(ZRT_F32, dy.dev, x.dev, w.dev, dx.dev, dw.dev, db.dev,
+                     rows, cols, eps);
+  auto forward = [&](const Vec &xv, const Vec &wv, const Vec &bv) {
+    Tensor xt = f32Tensor(xv), wt = f32Tensor(wv), bt = f32Tensor(bv),
+           y(ZRT_F32, rows * cols);
+    zrt_layernorm(ZRT_F32, xt.dev, wt.dev, bt.dev, y.dev, rows, cols, eps);
+    return weighted(y.download(), dy.v);
+  };
+  double h = 1e-2;
+  std::string what = "zrt_layernorm_grad f32 3x7";
+  checkFd(what + " dx", dx.download(),
+          finiteDiff(x.v, [&](const Vec &v) { return forward(v, w.v, b.v); },
+                     h));
+  checkFd(what + " dweight", dw.download(),
+          finiteDiff(w.v, [&](const Vec &v) { return forward(x.v, v, b.v); },
+                     h));
+  checkFd(what + " dbias", db.download(),
+          finiteDiff(b.v, [&](const Vec &v) { return forward(x.v, w.v, v); },
+                     h));
+}
+
+void testSoftmax(zrt_dtype dt, int64_t rows, int64_t cols, bool special,
+                 bool inPlace, int64_t offset = 0) {
+  Rng rng(91 + rows + cols * 5 + special + inPlace);
+  Tensor x(dt, rows * cols, offset), dy(dt, rows * cols, offset);
+  x.fillNormal(rng, 0.0, 3.0);
+  dy.fillNormal(rng);
+  if (special && rows >= 3 && cols >= 4) {
+    for (int64_t c = 0; c < cols; c += 3)
+      x.set(c, -kInf); // masked entries
+    for (int64_t c = 0; c < cols; ++c)
+      x.set(cols + c, 1000.0 + c % 5); // huge values
+    x.set(2 * cols + 0, -kInf);
+    x.set(2 * cols + 3, -kInf);
+  }
+  Vec y(rows * cols), dx(rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = -kInf, s = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      m = std::max(m, x.v[r * cols + c]);
+    for (int64_t c = 0; c < cols; ++c)
+      s += std::exp(x.v[r * cols + c] - m);
+    for (int64_t c = 0; c < cols; ++c)
+      y[r * cols + c] = std::exp(x.v[r * cols + c] - m) / s;
+  }
+  std::string tag = fmt("%s %lldx%lld%s%s%s", name(dt), (long long)rows,
+                        (long long)cols, special ? " with -inf/+1000" : "",
+                        inPlace ? " in place" : "", offset ? " unaligned" : "");
+  double rt = rtolOf(dt, 1e-5), at = dt == ZRT_BF16 ? 1e-4 : 1e-7;
+  x.upload();
+  Tensor out(dt, rows * cols, offset);
+  out.poison();
+  zrt_softmax(dt, x.dev, inPlace ? x.dev : out.dev, rows, cols);
+  Vec got = (inPlace ? x : out).download();
+  checker.close("zrt_softmax " + tag, got, y, rt, at);
+
+  // The gradient from the y the kernel produced (as stored).
+  Tensor yt(dt, rows * cols, offset);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    yt.set(i, got[i]);
+  yt.upload();
+  dy.upload();
+  for (int64_t r = 0; r < rows; ++r) {
+    double dot = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      dot += dy.v[r * cols + c] * yt.v[r * cols + c];
+    for (int64_t c = 0; c < cols; ++c)
+      dx[r * cols + c] = yt.v[r * cols + c] * (dy.v[r * cols + c] - dot);
+  }
+  Tensor g(dt, rows * cols, offset);
+  g.poison();
+  zrt_softmax_grad(dt, dy.dev, yt.dev, inPlace ? dy.dev : g.dev, rows, cols);
+  checker.close("zrt_softmax_grad " + tag, (inPlace ? dy : g).download(), dx,
+                rt, dt == ZRT_BF16 ? 1e-3 : 1e-6);
+}
+
+void testSoftmaxFd() {
+  Rng rng(23);
+  int64_t rows = 3, cols = 9;
+  Tensor x(ZRT_F32, rows * cols), dy(ZRT_F32, rows * cols),
+      y(ZRT_F32, rows * cols), dx(ZRT_F32, rows * cols);
+  x.fillNormal(rng);
+  dy.fillNormal(rng);
+  x.upload();
+  dy.upload();
+  zrt_softmax(ZRT_F32, x.dev, y.dev, rows, cols);
+  zrt_softmax_grad(ZRT_F32, dy.dev, y.dev, dx.dev, rows, cols);
+  checkFd("zrt_softmax_grad f32 3x9 dx", dx.download(),
+          finiteDiff(x.v,
+                     [&](const Vec &v) {
+                       Tensor in = f32Tensor(v), out(ZRT_F32, rows * cols);
+                       zrt_softmax(ZRT_F32, in.dev, out.dev, rows, cols);
+                       return weighted(out.download(), dy.v);
+                     },
+                     1e-2));
+}
+
+void testNorms() {
+  for (zrt_dtype dt : kFloatTypes) {
+    testLayernorm(dt, 21, 13, 0.0, false);
+    testLayernorm(dt, 5, 1500, 100.0, false); // large mean: two-pass var
+    testLayernorm(dt, 512, 768, 0.3, false);  // parallel rows and blocks
+    testLayernorm(dt, 64, 768, 3.0, true);
+    testLayernorm(dt, 33, 768, 0.0, false, 1);
+    testLayernorm(dt, 3, 4096, 0.0, false);
+    testSoftmax(dt, 21, 13, false, false);
+    testSoftmax(dt, 7, 13, true, false);
+    testSoftmax(dt, 9, 1500, true, false);
+    testSoftmax(dt, 300, 257, true, false);
+    testSoftmax(dt, 64, 1024, true, true);
+    testSoftmax(dt, 7, 1024, false, false, 1);
+    testSoftmax(dt, 3, 50304, false, false);
+    // A row of -inf is NaN (as PyTorch).
+    Tensor x(dt, 8), y(dt, 8);
+    for (int i = 0; i < 8; ++i)
+      x.set(i, -kInf);
+    x.upload();
+    zrt_softmax(dt, x.dev, y.dev, 1, 8);
+    Vec got = y.download();
+    bool allNaN = true;
+    for (double v : got)
+      allNaN = allNaN && std::isnan(v);
+    checker.truth(fmt("zrt_softmax %s row of -inf", name(dt)), allNaN,
+                  allNaN ? "NaN" : "not NaN");
+  }
+  testLayernormFd();
+  testSoftmaxFd();
+}
+
+//===----------------------------------------------------------------------===//
+// zrt_causal_mask, zrt_attention
+//===----------------------------------------------------------------------===//
+
+void testCausalMasks() {
+  Rng rng(5);
+  for (zrt_dtype dt : kFloatTypes)
+    for (auto [t, s] : {std::pair<int64_t, int64_t>{5, 7}, {7, 5}, {6, 6},
+                        {16, 16}})
+      for (int zero = 0; zero < 2; ++zero)
+        for (int inPlace = 0; inPlace < 2; ++inPlace) {
+          int64_t batch = 3;
+          Tensor x(dt, batch * t * s), y(dt, batch * t * s);
+          x.fillNormal(rng);
+          x.upload();
+          y.poison();
+          Vec ref = x.v;
+          for (int64_t i = 0; i < batch * t * s; ++i) {
+            int64_t row = (i / s) % t, col = i % s;
+            if (col > row)
+              ref[i] = zero ? 0.0 : -kInf;
+          }
+          zrt_causal_mask(dt, x.dev, inPlace ? x.dev : y.dev, batch, t, s,
+                          zero ? ZRT_MASK_ZERO : ZRT_MASK_NEG_INF);
+          checker.exact(fmt("zrt_causal_mask %s [%lld, %lld, %lld] %s%s",
+                            name(dt), (long long)batch, (long long)t,
+                            (long long)s, zero ? "zero" : "-inf",
+                            inPlace ? " in place" : ""),
+                        (inPlace ? x : y).download(), ref);
+        }
+}
+
+} // namespace
+
+void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,
+                   bool causal, const char *note) {
+  Rng rng(313 + bh * 5 + t * 7 + s * 11 + d * 13 + causal);
+  double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  Tensor q(dt, bh * t * d), k(dt, bh * s * d), v(dt, bh * s * d),
+      dout(dt, bh * t * d);
+  q.fillNormal(rng);
+  k.fillNormal(rng);
+  v.fillNormal(rng);
+  dout.fillNormal(rng);
+  Vec out(bh * t * d, 0), dq(bh * t * d, 0), dk(bh * s * d, 0),
+      dv(bh * s * d, 0);
+  Vec p(t * s), dp(t * s);
+  for (int64_t h = 0; h < bh; ++h) {
+    const double *qh = &q.v[h * t * d], *kh = &k.v[h * s * d],
+                 *vh = &v.v[h * s * d], *doh = &dout.v[h * t * d];
+    for (int64_t i = 0; i < t; ++i) {
+      int64_t valid = causal ? std::min(i + 1, s) : s;
+      double m = -kInf;
+      for (int64_t j = 0; j < s; ++j) {
+        double sc = 0;
+        for (int64_t c = 0; c < d; ++c)
+          sc += qh[i * d + c] * kh[j * d + c];
+        p[i * s + j] = j < valid ? sc * scale : -kInf;
+        m = std::max(m, p[i * s + j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < s; ++j)
+        sum += j < valid ? std::exp(p[i * s + j] - m) : 0.0;
+      for (int64_t j = 0; j < s; ++j)
+        p[i * s + j] = j < valid ? std::exp(p[i * s + j] - m) / sum : 0.0;
+      for (int64_t c = 0; c < d; ++c) {
+        double o = 0;
+        for (int64_t j = 0; j < s; ++j)
+          o += p[i * s + j] * vh[j * d + c];
+        out[(h * t + i) * d + c] = o;
+      }
+      // dP = dO V^T, dS = P (dP - rowsum(P dP)).
+      double dot = 0;
+      for (int64_t j = 0; j < s; ++j) {
+        double g = 0;
+        for (int64_t c = 0; c < d; ++c)
+          g += doh[i * d + c] * vh[j * d + c];
+        dp[i * s + j] = g;
+        dot += g * p[i * s + j];
+      }
+      for (int64_t j = 0; j < s; ++j)
+        dp[i * s + j] = p[i * s + j] * (dp[i * s + j] - dot);
+    }
+    for (int64_t i = 0; i < t; ++i)
+      for (int64_t j = 0; j < s; ++j)
+        for (int64_t c = 0; c < d; ++c) {
+          dv[(h * s + j) * d + c] += p[i * s + j] * doh[i * d + c];
+          dq[(h * t + i) * d + c] += scale * dp[i * s + j] * kh[j * d + c];
+          dk[(h * s + j) * d + c] += scale * dp[i * s + j] * qh[i * d + c];
+        }
+  }
+  std::string tag =
+      fmt("%s bh %lld t %lld s %lld d %lld%s%s", name(dt), (long long)bh,
+          (long long)t, (long long)s, (long long)d, causal ? " causal" : "",
+          note);
+  double rt = rtolOf(dt, 1e-5);
+  double at = (dt == ZRT_BF16 ? 4e-3 : 1e-5) *
+              std::sqrt(static_cast<double>(std::max(s, t)));
+  q.upload();
+  k.upload();
+  v.upload();
+  dout.upload();
+  Tensor o(dt, bh * t * d), gq(dt, bh * t * d), gk(dt, bh * s * d),
+      gv(dt, bh * s * d);
+  o.poison();
+  gq.poison();
+  gk.poison();
+  gv.poison();
+  zrt_attention(dt, q.dev, k.dev, v.dev, o.dev, bh, 1, t, s, d, scale,
+                maskOf(causal));
+  checker.close("zrt_attention out " + tag, o.download(), out, rt, at);
+  zrt_attention_grad(dt, dout.dev, q.dev, k.dev, v.dev, gq.dev, gk.dev,
+                     gv.dev, bh, 1, t, s, d, scale, maskOf(causal));
+  double gat = 2 * at;
+  checker.close("zrt_attention_grad dq " + tag, gq.download(), dq, rt, gat);
+  checker.close("zrt_attention_grad dk " + tag, gk.download(), dk, rt, gat);
+  checker.close("zrt_attention_grad dv " + tag, gv.download(), dv, rt, gat);
+}
+
+namespace {
+
+void testAttentionFd(int64_t bh, int64_t t, int64_t s, int64_t d,
+                     bool causal) {
+  Rng rng(29 + t * s + causal);
+  double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  Tensor q(ZRT_F32, bh * t * d), k(ZRT_F32, bh * s * d), v(ZRT_F32, bh * s * d),
+      dout(ZRT_F32, bh * t * d);
+  for (Tensor *x : {&q, &k, &v, &dout}) {
+    x->fillNormal(rng);
+    x->upload();
+  }
+  Tensor dq(ZRT_F32, bh * t * d), dk(ZRT_F32, bh * s * d),
+      dv(ZRT_F32, bh * s * d);
+  zrt_attention_grad(ZRT_F32, dout.dev, q.dev, k.dev, v.dev, dq.dev, dk.dev,
+                     dv.dev, bh, 1, t, s, d, scale, maskOf(causal));
+  auto loss = [&](const Vec &qq, const Vec &kk, const Vec &vv) {
+    Tensor qt = f32Tensor(qq), kt = f32Tensor(kk), vt = f32Tensor(vv),
+           out(ZRT_F32, bh * t * d);
+    zrt_attention(ZRT_F32, qt.dev, kt.dev, vt.dev, out.dev, bh, 1, t, s, d,
+                  scale, maskOf(causal));
+    return weighted(out.download(), dout.v);
+  };
+  double h = 1e-2;
+  std::string base = fmt("zrt_attention_grad f32 bh %lld t %lld s %lld d %lld%s",
+                         (long long)bh, (long long)t, (long long)s,
+                         (long long)d, causal ? " causal" : "");
+  checkFd(base + " dq", dq.download(),
+          finiteDiff(q.v, [&](const Vec &x) { return loss(x, k.v, v.v); }, h));
+  checkFd(base + " dk", dk.download(),
+          finiteDiff(k.v, [&](const Vec &x) { return loss(q.v, x, v.v); }, h));
+  checkFd(base + " dv", dv.download(),
+          finiteDiff(v.v, [&](const Vec &x) { return loss(q.v, k.v, x); }, h));
+}
+
+void testAttentions() {
+  testCausalMasks();
+  for (zrt_dtype dt : kFloatTypes) {
+    testAttention(dt, 3, 7, 7, 5, true);
+    testAttention(dt, 3, 7, 7, 5, false);
+    testAttention(dt, 2, 16, 16, 8, true);
+    testAttention(dt, 3, 5, 9, 4, false);  // t < s
+    testAttention(dt, 2, 9, 5, 4, true);   // causal, t > s
+    testAttention(dt, 2, 9, 5, 4, false);  // t > s
+    testAttention(dt, 2, 130, 130, 16, true); // row blocks, groups
+    testAttention(dt, 2, 130, 71, 16, false);
+    testAttention(dt, 3, 130, 130, 64, true);
+    testAttention(dt, 33, 24, 24, 16, true); // many heads
+    testAttention(dt, 33, 10, 12, 4, true);
+    testAttention(dt, 2, 256, 256, 64, true);
+    testAttention(dt, 1, 7, 13, 3, true);
+  }
+  testAttentionFd(2, 5, 7, 4, false);
+  testAttentionFd(2, 6, 6, 4, true);
+}
+
+//===----------------------------------------------------------------------===//
+// zrt_cross_entropy, zrt_embedding
+//===----------------------------------------------------------------------===//
+
+void testCrossEntropy(zrt_dtype dt, zrt_dtype idt, int64_t rows, int64_t cols,
+                      int64_t offset = 0) {
+  Rng rng(17 + rows * 3 + cols + (idt == ZRT_I64) + offset);
+  Tensor logits(dt, rows * cols, offset);
+  logits.fillNormal(rng, 0.0, 2.0);
+  logits.upload();
+  Tensor targets = randomIds(idt, rows, cols, rng);
+  double total = 0;
+  Vec grad(rows * cols);
+  double dloss = 1.7;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double *x = &logits.v[r * cols];
+    double m = -kInf, s = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      m = std::max(m, x[c]);
+    for (int64_t c = 0; c < cols; ++c)
+      s += std::exp(x[c] - m);
+    int64_t t = static_cast<int64_t>(targets.v[r]);
+    total += m + std::log(s) - x[t];
+    for (int64_t c = 0; c < cols; ++c)
+      grad[r * cols + c] =
+          dloss / rows * (std::exp(x[c] - m) / s - (c == t ? 1.0 : 0.0));
+  }
+  std::string tag = fmt("%s targets %s %lldx%lld%s", name(dt), name(idt),
+                        (long long)rows, (long long)cols,
+                        offset ? " unaligned" : "");
+  Scalar loss(static_cast<float>(kNaN));
+  zrt_cross_entropy(dt, logits.dev, targets.dev, idt, rows, cols, loss.dev);
+  checker.close("zrt_cross_entropy " + tag, {loss.get()}, {total / rows},
+                1e-5, 1e-6);
+  Scalar dl(static_cast<float>(dloss));
+  Tensor g(dt, rows * cols, offset);
+  g.poison();
+  zrt_cross_entropy_grad(dt, dl.dev, logits.dev, targets.dev, idt, g.dev, rows,
+                         cols);
+  double at = (dt == ZRT_BF16 ? 1e-5 : 1e-6) * dloss / rows;
+  checker.close("zrt_cross_entropy_grad " + tag, g.download(), grad,
+                rtolOf(dt, 1e-5), at);
+  // In place over the logits.
+  zrt_cross_entropy_grad(dt, dl.dev, logits.dev, targets.dev, idt, logits.dev,
+                         rows, cols);
+  checker.close("zrt_cross_entropy_grad in place " + tag, logits.download(),
+                grad, rtolOf(dt, 1e-5), at);
+}
+
+void testCrossEntropyFd() {
+  Rng rng(31);
+  int64_t rows = 3, cols = 11;
+  Tensor x(ZRT_F32, rows * cols);
+  x.fillNormal(rng, 0.0, 2.0);
+  x.upload();
+  Tensor ids = randomIds(ZRT_I64, rows, cols, rng);
+  double dloss = 1.3;
+  Scalar dl(static_cast<float>(dloss));
+  Tensor grad(ZRT_F32, rows * cols);
+  zrt_cross_entropy_grad(ZRT_F32, dl.dev, x.dev, ids.dev, ZRT_I64, grad.dev,
+                         rows, cols);
+  checkFd("zrt_cross_entropy_grad f32 3x11", grad.download(),
+          finiteDiff(x.v,
+                     [&](const Vec &v) {
+                       Tensor in = f32Tensor(v);
+                       Scalar loss;
+                       zrt_cross_entropy(ZRT_F32, in.dev, ids.dev, ZRT_I64,
+                                         rows, cols, loss.dev);
+                       return dloss * loss.get();
+                     },
+                     1e-2));
+}
+
+void testEmbedding(zrt_dtype dt, zrt_dtype idt, int64_t n, int64_t vocab,
+                   int64_t cols) {
+  Rng rng(23 + n + vocab * 3 + cols * 5 + (idt == ZRT_I64));
+  Tensor table(dt, vocab * cols), dy(dt, n * cols);
+  table.fillNormal(rng);
+  dy.fillNormal(rng);
+  table.upload();
+  dy.upload();
+  // Ids from the first half of the table: repeats, and unused rows.
+  Tensor ids = randomIds(idt, n, std::max<int64_t>(1, vocab / 2), rng);
+  Vec out(n * cols), grad(vocab * cols, 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t id = static_cast<int64_t>(ids.v[i]);
+    for (int64_t c = 0; c < cols; ++c) {
+      out[i * cols + c] = table.v[id * cols + c];
+      grad[id * cols + c] += dy.v[i * cols + c];
+    }
+  }
+  std::string tag = fmt("%s ids %s n %lld vocab %lld cols %lld", name(dt),
+                        name(idt), (long long)n, (long long)vocab,
+                        (long long)cols);
+  Tensor o(dt, n * cols), g(dt, vocab * cols);
+  o.poison();
+  g.poison();
+  zrt_embedding(dt, table.dev, ids.dev, idt, o.dev, n, vocab, cols);
+  checker.exact("zrt_embedding " + tag, o.download(), out);
+  zrt_embedding_grad(dt, dy.dev, ids.dev, idt, g.dev, n, vocab, cols);
+  // Sums rounded once: within half an ulp of the exact sum (f32 sums may
+  // be added in another order on a GPU).
+  checker.close("zrt_embedding_grad " + tag, g.download(), grad,
+                rtolOf(dt, 1e-6), 1e-6);
+}
+
+void testLosses() {
+  for (zrt_dtype dt : kFloatTypes) {
+    for (zrt_dtype idt : {ZRT_I32, ZRT_I64}) {
+      testCrossEntropy(dt, idt, 7, 13);
+      testCrossEntropy(dt, idt, 64, 5001);
+      testEmbedding(dt, idt, 23, 11, 5);
+      testEmbedding(dt, idt, 2000, 300, 64);
+    }
+    testCrossEntropy(dt, ZRT_I32, 32, 50304);
+    testCrossEntropy(dt, ZRT_I64, 16, 1024, 1);
+    testEmbedding(dt, ZRT_I32, 40, 50, 24);
+    testEmbedding(dt, ZRT_I64, 64, 17, 768);
+    testEmbedding(dt, ZRT_I32, 33, 9, 13);
+  }
+  testCrossEntropyFd();
+  Scalar loss(0.0f);
+  Tensor none(ZRT_F32, 1), ids(ZRT_I32, 1);
+  zrt_cross_entropy(ZRT_F32, none.dev, ids.dev, ZRT_I32, 0, 5, loss.dev);
+  double l = loss.get();
+  checker.truth("zrt_cross_entropy of zero rows", std::isnan(l),
+                fmt("%g (NaN expected)", l));
+}
+
+//===----------------------------------------------------------------------===//
+// zrt_transpose, zrt_reduce_sum, zrt_broadcast, zrt_concat / zrt_split,
+// zrt_pack / zrt_unpack
+//===----------------------------------------------------------------------===//
+
+/// Row-major strides of `shape`.
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size());
+  int64_t acc = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    s[d] = acc;
+    acc *= shape[d];
+  }
+  return s;
+}
+
+int64_t numelOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  return n;
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// Distinct values of `dtype` (integers for the integer dtypes).
+void fillPattern(Tensor &x, Rng &rng) {
+  for (int64_t i = 0; i < x.n; ++i)
+    x.set(i, x.dtype == ZRT_I32 || x.dtype == ZRT_I64
+                 ? static_cast<double>(rng.below(1 << 30))
+                 : rng.normal());
+}
+
+void testTranspose(zrt_dtype dt, const std::vector<int64_t> &shape,
+                   const std::vector<int64_t> &perm) {
+  Rng rng(29 + numelOf(shape) + perm.size());
+  int64_t n = numelOf(shape);
+  Tensor x(dt, n), y(dt, n);
+  fillPattern(x, rng);
+  x.upload();
+  y.poison();
+  int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> outShape(rank);
+  for (int i = 0; i < rank; ++i)
+    outShape[i] = shape[perm[i]];
+  std::vector<int64_t> inStride = stridesOf(shape);
+  Vec ref(n);
+  for (int64_t o = 0; o < n; ++o) {
+    int64_t rest = o, off = 0;
+    for (int i = rank - 1; i >= 0; --i) {
+      off += (rest % outShape[i]) * inStride[perm[i]];
+      rest /= outShape[i];
+    }
+    ref[o] = x.v[off];
+  }
+  zrt_transpose(dt, x.dev, y.dev, rank, shape.data(), perm.data());
+  checker.exact(fmt("zrt_transpose %s %s perm %s", name(dt),
+                    shapeText(shape).c_str(), shapeText(perm).c_str()),
+                y.download(), ref);
+}
+
+void testReduce(zrt_dtype dt, const std::vector<int64_t> &shape,
+                const std::vector<uint8_t> &reduced, bool mean) {
+  Rng rng(31 + numelOf(shape) + reduced.size() + mean);
+  int64_t n = numelOf(shape);
+  int rank = static_cast<int>(shape.size());
+  Tensor x(dt, n);
+  x.fillNormal(rng, 0.5, 1.0);
+  x.upload();
+  std::vector<int64_t> outShape;
+  int64_t count = 1;
+  for (int i = 0; i < rank; ++i)
+    if (reduced[i])
+      count *= shape[i];
+    else
+      outShape.push_back(shape[i]);
+  double scale = mean && count ? 1.0 / count : 1.0;
+  int64_t outN = numelOf(outShape);
+  std::vector<int64_t> outStride = stridesOf(outShape);
+  Vec ref(outN, 0.0), mag(outN, 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, o = 0, od = static_cast<int64_t>(outShape.size());
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t idx = rest % shape[d];
+      rest /= shape[d];
+      if (!reduced[d])
+        o += idx * outStride[--od];
+    }
+    ref[o] += x.v[i] * scale;
+    mag[o] += std::fabs(x.v[i] * scale);
+  }
+  Tensor y(dt, outN);
+  y.poison();
+  zrt_reduce_sum(dt, x.dev, y.dev, rank, shape.data(), reduced.data(), scale);
+  std::string mask;
+  for (uint8_t r : reduced)
+    mask += r ? 'R' : 'k';
+  // Sums in double (or f32 pairs) rounded once: within an ulp of the
+  // exactly rounded sum.
+  checker.close(fmt("zrt_reduce_sum %s %s dims %s%s", name(dt),
+                    shapeText(shape).c_str(), mask.c_str(),
+                    mean ? " (mean)" : ""),
+                y.download(), ref, dt == ZRT_BF16 ? 8e-3 : 2.5e-7,
+                1e-9 + 1e-12 * maxAbs(mag));
+}
+
+void testBroadcast(zrt_dtype dt, const std::vector<int64_t> &xShape,
+                   const std::vector<int64_t> &yShape, int64_t offset = 0) {
+  Rng rng(37 + numelOf(yShape) + offset);
+  int64_t xn = numelOf(xShape), yn = numelOf(yShape);
+  Tensor x(dt, xn, offset), y(dt, yn, offset);
+  fillPattern(x, rng);
+  x.upload();
+  y.poison();
+  int xr = static_cast<int>(xShape.size()), yr = static_cast<int>(yShape.size());
+  std::vector<int64_t> xStride = stridesOf(xShape);
+  Vec ref(yn);
+  for (int64_t o = 0; o < yn; ++o) {
+    int64_t rest = o, off = 0;
+    for (int d = yr - 1; d >= 0; --d) {
+      int64_t idx = rest % yShape[d];
+      rest /= yShape[d];
+      int xd = d - (yr - xr);
+      if (xd >= 0 && xShape[xd] != 1)
+        off += idx * xStride[xd];
+    }
+    ref[o] = x.v[off];
+  }
+  zrt_broadcast(dt, x.dev, xr, xShape.data(), y.dev, yr, yShape.data());
+  checker.exact(fmt("zrt_broadcast %s %s -> %s%s", name(dt),
+                    shapeText(xShape).c_str(), shapeText(yShape).c_str(),
+                    offset ? " unaligned" : ""),
+                y.download(), ref);
+}
+
+void testConcatSplit(zrt_dtype dt, const std::vector<int64_t> &sizes,
+                     int64_t outer, int64_t inner) {
+  Rng rng(41 + sizes.size() + outer + inner);
+  int count = static_cast<int>(sizes.size());
+  int64_t total = 0;
+  for (int64_t s : sizes)
+    total += s;
+  std::vector<Tensor> parts;
+  std::vector<const void *> inputs;
+  for (int i = 0; i < count; ++i) {
+    parts.emplace_back(dt, outer * sizes[i] * inner);
+    fillPattern(parts.back(), rng);
+    parts.back().upload();
+  }
+  for (Tensor &p : parts)
+    inputs.push_back(p.dev);
+  Tensor whole(dt, outer * total * inner);
+  whole.poison();
+  Vec ref(outer * total * inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t off = 0;
+    for (int i = 0; i < count; ++i) {
+      int64_t w = sizes[i] * inner;
+      for (int64_t j = 0; j < w; ++j)
+        ref[o * total * inner + off + j] = parts[i].v[o * w + j];
+      off += w;
+    }
+  }
+  std::string tag = fmt("%s sizes %s outer %lld inner %lld", name(dt),
+                        shapeText(sizes).c_str(), (long long)outer,
+                        (long long)inner);
+  zrt_concat(dt, count, inputs.data(), sizes.data(), whole.dev, outer, inner);
+  checker.exact("zrt_concat " + tag, whole.download(), ref);
+  std::vector<Tensor> back;
+  std::vector<void *> outputs;
+  for (int i = 0; i < count; ++i) {
+    back.emplace_back(dt, outer * sizes[i] * inner);
+    back.back().poison();
+  }
+  for (Tensor &b : back)
+    outputs.push_back(b.dev);
+  whole.v = ref;
+  whole.upload();
+  zrt_split(dt, whole.dev, count, outputs.data(), sizes.data(), outer, inner);
+  bool ok = true;
+  for (int i = 0; i < count && ok; ++i) {
+    Vec got = back[i].download();
+    for (size_t j = 0; j < got.size() && ok; ++j)
+      ok = got[j] == parts[i].v[j];
+  }
+  checker.truth("zrt_split " + tag, ok, ok ? "every part equal" : "DIFFER");
+}
+
+void testPack(zrt_dtype dt, const std::vector<int64_t> &numels,
+              int64_t shards) {
+  Rng rng(43 + numels.size() + shards);
+  int count = static_cast<int>(numels.size());
+  std::vector<int64_t> chunk, offset;
+  int64_t segment = 0;
+  for (int64_t n : numels) {
+    chunk.push_back((n + shards - 1) / shards);
+    offset.push_back(segment);
+    segment += chunk.back();
+  }
+  std::vector<Tensor> parts;
+  std::vector<const void *> inputs;
+  for (int i = 0; i < count; ++i) {
+    parts.emplace_back(dt, numels[i]);
+    fillPattern(parts.back(), rng);
+    parts.back().upload();
+  }
+  for (Tensor &p : parts)
+    inputs.push_back(p.dev);
+  Tensor packed(dt, shards * segment);
+  packed.poison();
+  Vec ref(shards * segment, 0.0);
+  for (int64_t c = 0; c < shards; ++c)
+    for (int i = 0; i < count; ++i)
+      for (int64_t j = 0; j < chunk[i]; ++j) {
+        int64_t e = c * chunk[i] + j;
+        ref[c * segment + offset[i] + j] = e < numels[i] ? parts[i].v[e] : 0.0;
+      }
+  std::string tag =
+      numels.size() <= 8
+          ? fmt("%s numels %s shards %lld", name(dt), shapeText(numels).c_str(),
+                (long long)shards)
+          : fmt("%s %d tensors shards %lld", name(dt), count,
+                (long long)shards);
+  zrt_pack(dt, count, inputs.data(), numels.data(), packed.dev, shards);
+  checker.exact("zrt_pack " + tag, packed.download(), ref);
+  std::vector<Tensor> back;
+  std::vector<void *> outputs;
+  for (int i = 0; i < count; ++i) {
+    back.emplace_back(dt, numels[i]);
+    back.back().poison();
+  }
+  for (Tensor &b : back)
+    outputs.push_back(b.dev);
+  zrt_unpack(dt, packed.dev, count, outputs.data(), numels.data(), shards);
+  bool ok = true;
+  for (int i = 0; i < count && ok; ++i) {
+    Vec got = back[i].download();
+    for (size_t j = 0; j < got.size() && ok; ++j)
+      ok = got[j] == parts[i].v[j];
+  }
+  checker.truth("zrt_unpack " + tag, ok, ok ? "every tensor equal" : "DIFFER");
+}
+
+void testShapes() {
+  struct Perm {
+    std::vector<int64_t> shape, perm;
+  };
+  std::vector<Perm> perms = {
+      {{}, {}},
+      {{37, 45}, {1, 0}},
+      {{33, 65}, {1, 0}},
+      {{3, 1, 4}, {2, 1, 0}},
+      {{3, 5, 4, 7}, {0, 2, 1, 3}},
+      {{3, 5, 4, 7}, {3, 2, 1, 0}},
+      {{3, 5, 4, 7}, {2, 0, 3, 1}},
+      {{3, 5, 4, 7}, {0, 1, 2, 3}},
+      {{1, 5, 1, 3}, {3, 0, 2, 1}},
+      {{2, 3, 1, 4, 5}, {4, 3, 2, 1, 0}},
+      {{2, 3, 5, 7, 11}, {4, 0, 3, 1, 2}},
+      {{64, 130, 70}, {2, 0, 1}},
+      {{8, 96, 12, 16}, {0, 2, 1, 3}},
+      {{4, 64, 12, 64}, {0, 2, 1, 3}},
+      {{4, 0, 3}, {2, 1, 0}},
+  };
+  for (zrt_dtype dt : {ZRT_F32, ZRT_BF16})
+    for (const Perm &p : perms)
+      testTranspose(dt, p.shape, p.perm);
+  testTranspose(ZRT_I64, {3, 5, 4}, {2, 0, 1});
+  testTranspose(ZRT_I64, {2, 3, 4, 5}, {3, 2, 1, 0});
+  testTranspose(ZRT_I32, {3, 5, 4}, {1, 2, 0});
+  testTranspose(ZRT_I32, {5, 6, 7}, {1, 2, 0});
+
+  for (zrt_dtype dt : kFloatTypes) {
+    std::vector<int64_t> shape = {3, 5, 4, 7};
+    for (int mask = 0; mask < 16; ++mask) {
+      std::vector<uint8_t> reduced(4);
+      for (int d = 0; d < 4; ++d)
+        reduced[d] = (mask >> (3 - d)) & 1;
+      testReduce(dt, shape, reduced, mask == 5);
+    }
+    testReduce(dt, {1, 6, 1}, {1, 0, 1}, false);
+    testReduce(dt, {2, 0, 3}, {0, 1, 0}, false); // sums of nothing
+    testReduce(dt, {6, 0, 4}, {0, 1, 0}, false);
+    testReduce(dt, {}, {}, false);
+    testReduce(dt, {4000, 300}, {1, 0}, true); // a bias gradient
+    testReduce(dt, {512, 768}, {1, 0}, false);
+    testReduce(dt, {4, 128, 768}, {1, 1, 0}, true);
+    testReduce(dt, {300, 4000}, {0, 1}, false);
+    testReduce(dt, {200003}, {1}, false); // a long run, split
+    testReduce(dt, {6, 5000, 3}, {1, 0, 1}, false);
+    testReduce(dt, {7, 2000, 3}, {0, 1, 0}, false);
+    testReduce(dt, {2, 3, 4, 5, 6, 7}, {1, 0, 1, 0, 1, 0}, false);
+  }
+
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> casts = {
+      {{5}, {3, 4, 5}},       {{4, 1}, {3, 4, 5}},
+      {{1}, {2, 3}},          {{}, {2, 3}},
+      {{3, 1, 5}, {2, 3, 4, 5}}, {{1, 1}, {1, 1}},
+      {{3, 4}, {3, 4}},       {{2, 1, 1}, {2, 3, 4}},
+      {{768}, {64, 96, 768}}, {{64, 96, 1}, {64, 96, 50}},
+      {{3}, {0, 3}},          {{37, 1}, {37, 13}},
+      {{2, 1, 3}, {4, 2, 5, 3}},
+  };
+  for (zrt_dtype dt : kFloatTypes) {
+    for (auto &[xs, ys] : casts)
+      testBroadcast(dt, xs, ys);
+    testBroadcast(dt, {768}, {5, 768}, 1);
+  }
+  testBroadcast(ZRT_I64, {3, 1}, {2, 3, 4});
+
+  testConcatSplit(ZRT_F32, {2, 5, 1}, 3, 4);
+  testConcatSplit(ZRT_BF16, {3, 0, 2}, 5, 1);
+  testConcatSplit(ZRT_BF16, {300000, 11}, 1, 7);
+  testConcatSplit(ZRT_F32, {12, 12, 12}, 96, 64);
+  testConcatSplit(ZRT_I64, {1, 2}, 2, 3);
+  for (zrt_dtype dt : kFloatTypes) {
+    testConcatSplit(dt, {2, 0, 3, 1}, 3, 5);
+    testConcatSplit(dt, {768, 768, 768}, 64, 1);
+    std::vector<int64_t> many;
+    for (int i = 0; i < 21; ++i)
+      many.push_back(1 + i % 4);
+    testConcatSplit(dt, many, 4, 3);
+    for (int64_t shards : {1, 3, 4}) {
+      testPack(dt, {13, 5, 1, 0, 8}, shards);
+      testPack(dt, {10, 0, 7, 33}, shards);
+      std::vector<int64_t> numels;
+      for (int i = 0; i < 20; ++i)
+        numels.push_back(i * 37 % 101);
+      testPack(dt, numels, shards);
+    }
+  }
+  testPack(ZRT_F32, {700001, 3}, 2);
+  testPack(ZRT_BF16, std::vector<int64_t>(40, 1001), 8);
+}
+
+//===----------------------------------------------------------------------===//
+// Norms, clipping, the schedule, AdamW, SGD (per tensor and per flat
+// buffer), copies
+//===----------------------------------------------------------------------===//
+
+void testSquaredNorm(zrt_dtype dt, int64_t n, int64_t offset) {
+  Rng rng(47 + n + offset);
+  Tensor x(dt, n, offset);
+  x.fillNormal(rng);
+  x.upload();
+  double ref = 0;
+  for (double v : x.v)
+    ref += v * v;
+  Scalar out(static_cast<float>(kNaN));
+  zrt_squared_norm(dt, x.dev, n, out.dev);
+  checker.close(fmt("zrt_squared_norm %s n %lld%s", name(dt), (long long)n,
+                    offset ? " unaligned" : ""),
+                {out.get()}, {ref}, 1e-6, 1e-30);
+}
+
+void testAdamW(int64_t n, int64_t offset) {
+  Rng rng(53 + n + offset);
+  Tensor p(ZRT_F32, n, offset), g(ZRT_F32, n, offset), m(ZRT_F32, n, offset),
+      v(ZRT_F32, n, offset);
+  p.fillNormal(rng);
+  p.upload();
+  m.upload();
+  v.upload();
+  Vec rp = p.v, rm(n, 0.0), rv(n, 0.0);
+  double lr = 1e-3, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1;
+  for (int64_t step = 0; step < 3; ++step) {
+    g.fillNormal(rng);
+    g.upload();
+    zrt_adamw(p.f32(), g.f32(), m.f32(), v.f32(), n, static_cast<float>(lr),
+              step, b1, b2, eps, wd);
+    double t = step + 1.0;
+    for (int64_t i = 0; i < n; ++i) {
+      rp[i] *= 1 - static_cast<double>(static_cast<float>(lr)) * wd;
+      rm[i] = b1 * rm[i] + (1 - b1) * g.v[i];
+      rv[i] = b2 * rv[i] + (1 - b2) * g.v[i] * g.v[i];
+      rp[i] -= static_cast<float>(lr) / (1 - std::pow(b1, t)) *
+               (rm[i] / (std::sqrt(rv[i]) / std::sqrt(1 - std::pow(b2, t)) +
+                         eps));
+    }
+  }
+  std::string tag = fmt("zrt_adamw f32 n %lld 3 steps%s", (long long)n,
+                        offset ? " unaligned" : "");
+  checker.close(tag + " param", p.download(), rp, 1e-5, 1e-7);
+  checker.close(tag + " exp_avg", m.download(), rm, 1e-5, 1e-7);
+  checker.close(tag + " exp_avg_sq", v.download(), rv, 1e-5, 1e-12);
+}
+
+void testSgd(int64_t n, double momentum) {
+  Rng rng(59 + n + static_cast<int>(momentum * 10));
+  Tensor p(ZRT_F32, n), g(ZRT_F32, n), buf(ZRT_F32, n);
+  p.fillNormal(rng);
+  p.upload();
+  buf.upload();
+  Vec rp = p.v, rb(n, 0.0);
+  double lr = 0.1, wd = 0.01;
+  for (int step = 0; step < 3; ++step) {
+    g.fillNormal(rng);
+    g.upload();
+    zrt_sgd(p.f32(), g.f32(), momentum != 0 ? buf.f32() : nullptr, n,
+            static_cast<float>(lr), momentum, wd);
+    for (int64_t i = 0; i < n; ++i) {
+      double d = g.v[i] + wd * rp[i];
+      rb[i] = momentum != 0 ? momentum * rb[i] + d : d;
+      rp[i] -= static_cast<float>(lr) * rb[i];
+    }
+  }
+  checker.close(fmt("zrt_sgd f32 n %lld 3 steps momentum %g%s", (long long)n,
+                    momentum, momentum != 0 ? "" : " (no buffer)"),
+                p.download(), rp, 1e-5, 1e-7);
+}
+
+/// A member of a flat buffer: logical elements [offset, offset + numel).
+struct Member {
+  int64_t offset, numel;
+  bool decay;
+};
+
+/// zrt_adamw_buffer / zrt_sgd_buffer over each of `shards` shards of a
+/// buffer of `numel` logical elements, against the per-tensor zrt_adamw /
+/// zrt_sgd on each member's part of the shard (with the member's weight
+/// decay) and on the padding and gaps (without): bitwise the same after
+/// three steps.
+void testOptimizerBuffer(bool adamw, const std::vector<Member> &members,
+                         int64_t numel, int64_t shards, double momentum,
+                         const char *what) {
+  Rng rng(61 + numel + shards + members.size() + adamw);
+  int64_t shard = numel / shards;
+  std::vector<int64_t> begin, end;
+  std::vector<uint8_t> decay;
+  for (const Member &m : members) {
+    begin.push_back(m.offset);
+    end.push_back(m.offset + m.numel);
+    decay.push_back(m.decay ? 1 : 0);
+  }
+  // The pieces with one flag each: members and the gaps between them.
+  std::vector<Member> pieces;
+  int64_t at = 0;
+  for (const Member &m : members) {
+    if (m.offset > at)
+      pieces.push_back({at, m.offset - at, false});
+    pieces.push_back(m);
+    at = m.offset + m.numel;
+  }
+  if (at < numel)
+    pieces.push_back({at, numel - at, false});
+
+  // Two copies of the state: one for the bucket kernel, one per tensor.
+  Tensor p1(ZRT_F32, numel), m1(ZRT_F32, numel), v1(ZRT_F32, numel);
+  Tensor p2(ZRT_F32, numel), m2(ZRT_F32, numel), v2(ZRT_F32, numel);
+  Tensor g(ZRT_F32, numel);
+  p1.fillNormal(rng);
+  p2.v = p1.v;
+  for (Tensor *t : {&p1, &m1, &v1, &p2, &m2, &v2})
+    t->upload();
+  bool withBuffer = !adamw && momentum == 0.0 ? false : true;
+  float lr = adamw ? 1e-3f : 0.05f;
+  double b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1;
+  for (int64_t step = 0; step < 3; ++step) {
+    g.fillNormal(rng);
+    g.upload();
+    for (int64_t r = 0; r < shards; ++r) {
+      int64_t first = r * shard;
+      if (adamw)
+        zrt_adamw_buffer(p1.f32() + first, g.f32() + first, m1.f32() + first,
+                         v1.f32() + first, shard, first,
+                         static_cast<int>(members.size()), begin.data(),
+                         end.data(), decay.data(), lr, step, b1, b2, eps, wd);
+      else
+        zrt_sgd_buffer(p1.f32() + first, g.f32() + first,
+                       withBuffer ? m1.f32() + first : nullptr, shard, first,
+                       static_cast<int>(members.size()), begin.data(),
+                       end.data(), decay.data(), lr, momentum, wd);
+      for (const Member &piece : pieces) {
+        int64_t lo = std::max(piece.offset, first);
+        int64_t hi = std::min(piece.offset + piece.numel, first + shard);
+        if (lo >= hi)
+          continue;
+        double pieceWd = piece.decay ? wd : 0.0;
+        if (adamw)
+          zrt_adamw(p2.f32() + lo, g.f32() + lo, m2.f32() + lo, v2.f32() + lo,
+                    hi - lo, lr, step, b1, b2, eps, pieceWd);
+        else
+          zrt_sgd(p2.f32() + lo, g.f32() + lo,
+                  withBuffer ? m2.f32() + lo : nullptr, hi - lo, lr, momentum,
+                  pieceWd);
+      }
+    }
+  }
+  std::string tag = fmt("%s %s: %zu members in %lld elements, %lld shard(s)",
+                        adamw ? "zrt_adamw_buffer" : "zrt_sgd_buffer", what,
+                        members.size(), (long long)numel, (long long)shards);
+  checker.exact(tag + " param", p1.download(), p2.download());
+  if (adamw || withBuffer)
+    checker.exact(tag + (adamw ? " exp_avg" : " momentum_buffer"),
+                  m1.download(), m2.download());
+  if (adamw)
+    checker.exact(tag + " exp_avg_sq", v1.download(), v2.download());
+}
+
+void testOptimizerBuffers() {
+  // A bucket: weights with decay, biases without, a gap, padding at the end
+  // (620 = 4 x 155: every shard cut unevenly, the last with the padding).
+  std::vector<Member> bucket = {
+      {0, 100, true}, {100, 8, false}, {111, 500, true}, {611, 8, false}};
+  for (bool adamw : {true, false}) {
+    testOptimizerBuffer(adamw, bucket, 620, 1, 0.9, "a bucket, replicated");
+    testOptimizerBuffer(adamw, bucket, 620, 4, 0.9, "a bucket, sharded");
+  }
+  testOptimizerBuffer(false, bucket, 620, 4, 0.0, "a bucket, no momentum");
+  // Many members (more runs than one CUDA launch takes).
+  std::vector<Member> many;
+  for (int i = 0; i < 300; ++i)
+    many.push_back({i * 4, 3, i % 2 == 0});
+  testOptimizerBuffer(true, many, 1200, 2, 0.9, "300 members");
+  // No segments at all: the whole shard without decay.
+  testOptimizerBuffer(true, {}, 64, 2, 0.9, "padding only");
+}
+
+void testOptimizers() {
+  for (zrt_dtype dt : kFloatTypes) {
+    testSquaredNorm(dt, 1000003, 0);
+    testSquaredNorm(dt, 1000003, 1);
+    testSquaredNorm(dt, 100003, 0);
+    testSquaredNorm(dt, 7, 0);
+    testSquaredNorm(dt, 0, 0);
+  }
+  for (double sq : {0.0, 0.25, 1.0, 4.0, 1e6}) {
+    Scalar in(static_cast<float>(sq)), out(static_cast<float>(kNaN));
+    double maxNorm = 1.0;
+    zrt_clip_coef(in.dev, maxNorm, out.dev);
+    double norm = std::sqrt(static_cast<double>(static_cast<float>(sq)));
+    double ref = std::min(1.0, maxNorm / (norm + 1e-6));
+    checker.close(fmt("zrt_clip_coef squared norm %g max norm 1", sq),
+                  {out.get()}, {ref}, 1e-7, 0.0);
+  }
+  {
+    // Constant, and cosine with warm-up 10, max_steps 100.
+    Vec got, ref;
+    const double pi = 3.14159265358979323846;
+    double lr = 6e-4, minLr = 6e-5;
+    for (int64_t s : {0, 1, 5, 9, 10, 11, 50, 99, 100, 101, 500}) {
+      got.push_back(zrt_lr_schedule(s, lr, ZRT_LR_COSINE, 10, minLr, 100));
+      double r;
+      if (s < 10)
+        r = lr * (s + 1) / 11.0;
+      else if (s > 100)
+        r = minLr;
+      else
+        r = minLr + 0.5 * (1 + std::cos(pi * (s - 10) / 90.0)) * (lr - minLr);
+      ref.push_back(r);
+      got.push_back(zrt_lr_schedule(s, lr, ZRT_LR_CONSTANT, 10, minLr, 100));
+      ref.push_back(lr);
+    }
+    checker.close("zrt_lr_schedule constant and cosine (warm-up 10, "
+                  "max_steps 100)",
+                  got, ref, 1e-7, 0.0);
+  }
+  for (int64_t n : {int64_t{1001}, int64_t{4096}})
+    for (int64_t offset : {int64_t{0}, int64_t{1}})
+      testAdamW(n, offset);
+  for (double momentum : {0.9, 0.0}) {
+    testSgd(1001, momentum);
+    testSgd(50001, momentum);
+  }
+  testOptimizerBuffers();
+}
+
+void testCopies() {
+  for (zrt_dtype dt : kFloatTypes)
+    for (int64_t n : {int64_t{1}, int64_t{1001}, int64_t{3000001}}) {
+      Rng rng(67 + n);
+      Tensor x(dt, n), y(dt, n);
+      x.fillNormal(rng);
+      x.upload();
+      y.poison();
+      zrt_copy(y.dev, x.dev, x.bytes());
+      checker.exact(fmt("zrt_copy %s n %lld", name(dt), (long long)n),
+                    y.download(), x.v);
+      std::vector<float> host(static_cast<size_t>(n), -1.0f);
+      zrt_read_f32(host.data(), y.dev, dt, n);
+      checker.absorb(host.data(), host.size() * sizeof(float));
+      checker.exact(fmt("zrt_read_f32 %s n %lld", name(dt), (long long)n),
+                    Vec(host.begin(), host.end()), x.v);
+    }
+}
+
+/// zrt.h's dtype table, as the kernels' runtime sees it.
+void testDtypeTable() {
+  bool ok = zrt_dtype_valid(ZRT_NUM_DTYPES - 1) &&
+            !zrt_dtype_valid(ZRT_NUM_DTYPES) && !zrt_dtype_valid(-1);
+  std::string rows;
+#define CONFORMANCE_ROW_(e, value, ctype, bytes, text, is_float)              \
+  ok = ok && zrt_dtype_size(e) == bytes && sizeof(ctype) == bytes &&           \
+       std::strcmp(zrt_dtype_name(e), text) == 0 && e == value;                \
+  rows += fmt("%s%s %zu", rows.empty() ? "" : ", ", zrt_dtype_name(e),         \
+              zrt_dtype_size(e));
+  ZRT_DTYPES(CONFORMANCE_ROW_)
+#undef CONFORMANCE_ROW_
+  checker.truth(fmt("zrt_dtype_size and zrt_dtype_name of %d dtypes",
+                    static_cast<int>(ZRT_NUM_DTYPES)),
+                ok, rows + " bytes");
+}
+
+//===----------------------------------------------------------------------===//
+// Failure modes (--fail=CASE)
+//===----------------------------------------------------------------------===//
+
+struct FailCase {
+  const char *name, *expect;
+  std::function<void()> run;
+};
+
+/// Reads one value back: the CUDA kernels report bad ids from the device
+/// at the next host synchronisation.
+void synchronize(const Tensor &t) {
+  std::vector<float> host(static_cast<size_t>(t.n));
+  if (t.n > 0)
+    zrt_read_f32(host.data(), t.dev, t.dtype, t.n);
+}
+
+std::vector<FailCase> failCases() {
+  return {
+      {"embedding-id", "zrt_embedding: id 9 at position 2 is outside [0, 5)",
+       [] {
+         Tensor table(ZRT_F32, 5 * 2), out(ZRT_F32, 3 * 2), ids(ZRT_I32, 3);
+         ids.v = {0, 3, 9};
+         ids.upload();
+         zrt_embedding(ZRT_F32, table.dev, ids.dev, ZRT_I32, out.dev, 3, 5, 2);
+         synchronize(out);
+       }},
+      {"embedding-grad-id",
+       "zrt_embedding_grad: id -1 at position 0 is outside [0, 5)",
+       [] {
+         Tensor dy(ZRT_F32, 2 * 2), out(ZRT_F32, 5 * 2), ids(ZRT_I64, 2);
+         ids.v = {-1, 0};
+         ids.upload();
+         zrt_embedding_grad(ZRT_F32, dy.dev, ids.dev, ZRT_I64, out.dev, 2, 5,
+                            2);
+         synchronize(out);
+       }},
+      {"embedding-id-dtype",
+       "zrt_embedding: id dtype must be i32 or i64, got f32 (0)",
+       [] {
+         Tensor table(ZRT_F32, 10), out(ZRT_F32, 6), ids(ZRT_F32, 3);
+         zrt_embedding(ZRT_F32, table.dev, ids.dev, ZRT_F32, out.dev, 3, 5, 2);
+       }},
+      {"cross-entropy-target",
+       "zrt_cross_entropy: target 7 at position 1 is outside [0, 7)",
+       [] {
+         Tensor logits(ZRT_F32, 2 * 7), ids(ZRT_I32, 2);
+         ids.v = {1, 7};
+         ids.upload();
+         Scalar loss;
+         zrt_cross_entropy(ZRT_F32, logits.dev, ids.dev, ZRT_I32, 2, 7,
+                           loss.dev);
+         loss.get();
+       }},
+      {"cross-entropy-grad-target",
+       "zrt_cross_entropy_grad: target -1 at position 0 is outside [0, 4)",
+       [] {
+         Tensor logits(ZRT_BF16, 2 * 4), out(ZRT_BF16, 2 * 4),
+             ids(ZRT_I64, 2);
+         ids.v = {-1, 0};
+         ids.upload();
+         Scalar dloss(1.0f);
+         zrt_cross_entropy_grad(ZRT_BF16, dloss.dev, logits.dev, ids.dev,
+                                ZRT_I64, out.dev, 2, 4);
+         synchronize(out);
+       }},
+      {"matmul-dtype",
+       "zrt_matmul: unsupported dtype i32 (2); expected f32 or bf16",
+       [] {
+         Tensor x(ZRT_I32, 16);
+         zrt_matmul(ZRT_I32, x.dev, x.dev, x.dev, 1, 2, 2, 2, ZRT_NO_TRANS,
+                    ZRT_NO_TRANS, 4, 4, 4);
+       }},
+      {"matmul-overlap",
+       "zrt_matmul: stride_c 5 is less than m * n = 6 with batch 2: the "
+       "outputs would overlap",
+       [] {
+         Tensor x(ZRT_F32, 64);
+         zrt_matmul(ZRT_F32, x.dev, x.dev, x.f32() + 32, 2, 2, 3, 2,
+                    ZRT_NO_TRANS, ZRT_NO_TRANS, 4, 6, 5);
+       }},
+      {"matmul-negative", "zrt_matmul: m must be >= 0, got -1",
+       [] {
+         zrt_matmul(ZRT_F32, nullptr, nullptr, nullptr, 1, -1, 2, 3,
+                    ZRT_NO_TRANS, ZRT_NO_TRANS, 0, 0, 0);
+       }},
+      {"matmul-trans",
+       "zrt_matmul: trans_b must be ZRT_NO_TRANS (0) or ZRT_TRANS (1), got 2",
+       [] {
+         Tensor x(ZRT_F32, 16);
+         zrt_matmul(ZRT_F32, x.dev, x.dev, x.dev, 1, 2, 2, 2, ZRT_NO_TRANS,
+                    static_cast<zrt_trans>(2), 4, 4, 4);
+       }},
+      {"attention-mask",
+       "zrt_attention: mask must be ZRT_ATTENTION_FULL (0) or "
+       "ZRT_ATTENTION_CAUSAL (1), got 3",
+       [] {
+         Tensor x(ZRT_F32, 16);
+         zrt_attention(ZRT_F32, x.dev, x.dev, x.dev, x.dev, 1, 1, 2, 2, 2, 1.0,
+                       static_cast<zrt_attention_mask>(3));
+       }},
+      {"mask-fill",
+       "zrt_causal_mask: fill must be ZRT_MASK_NEG_INF (0) or ZRT_MASK_ZERO "
+       "(1), got -1",
+       [] {
+         Tensor x(ZRT_F32, 16);
+         zrt_causal_mask(ZRT_F32, x.dev, x.dev, 1, 4, 4,
+                         static_cast<zrt_mask_fill>(-1));
+       }},
+      {"softmax-dtype",
+       "zrt_softmax: unsupported dtype i64 (3); expected f32 or bf16",
+       [] {
+         Tensor x(ZRT_I64, 4);
+         zrt_softmax(ZRT_I64, x.dev, x.dev, 1, 4);
+       }},
+      {"broadcast-shape", "zrt_broadcast: cannot broadcast [3] to [4]",
+       [] {
+         Tensor x(ZRT_F32, 8);
+         int64_t xs[1] = {3}, ys[1] = {4};
+         zrt_broadcast(ZRT_F32, x.dev, 1, xs, x.dev, 1, ys);
+       }},
+      {"transpose-perm",
+       "zrt_transpose: perm is not a permutation of [0, 2)",
+       [] {
+         Tensor x(ZRT_F32, 6), y(ZRT_F32, 6);
+         int64_t shape[2] = {2, 3}, perm[2] = {0, 0};
+         zrt_transpose(ZRT_F32, x.dev, y.dev, 2, shape, perm);
+       }},
+      {"lr-schedule",
+       "zrt_lr_schedule: the cosine schedule needs max_steps (10) > warmup "
+       "(10)",
+       [] { zrt_lr_schedule(10, 1e-3, ZRT_LR_COSINE, 10, 0.0, 10); }},
+      {"lr-kind",
+       "zrt_lr_schedule: unknown schedule 2 (ZRT_LR_CONSTANT (0) or "
+       "ZRT_LR_COSINE (1))",
+       [] {
+         zrt_lr_schedule(0, 1e-3, static_cast<zrt_lr_kind>(2), 10, 0.0, 100);
+       }},
+      {"pack-shards", "zrt_pack: shards must be >= 1, got 0",
+       [] {
+         Tensor x(ZRT_F32, 4), out(ZRT_F32, 4);
+         int64_t numels[1] = {4};
+         const void *in[1] = {x.dev};
+         zrt_pack(ZRT_F32, 1, in, numels, out.dev, 0);
+       }},
+      {"buffer-segments",
+       "zrt_adamw_buffer: segment 1 is [5, 12): segments must be sorted "
+       "ranges [begin, end) of logical indices that do not overlap",
+       [] {
+         Tensor x(ZRT_F32, 16);
+         int64_t begin[2] = {0, 5}, end[2] = {8, 12};
+         uint8_t decay[2] = {1, 0};
+         zrt_adamw_buffer(x.f32(), x.f32(), x.f32(), x.f32(), 16, 0, 2, begin,
+                          end, decay, 1e-3f, 0, 0.9, 0.95, 1e-8, 0.1);
+       }},
+      {"dtype-size", "zrt_dtype_size: unknown dtype 7",
+       [] { zrt_dtype_size(static_cast<zrt_dtype>(7)); }},
+  };
+}
+
+} // namespace
+} // namespace conformance
+
+using namespace conformance;
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--list-fail") {
+      for (const FailCase &c : failCases())
+        std::printf("%s: %s\n", c.name, c.expect);
+      return 0;
+    }
+    if (arg.rfind("--fail=", 0) == 0) {
+      std::string which = arg.substr(7);
+      for (const FailCase &c : failCases())
+        if (which == c.name) {
+          c.run();
+          std::printf("no failure for %s\n", c.name);
+          return 3;
+        }
+      std::fprintf(stderr, "unknown failure case %s\n", which.c_str());
+      return 2;
+    }
+    std::fprintf(stderr, "usage: %s [--list-fail | --fail=CASE]\n", argv[0]);
+    return 2;
+  }
+  std::printf("kernel conformance suite on %s\n", describeDevice().c_str());
+  testDtypeTable();
+  testMatmuls();
+  testNorms();
+  testAttentions();
+  testLosses();
+  testShapes();
+  testOptimizers();
+  testCopies();
+  runtimeSpecificTests();
+  std::printf("output digest: %016llx\n",
+              static_cast<unsigned long long>(checker.digest));
+  std::printf("kernel tests (%s): %d checks, %d passed, %d failed\n",
+              runtimeName(), checker.checks, checker.checks - checker.failed,
+              checker.failed);
+  return checker.failed == 0 ? 0 : 1;
+}

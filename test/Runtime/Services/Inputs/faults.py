@@ -1,0 +1,146 @@
+"""Inputs and checks of the fault tests (divergence, --skip-nonfinite,
+--collective-timeout, the safetensors reader's rules), standard library
+only, on examples/mlp.mlir (vocabulary 37, embedding 8) and
+linear_program.cpp.
+
+usage: faults.py spiky-init IN.safetensors OUT.safetensors
+       faults.py spiky-data OUT.bin
+       faults.py same-states DIR_A DIR_B
+       faults.py finite MODEL.safetensors
+       faults.py bad-offsets MODEL.safetensors OUT_DIR
+       faults.py load FILE.safetensors   (python's reader: ok, or its error)
+       faults.py meta FILE.safetensors KEY
+"""
+
+import json
+import math
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "..", "python"))
+from zeroc import weights  # noqa: E402
+
+
+def fail(message):
+    print("FAIL: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def floats(raw):
+    return list(struct.unpack("<%df" % raw.numel, raw.data))
+
+
+def spiky_init(source, target):
+    """examples/mlp.mlir's weights with token 5's embedding at 1e37: a batch
+    that holds token 5 has an infinite gradient norm (its squares overflow
+    f32) and a finite loss; every other batch trains normally."""
+    tensors, metadata = weights.load(source)
+    emb = tensors["emb.weight"]
+    values = floats(emb)
+    for j in range(8):
+        values[5 * 8 + j] = 1e37
+    tensors["emb.weight"] = weights.RawTensor("F32", emb.shape,
+                                              struct.pack("<%df" % len(values), *values))
+    weights.save(target, tensors, metadata)
+
+
+def spiky_data(path):
+    """400 tokens below 37, token 5 only at position 123: a few steps of a
+    run read it, the others do not."""
+    tokens = [(i * 7 + i // 3) % 37 for i in range(400)]
+    tokens = [6 if t == 5 else t for t in tokens]
+    tokens[123] = 5
+    with open(path, "wb") as f:
+        f.write(b"".join(struct.pack("<H", t) for t in tokens))
+
+
+def same_states(a, b):
+    """Every tensor of the two checkpoints but the gradient buffers (which a
+    skipped step still overwrites) is bitwise the same."""
+    names = sorted(n for n in os.listdir(a) if n.endswith(".safetensors"))
+    if names != sorted(n for n in os.listdir(b) if n.endswith(".safetensors")) or not names:
+        fail(f"{a} and {b} hold different files")
+    compared = 0
+    for name in names:
+        ta, _ = weights.load(os.path.join(a, name))
+        tb, _ = weights.load(os.path.join(b, name))
+        for key in ta:
+            if key.endswith(".grad"):
+                continue
+            if ta[key] != tb[key]:
+                fail(f"{name}: {key} differs")
+            compared += 1
+    print(f"same states: {compared} tensors")
+
+
+def finite(path):
+    tensors, _ = weights.load(path)
+    for name, raw in tensors.items():
+        bad = [v for v in floats(raw) if not math.isfinite(v)]
+        if bad:
+            fail(f"{path}: {name} holds {len(bad)} non-finite values")
+    print(f"finite: {len(tensors)} tensors")
+
+
+def write_raw(path, header, data):
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def bad_offsets(source, out_dir):
+    """Files that break the format's rule on data_offsets, each otherwise
+    well formed (every tensor's byte count is right): two tensors at the
+    same bytes, overlapping ones, a gap, bytes after the last tensor."""
+    tensors, _ = weights.load(source)
+    names = list(tensors)
+    data = b"".join(t.data for t in tensors.values())
+    def header(offsets):
+        return {name: {"dtype": "F32", "shape": list(tensors[name].shape),
+                       "data_offsets": list(offsets[name])} for name in names}
+    spans, at = {}, 0
+    for name in names:
+        spans[name] = (at, at + len(tensors[name].data))
+        at += len(tensors[name].data)
+    # fc1.bias (12 floats) read from fc1.weight's first bytes: aliased.
+    aliased = dict(spans)
+    aliased["fc1.bias"] = (spans["fc1.weight"][0], spans["fc1.weight"][0] + 48)
+    write_raw(os.path.join(out_dir, "aliased.safetensors"), header(aliased), data)
+    # fc2.bias moved 4 bytes into fc2.weight: overlapping, with 4 bytes left over at the end.
+    overlap = dict(spans)
+    begin, end = spans["fc2.bias"]
+    overlap["fc2.bias"] = (begin - 4, end - 4)
+    write_raw(os.path.join(out_dir, "overlap.safetensors"), header(overlap), data)
+    # 8 bytes of padding before the last tensor.
+    gap = dict(spans)
+    gap["fc2.bias"] = (begin + 8, end + 8)
+    write_raw(os.path.join(out_dir, "gap.safetensors"), header(gap), data + b"\0" * 8)
+    # 8 bytes after the last tensor.
+    write_raw(os.path.join(out_dir, "trailing.safetensors"), header(spans), data + b"\0" * 8)
+    print("bad offsets: 4 files")
+
+
+def load(path):
+    try:
+        tensors, _ = weights.load(path)
+    except weights.SafetensorsError as error:
+        fail(f"SafetensorsError: {error}")
+    print(f"load: {len(tensors)} tensors")
+
+
+def meta(path, key):
+    _, metadata = weights.load(path)
+    print(f"{key} = {metadata.get(key)}")
+
+
+def main(argv):
+    command, args = argv[1], argv[2:]
+    {"spiky-init": spiky_init, "spiky-data": spiky_data, "same-states": same_states,
+     "finite": finite, "bad-offsets": bad_offsets, "load": load, "meta": meta}[command](*args)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,81 @@
+//===- FuzzCommon.h - what zeroc's libFuzzer targets share ------*- C++ -*-===//
+//
+// Each target (docs/reliability.md) feeds one input to one layer of zeroc
+// and returns; libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer
+// reports any crash, assertion, out-of-bounds access, overflow or leak. A
+// clean rejection (a parse error, a verifier or pass diagnostic, an error
+// message) is the expected outcome for most inputs; diagnostics are
+// swallowed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_TOOLS_FUZZ_FUZZCOMMON_H
+#define ZEROC_TOOLS_FUZZ_FUZZCOMMON_H
+
+#include "zeroc/InitAll.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace zeroc::fuzz {
+
+/// An MLIRContext with zeroc's dialects and passes, diagnostics swallowed,
+/// one thread. Renewed every few thousand inputs, so that what the context
+/// interns (attributes, types, identifiers) does not grow without bound.
+class Context {
+public:
+  mlir::MLIRContext &get() {
+    if (!context || ++uses > 2000) {
+      handler.reset();
+      context.reset();
+      mlir::DialectRegistry registry;
+      registerAllDialects(registry);
+      context = std::make_unique<mlir::MLIRContext>(
+          registry, mlir::MLIRContext::Threading::DISABLED);
+      context->loadAllAvailableDialects();
+      context->printOpOnDiagnostic(false);
+      handler = std::make_unique<mlir::ScopedDiagnosticHandler>(
+          context.get(), [](mlir::Diagnostic &) { return mlir::success(); });
+      uses = 0;
+    }
+    return *context;
+  }
+
+private:
+  std::unique_ptr<mlir::MLIRContext> context;
+  std::unique_ptr<mlir::ScopedDiagnosticHandler> handler;
+  unsigned uses = 0;
+};
+
+/// Parses (and verifies: the parser does) `text` as a module. The text is
+/// copied first: MLIR's lexer reads the byte after the end of its buffer
+/// (the NUL that files read into a MemoryBuffer have), which libFuzzer's
+/// exactly-sized input lacks.
+inline mlir::OwningOpRef<mlir::ModuleOp> parse(mlir::MLIRContext &context,
+                                               llvm::StringRef text) {
+  mlir::ParserConfig config(&context);
+  std::string terminated = text.str();
+  return mlir::parseSourceString<mlir::ModuleOp>(terminated, config);
+}
+
+/// Registers zeroc's passes once (the pipeline builder looks some up).
+inline void registerPassesOnce() {
+  static bool done = [] {
+    registerAllPasses();
+    return true;
+  }();
+  (void)done;
+}
+
+} // namespace zeroc::fuzz
+
+#endif // ZEROC_TOOLS_FUZZ_FUZZCOMMON_H
