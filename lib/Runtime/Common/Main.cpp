@@ -257,6 +257,7 @@ int main(int argc, char **argv) {
   int64_t measuredSteps = 0;
   int64_t savedStep = options.resume == options.save ? start : -1;
   bool diverged = false; // a non-finite step stopped the run (Guard.cpp)
+  bool refused = false;  // a save was refused (said once)
   // Writes the checkpoint that resumes at step `next`, unless the run
   // diverged or a state is not finite: then the last good one stays.
   auto save = [&](int64_t next) {
@@ -273,7 +274,7 @@ int main(int argc, char **argv) {
                      diverged ? "" : "error: ", options.save.c_str(),
                      refusal.c_str());
       }
-      diverged = true;
+      diverged = refused = true;
       return;
     }
     saveCheckpoint(program, options.save, info, options.keepLast);
@@ -348,8 +349,9 @@ int main(int argc, char **argv) {
 
   // The checkpoint of the last step, unless it is the one already there.
   // A diverged run writes none (the last good one stays).
-  if (!options.save.empty() && !diverged && savedStep != end)
-    save(end);
+  if (!options.save.empty() && !refused && (diverged || savedStep != end))
+    save(end); // a diverged run's is refused, saying so
+
   else if (!options.save.empty() && !diverged && rank == 0 && !options.quiet)
     std::printf("zeroc: step %" PRId64 " is already saved in %s\n", end,
                 info.folder.c_str());

@@ -18,6 +18,8 @@
 
 #include "Conformance.h"
 
+#include "zeroc/Support/Random.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
@@ -701,21 +703,24 @@ void testCausalMasks() {
 } // namespace
 
 void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,
-                   bool causal, const char *note) {
-  Rng rng(313 + bh * 5 + t * 7 + s * 11 + d * 13 + causal);
+                   bool causal, const char *note, int64_t group) {
+  Rng rng(313 + bh * 5 + t * 7 + s * 11 + d * 13 + causal +
+          (group > 1 ? group * 17 : 0));
   double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  Tensor q(dt, bh * t * d), k(dt, bh * s * d), v(dt, bh * s * d),
+  int64_t kvh = bh / group; // grouped-query attention: kv head h / group
+  Tensor q(dt, bh * t * d), k(dt, kvh * s * d), v(dt, kvh * s * d),
       dout(dt, bh * t * d);
   q.fillNormal(rng);
   k.fillNormal(rng);
   v.fillNormal(rng);
   dout.fillNormal(rng);
-  Vec out(bh * t * d, 0), dq(bh * t * d, 0), dk(bh * s * d, 0),
-      dv(bh * s * d, 0);
+  Vec out(bh * t * d, 0), dq(bh * t * d, 0), dk(kvh * s * d, 0),
+      dv(kvh * s * d, 0);
   Vec p(t * s), dp(t * s);
   for (int64_t h = 0; h < bh; ++h) {
-    const double *qh = &q.v[h * t * d], *kh = &k.v[h * s * d],
-                 *vh = &v.v[h * s * d], *doh = &dout.v[h * t * d];
+    int64_t kv = h / group;
+    const double *qh = &q.v[h * t * d], *kh = &k.v[kv * s * d],
+                 *vh = &v.v[kv * s * d], *doh = &dout.v[h * t * d];
     for (int64_t i = 0; i < t; ++i) {
       int64_t valid = causal ? std::min(i + 1, s) : s;
       double m = -kInf;
@@ -749,17 +754,19 @@ void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,
       for (int64_t j = 0; j < s; ++j)
         dp[i * s + j] = p[i * s + j] * (dp[i * s + j] - dot);
     }
+    // dK and dV of a key/value head sum over its group's query heads.
     for (int64_t i = 0; i < t; ++i)
       for (int64_t j = 0; j < s; ++j)
         for (int64_t c = 0; c < d; ++c) {
-          dv[(h * s + j) * d + c] += p[i * s + j] * doh[i * d + c];
+          dv[(kv * s + j) * d + c] += p[i * s + j] * doh[i * d + c];
           dq[(h * t + i) * d + c] += scale * dp[i * s + j] * kh[j * d + c];
-          dk[(h * s + j) * d + c] += scale * dp[i * s + j] * qh[i * d + c];
+          dk[(kv * s + j) * d + c] += scale * dp[i * s + j] * qh[i * d + c];
         }
   }
   std::string tag =
-      fmt("%s bh %lld t %lld s %lld d %lld%s%s", name(dt), (long long)bh,
+      fmt("%s bh %lld t %lld s %lld d %lld%s%s%s", name(dt), (long long)bh,
           (long long)t, (long long)s, (long long)d, causal ? " causal" : "",
+          group > 1 ? fmt(" group %lld", (long long)group).c_str() : "",
           note);
   double rt = rtolOf(dt, 1e-5);
   double at = (dt == ZRT_BF16 ? 4e-3 : 1e-5) *
@@ -768,18 +775,19 @@ void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,
   k.upload();
   v.upload();
   dout.upload();
-  Tensor o(dt, bh * t * d), gq(dt, bh * t * d), gk(dt, bh * s * d),
-      gv(dt, bh * s * d);
+  Tensor o(dt, bh * t * d), gq(dt, bh * t * d), gk(dt, kvh * s * d),
+      gv(dt, kvh * s * d);
   o.poison();
   gq.poison();
   gk.poison();
   gv.poison();
-  zrt_attention(dt, q.dev, k.dev, v.dev, o.dev, bh, 1, t, s, d, scale,
+  zrt_attention(dt, q.dev, k.dev, v.dev, o.dev, bh, group, t, s, d, scale,
                 maskOf(causal));
   checker.close("zrt_attention out " + tag, o.download(), out, rt, at);
   zrt_attention_grad(dt, dout.dev, q.dev, k.dev, v.dev, gq.dev, gk.dev,
-                     gv.dev, bh, 1, t, s, d, scale, maskOf(causal));
-  double gat = 2 * at;
+                     gv.dev, bh, group, t, s, d, scale, maskOf(causal));
+  // dk, dv: sums over group times more query rows.
+  double gat = 2 * at * std::sqrt(static_cast<double>(group));
   checker.close("zrt_attention_grad dq " + tag, gq.download(), dq, rt, gat);
   checker.close("zrt_attention_grad dk " + tag, gk.download(), dk, rt, gat);
   checker.close("zrt_attention_grad dv " + tag, gv.download(), dv, rt, gat);
@@ -787,31 +795,93 @@ void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,
 
 namespace {
 
-void testAttentionFd(int64_t bh, int64_t t, int64_t s, int64_t d,
-                     bool causal) {
-  Rng rng(29 + t * s + causal);
+/// Grouped-query attention is multi-head attention on key/value heads
+/// repeated `group` times: the same out and dq, and dk / dv the sums of the
+/// repeated heads' gradients over each group.
+void testAttentionRepeatedKv(zrt_dtype dt, int64_t bh, int64_t group,
+                             int64_t t, int64_t s, int64_t d, bool causal) {
+  Rng rng(337 + bh * 5 + group * 3 + t * 7 + s * 11 + d * 13 + causal);
   double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  Tensor q(ZRT_F32, bh * t * d), k(ZRT_F32, bh * s * d), v(ZRT_F32, bh * s * d),
-      dout(ZRT_F32, bh * t * d);
+  int64_t kvh = bh / group;
+  Tensor q(dt, bh * t * d), k(dt, kvh * s * d), v(dt, kvh * s * d),
+      dout(dt, bh * t * d), kr(dt, bh * s * d), vr(dt, bh * s * d);
+  for (Tensor *x : {&q, &k, &v, &dout})
+    x->fillNormal(rng);
+  for (int64_t h = 0; h < bh; ++h)
+    for (int64_t i = 0; i < s * d; ++i) {
+      kr.v[h * s * d + i] = k.v[(h / group) * s * d + i];
+      vr.v[h * s * d + i] = v.v[(h / group) * s * d + i];
+    }
+  for (Tensor *x : {&q, &k, &v, &dout, &kr, &vr})
+    x->upload();
+  Tensor o(dt, bh * t * d), gq(dt, bh * t * d), gk(dt, kvh * s * d),
+      gv(dt, kvh * s * d);
+  Tensor o1(dt, bh * t * d), gq1(dt, bh * t * d), gk1(dt, bh * s * d),
+      gv1(dt, bh * s * d);
+  for (Tensor *x : {&o, &gq, &gk, &gv, &o1, &gq1, &gk1, &gv1})
+    x->poison();
+  zrt_attention(dt, q.dev, k.dev, v.dev, o.dev, bh, group, t, s, d, scale,
+                maskOf(causal));
+  zrt_attention_grad(dt, dout.dev, q.dev, k.dev, v.dev, gq.dev, gk.dev,
+                     gv.dev, bh, group, t, s, d, scale, maskOf(causal));
+  zrt_attention(dt, q.dev, kr.dev, vr.dev, o1.dev, bh, 1, t, s, d, scale,
+                maskOf(causal));
+  zrt_attention_grad(dt, dout.dev, q.dev, kr.dev, vr.dev, gq1.dev, gk1.dev,
+                     gv1.dev, bh, 1, t, s, d, scale, maskOf(causal));
+  Vec rk = gk1.download(), rv = gv1.download(), sk(kvh * s * d, 0.0),
+      sv(kvh * s * d, 0.0);
+  for (int64_t h = 0; h < bh; ++h)
+    for (int64_t i = 0; i < s * d; ++i) {
+      sk[(h / group) * s * d + i] += rk[h * s * d + i];
+      sv[(h / group) * s * d + i] += rv[h * s * d + i];
+    }
+  std::string tag = fmt("%s bh %lld group %lld t %lld s %lld d %lld%s vs "
+                        "group 1 on repeated k, v",
+                        name(dt), (long long)bh, (long long)group,
+                        (long long)t, (long long)s, (long long)d,
+                        causal ? " causal" : "");
+  // Both sides are kernel results rounded to dt: twice the tolerance of
+  // one against the exact reference.
+  double rt = 2 * rtolOf(dt, 1e-5);
+  double at = 2 * (dt == ZRT_BF16 ? 4e-3 : 1e-5) *
+              std::sqrt(static_cast<double>(std::max(s, t)));
+  double gat = 2 * at * std::sqrt(static_cast<double>(group));
+  checker.close("zrt_attention out " + tag, o.download(), o1.download(), rt,
+                at);
+  checker.close("zrt_attention_grad dq " + tag, gq.download(), gq1.download(),
+                rt, gat);
+  checker.close("zrt_attention_grad dk " + tag, gk.download(), sk, rt, gat);
+  checker.close("zrt_attention_grad dv " + tag, gv.download(), sv, rt, gat);
+}
+
+void testAttentionFd(int64_t bh, int64_t t, int64_t s, int64_t d,
+                     bool causal, int64_t group = 1) {
+  Rng rng(29 + t * s + causal + (group > 1 ? bh * group : 0));
+  double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  int64_t kvh = bh / group;
+  Tensor q(ZRT_F32, bh * t * d), k(ZRT_F32, kvh * s * d),
+      v(ZRT_F32, kvh * s * d), dout(ZRT_F32, bh * t * d);
   for (Tensor *x : {&q, &k, &v, &dout}) {
     x->fillNormal(rng);
     x->upload();
   }
-  Tensor dq(ZRT_F32, bh * t * d), dk(ZRT_F32, bh * s * d),
-      dv(ZRT_F32, bh * s * d);
+  Tensor dq(ZRT_F32, bh * t * d), dk(ZRT_F32, kvh * s * d),
+      dv(ZRT_F32, kvh * s * d);
   zrt_attention_grad(ZRT_F32, dout.dev, q.dev, k.dev, v.dev, dq.dev, dk.dev,
-                     dv.dev, bh, 1, t, s, d, scale, maskOf(causal));
+                     dv.dev, bh, group, t, s, d, scale, maskOf(causal));
   auto loss = [&](const Vec &qq, const Vec &kk, const Vec &vv) {
     Tensor qt = f32Tensor(qq), kt = f32Tensor(kk), vt = f32Tensor(vv),
            out(ZRT_F32, bh * t * d);
-    zrt_attention(ZRT_F32, qt.dev, kt.dev, vt.dev, out.dev, bh, 1, t, s, d,
+    zrt_attention(ZRT_F32, qt.dev, kt.dev, vt.dev, out.dev, bh, group, t, s, d,
                   scale, maskOf(causal));
     return weighted(out.download(), dout.v);
   };
   double h = 1e-2;
-  std::string base = fmt("zrt_attention_grad f32 bh %lld t %lld s %lld d %lld%s",
-                         (long long)bh, (long long)t, (long long)s,
-                         (long long)d, causal ? " causal" : "");
+  std::string base =
+      fmt("zrt_attention_grad f32 bh %lld t %lld s %lld d %lld%s%s",
+          (long long)bh, (long long)t, (long long)s, (long long)d,
+          causal ? " causal" : "",
+          group > 1 ? fmt(" group %lld", (long long)group).c_str() : "");
   checkFd(base + " dq", dq.download(),
           finiteDiff(q.v, [&](const Vec &x) { return loss(x, k.v, v.v); }, h));
   checkFd(base + " dk", dk.download(),
@@ -836,9 +906,21 @@ void testAttentions() {
     testAttention(dt, 33, 10, 12, 4, true);
     testAttention(dt, 2, 256, 256, 64, true);
     testAttention(dt, 1, 7, 13, 3, true);
+    // Grouped-query attention: 2, 3 or 4 query heads per key/value head.
+    testAttention(dt, 8, 7, 7, 5, true, "", 2);
+    testAttention(dt, 8, 130, 130, 16, true, "", 4); // row blocks, groups
+    testAttention(dt, 8, 130, 130, 64, true, "", 4);
+    testAttention(dt, 6, 9, 5, 4, false, "", 3);   // t > s
+    testAttention(dt, 6, 5, 9, 4, true, "", 2);    // causal, t < s
+    testAttention(dt, 68, 9, 5, 4, false, "", 2);  // many heads
+    testAttention(dt, 4, 6, 6, 8, true, "", 4);    // one key/value head
+    testAttentionRepeatedKv(dt, 8, 4, 33, 33, 16, true);
+    testAttentionRepeatedKv(dt, 6, 3, 9, 13, 8, false);
   }
   testAttentionFd(2, 5, 7, 4, false);
   testAttentionFd(2, 6, 6, 4, true);
+  testAttentionFd(6, 5, 5, 4, true, 3);
+  testAttentionFd(4, 4, 6, 4, false, 2);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1311,6 +1393,424 @@ void testShapes() {
 }
 
 //===----------------------------------------------------------------------===//
+// Llama-class models: zrt_rmsnorm, zrt_rope, zrt_slice / zrt_slice_grad,
+// zrt_dropout
+//===----------------------------------------------------------------------===//
+
+void testRmsnorm(zrt_dtype dt, int64_t rows, int64_t cols,
+                 int64_t offset = 0) {
+  Rng rng(131 + rows * 3 + cols + offset);
+  double eps = 1e-5;
+  Tensor x(dt, rows * cols, offset), w(dt, cols), dy(dt, rows * cols, offset);
+  x.fillNormal(rng, 0.2, 1.0);
+  w.fillNormal(rng, 1.0, 0.3);
+  dy.fillNormal(rng);
+  Vec y(rows * cols), dx(rows * cols), dw(cols, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ms = 0, gx = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      ms += x.v[r * cols + c] * x.v[r * cols + c];
+      gx += dy.v[r * cols + c] * w.v[c] * x.v[r * cols + c];
+    }
+    double rrms = 1.0 / std::sqrt(ms / cols + eps);
+    gx /= cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      double xv = x.v[r * cols + c], g = dy.v[r * cols + c] * w.v[c];
+      y[r * cols + c] = xv * rrms * w.v[c];
+      dx[r * cols + c] = rrms * (g - xv * rrms * rrms * gx);
+      dw[c] += dy.v[r * cols + c] * xv * rrms;
+    }
+  }
+  std::string tag = fmt("%s %lldx%lld%s", name(dt), (long long)rows,
+                        (long long)cols, offset ? " unaligned" : "");
+  double rt = rtolOf(dt, 1e-5), at = dt == ZRT_BF16 ? 2e-2 : 2e-5;
+  x.upload();
+  w.upload();
+  dy.upload();
+  Tensor out(dt, rows * cols, offset), gx(dt, rows * cols, offset),
+      gw(dt, cols);
+  out.poison();
+  gx.poison();
+  gw.poison();
+  zrt_rmsnorm(dt, x.dev, w.dev, out.dev, rows, cols, eps);
+  zrt_rmsnorm_grad(dt, dy.dev, x.dev, w.dev, gx.dev, gw.dev, rows, cols, eps);
+  if (rows > 0) { // else only dweight, zeros, has values
+    checker.close("zrt_rmsnorm " + tag, out.download(), y, rt, at);
+    checker.close("zrt_rmsnorm_grad dx " + tag, gx.download(), dx, rt,
+                  at * std::max(1.0, maxAbs(dx)));
+  }
+  checker.close("zrt_rmsnorm_grad dweight " + tag, gw.download(), dw, rt,
+                at * std::sqrt(static_cast<double>(std::max<int64_t>(rows, 1))));
+}
+
+void testRmsnormFd() {
+  Rng rng(137);
+  int64_t rows = 3, cols = 7;
+  double eps = 1e-5;
+  Tensor x(ZRT_F32, rows * cols), w(ZRT_F32, cols), dy(ZRT_F32, rows * cols);
+  x.fillNormal(rng);
+  w.fillNormal(rng, 1.0, 0.5);
+  dy.fillNormal(rng);
+  for (Tensor *t : {&x, &w, &dy})
+    t->upload();
+  Tensor dx(ZRT_F32, rows * cols), dw(ZRT_F32, cols);
+  zrt_rmsnorm_grad(ZRT_F32, dy.dev, x.dev, w.dev, dx.dev, dw.dev, rows, cols,
+                   eps);
+  auto forward = [&](const Vec &xv, const Vec &wv) {
+    Tensor xt = f32Tensor(xv), wt = f32Tensor(wv), y(ZRT_F32, rows * cols);
+    zrt_rmsnorm(ZRT_F32, xt.dev, wt.dev, y.dev, rows, cols, eps);
+    return weighted(y.download(), dy.v);
+  };
+  double h = 1e-2;
+  std::string what = "zrt_rmsnorm_grad f32 3x7";
+  checkFd(what + " dx", dx.download(),
+          finiteDiff(x.v, [&](const Vec &v) { return forward(v, w.v); }, h));
+  checkFd(what + " dweight", dw.download(),
+          finiteDiff(w.v, [&](const Vec &v) { return forward(x.v, v); }, h));
+}
+
+/// train.rope of `rows` rows of d: row r at position (r / period) %
+/// positions, pairs (2i, 2i+1) (style 0) or (i, i + d/2) (style 1) turned
+/// by position * theta^(-2i/d), the other way when `inverse`.
+Vec ropeRef(const Vec &x, int64_t rows, int64_t d, int64_t positions,
+            int64_t period, double theta, int style, bool inverse) {
+  Vec y(x.size(), 0.0);
+  int64_t half = d / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t p = (r / period) % positions;
+    for (int64_t i = 0; i < half; ++i) {
+      double angle = p * std::pow(theta, -2.0 * i / d);
+      double c = std::cos(angle),
+             s = inverse ? -std::sin(angle) : std::sin(angle);
+      int64_t a = style == 0 ? 2 * i : i, b = style == 0 ? 2 * i + 1 : i + half;
+      y[r * d + a] = x[r * d + a] * c - x[r * d + b] * s;
+      y[r * d + b] = x[r * d + b] * c + x[r * d + a] * s;
+    }
+  }
+  return y;
+}
+
+void testRope(zrt_dtype dt, int64_t rows, int64_t d, int64_t positions,
+              int64_t period, double theta, int style) {
+  Rng rng(151 + rows + d * 3 + style + positions * 5 + period);
+  Tensor x(dt, rows * d), y(dt, rows * d), back(dt, rows * d),
+      inv(dt, rows * d);
+  x.fillNormal(rng);
+  x.upload();
+  Vec ref = ropeRef(x.v, rows, d, positions, period, theta, style, false);
+  Vec refInv = ropeRef(x.v, rows, d, positions, period, theta, style, true);
+  y.poison();
+  back.poison();
+  inv.poison();
+  zrt_rope(dt, x.dev, y.dev, rows, d, positions, period, theta, style, 0);
+  zrt_rope(dt, y.dev, back.dev, rows, d, positions, period, theta, style, 1);
+  zrt_rope(dt, x.dev, inv.dev, rows, d, positions, period, theta, style, 1);
+  std::string tag =
+      fmt("%s %s rows %lld d %lld positions %lld period %lld theta %g",
+          name(dt), style == 0 ? "interleaved" : "rotate_half",
+          (long long)rows, (long long)d, (long long)positions,
+          (long long)period, theta);
+  // A rotation of a pair rounded once: within half an ulp of the larger of
+  // the pair (bf16), a few f32 roundings of the pair's size (f32).
+  double rt = rtolOf(dt, 4e-6), at = dt == ZRT_BF16 ? 8e-3 : 4e-6;
+  Vec pairAt(x.v.size());
+  int64_t half = d / 2;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < half; ++i) {
+      int64_t a = r * d + (style == 0 ? 2 * i : i),
+              b = r * d + (style == 0 ? 2 * i + 1 : i + half);
+      pairAt[a] = pairAt[b] = at * (std::fabs(x.v[a]) + std::fabs(x.v[b]));
+    }
+  checker.close("zrt_rope " + tag, y.download(), ref, rt, pairAt);
+  checker.close("zrt_rope inverse " + tag, inv.download(), refInv, rt, pairAt);
+  // The inverse undoes the rotation, up to the rounding of y and its own.
+  Vec twice(pairAt.size());
+  for (size_t i = 0; i < pairAt.size(); ++i)
+    twice[i] = 2 * pairAt[i];
+  checker.close("zrt_rope inverse of zrt_rope " + tag, back.download(), x.v,
+                2 * rt, twice);
+}
+
+/// The inverse rotation is the transposed one (what train.rope's
+/// derivative uses): <rope(x), g> = <x, rope_inverse(g)>.
+void testRopeAdjoint() {
+  Rng rng(157);
+  int64_t rows = 24, d = 10, positions = 7, period = 2;
+  for (int style = 0; style < 2; ++style) {
+    Tensor x(ZRT_F32, rows * d), g(ZRT_F32, rows * d), y(ZRT_F32, rows * d),
+        gi(ZRT_F32, rows * d);
+    x.fillNormal(rng);
+    g.fillNormal(rng);
+    x.upload();
+    g.upload();
+    zrt_rope(ZRT_F32, x.dev, y.dev, rows, d, positions, period, 1000.0, style,
+             0);
+    zrt_rope(ZRT_F32, g.dev, gi.dev, rows, d, positions, period, 1000.0,
+             style, 1);
+    double lhs = weighted(y.download(), g.v), rhs = weighted(x.v, gi.download());
+    checker.close(fmt("zrt_rope f32 %s rows %lld d %lld: <rope(x), g> = <x, "
+                      "inverse(g)>",
+                      style == 0 ? "interleaved" : "rotate_half",
+                      (long long)rows, (long long)d),
+                  {lhs}, {rhs}, 1e-5, 1e-5);
+  }
+}
+
+/// zrt_slice: element o of out_shape reads in[offsets + index(o) * strides];
+/// zrt_slice_grad scatters dy there into zeros. Bitwise.
+void testSlice(zrt_dtype dt, const std::vector<int64_t> &in,
+               const std::vector<int64_t> &offsets,
+               const std::vector<int64_t> &strides,
+               const std::vector<int64_t> &out) {
+  int64_t n = numelOf(out), m = numelOf(in);
+  Tensor x(dt, m), y(dt, n), g(dt, n), dx(dt, m);
+  for (int64_t i = 0; i < m; ++i)
+    x.set(i, static_cast<double>(i % 251) - 100.0);
+  for (int64_t i = 0; i < n; ++i)
+    g.set(i, static_cast<double>(i % 127) + 0.5);
+  int rank = static_cast<int>(in.size());
+  std::vector<int64_t> inStride = stridesOf(in);
+  Vec ry(n), rdx(m, 0.0);
+  for (int64_t o = 0; o < n; ++o) {
+    int64_t rest = o, src = 0;
+    for (int dim = rank - 1; dim >= 0; --dim) {
+      src += (offsets[dim] + rest % out[dim] * strides[dim]) * inStride[dim];
+      rest /= out[dim];
+    }
+    ry[o] = x.v[src];
+    rdx[src] = g.v[o];
+  }
+  x.upload();
+  g.upload();
+  y.poison();
+  dx.poison();
+  zrt_slice(dt, x.dev, y.dev, rank, in.data(), offsets.data(), strides.data(),
+            out.data());
+  zrt_slice_grad(dt, g.dev, dx.dev, rank, in.data(), offsets.data(),
+                 strides.data(), out.data());
+  std::string tag = fmt("%s %s offsets %s strides %s -> %s", name(dt),
+                        shapeText(in).c_str(), shapeText(offsets).c_str(),
+                        shapeText(strides).c_str(), shapeText(out).c_str());
+  if (n > 0) // else only dx, zeros, has values
+    checker.exact("zrt_slice " + tag, y.download(), ry);
+  checker.exact("zrt_slice_grad " + tag, dx.download(), rdx);
+}
+
+/// zrt_dropout of x viewed as [outer, rows, inner], the rows being global
+/// rows [rowOffset, rowOffset + rows) of globalRows, against Random.h's
+/// mask (the spec zrt.h names): kept elements are exactly f32(x) * f32(1 /
+/// (1 - p)) rounded to dt, the others 0. Returns the number kept.
+int64_t dropoutRef(zrt_dtype dt, const Vec &x, int64_t inner, int64_t rows,
+                   int64_t rowOffset, int64_t globalRows, double p,
+                   uint64_t seed, int64_t step, Vec &ref) {
+  uint32_t threshold = zeroc::random::dropoutThreshold(p);
+  float scale = static_cast<float>(1.0 / (1.0 - p));
+  ref.assign(x.size(), 0.0);
+  int64_t kept = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    uint64_t position = zeroc::random::dropoutPosition(
+        i, static_cast<uint64_t>(inner), static_cast<uint64_t>(rows),
+        static_cast<uint64_t>(rowOffset), static_cast<uint64_t>(globalRows));
+    if (!zeroc::random::dropoutKeeps(seed, static_cast<uint64_t>(step),
+                                     position, threshold))
+      continue;
+    ++kept;
+    ref[i] = roundTo(dt, static_cast<float>(x[i]) * scale);
+  }
+  return kept;
+}
+
+/// The rows [r0, r1) of x viewed as [outer, rows, inner].
+Vec rowsOf(const Vec &x, int64_t outer, int64_t rows, int64_t inner,
+           int64_t r0, int64_t r1) {
+  Vec part;
+  for (int64_t o = 0; o < outer; ++o)
+    part.insert(part.end(), x.begin() + (o * rows + r0) * inner,
+                x.begin() + (o * rows + r1) * inner);
+  return part;
+}
+
+void testDropout(zrt_dtype dt) {
+  // The whole tensor: the mask, the scale, the kept fraction (within 5
+  // standard deviations of 1 - p).
+  for (double p : {0.1, 0.5}) {
+    int64_t outer = 3, rows = 8, inner = 4099, n = outer * rows * inner;
+    Rng rng(171 + static_cast<int>(p * 10));
+    Tensor x(dt, n), y(dt, n);
+    x.fillNormal(rng, 1.0, 0.5);
+    x.upload();
+    y.poison();
+    zrt_dropout(dt, x.dev, y.dev, n, inner, rows, 0, rows, p, 1234, 7);
+    Vec ref;
+    int64_t kept = dropoutRef(dt, x.v, inner, rows, 0, rows, p, 1234, 7, ref);
+    std::string tag = fmt("zrt_dropout %s p %g n %lld", name(dt), p,
+                          (long long)n);
+    checker.exact(tag + " (Random.h's mask, x * f32(1 / (1 - p)))",
+                  y.download(), ref);
+    double fraction = static_cast<double>(kept) / n;
+    double sigma = std::sqrt(p * (1 - p) / n);
+    checker.truth(tag + " kept fraction",
+                  std::fabs(fraction - (1 - p)) < 5 * sigma,
+                  fmt("%.5f kept, 1 - p = %.2f, sigma %.5f", fraction, 1 - p,
+                      sigma));
+  }
+  // A batch split over ranks (evenly and not): each piece's rows, computed
+  // alone, are the whole tensor's; twice the same call, the same mask.
+  int64_t outer = 3, rows = 8, inner = 37, n = outer * rows * inner;
+  double p = 0.3;
+  Rng rng(173);
+  Tensor x(dt, n), whole(dt, n), again(dt, n);
+  x.fillNormal(rng);
+  x.upload();
+  whole.poison();
+  again.poison();
+  zrt_dropout(dt, x.dev, whole.dev, n, inner, rows, 0, rows, p, 99, 4);
+  zrt_dropout(dt, x.dev, again.dev, n, inner, rows, 0, rows, p, 99, 4);
+  Vec all = whole.download();
+  checker.exact(fmt("zrt_dropout %s the same call twice", name(dt)),
+                again.download(), all);
+  for (const std::vector<int64_t> &cuts :
+       {std::vector<int64_t>{0, 4, 8}, {0, 2, 4, 6, 8}, {0, 3, 8}, {0, 1, 8}}) {
+    Vec got, expect;
+    for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+      int64_t r0 = cuts[c], local = cuts[c + 1] - cuts[c];
+      Tensor part(dt, outer * local * inner), out(dt, outer * local * inner);
+      part.v = rowsOf(x.v, outer, rows, inner, r0, r0 + local);
+      part.upload();
+      out.poison();
+      zrt_dropout(dt, part.dev, out.dev, part.n, inner, local, r0, rows, p, 99,
+                  4);
+      Vec o = out.download();
+      got.insert(got.end(), o.begin(), o.end());
+      Vec e = rowsOf(all, outer, rows, inner, r0, r0 + local);
+      expect.insert(expect.end(), e.begin(), e.end());
+    }
+    checker.exact(fmt("zrt_dropout %s rows split %s of %lld, each piece "
+                      "alone vs the whole",
+                      name(dt), shapeText(cuts).c_str(), (long long)rows),
+                  got, expect);
+  }
+  // Another step or seed draws another mask: independent masks agree on
+  // p^2 + (1 - p)^2 = 58% of the elements.
+  Tensor other(dt, n), reseeded(dt, n);
+  zrt_dropout(dt, x.dev, other.dev, n, inner, rows, 0, rows, p, 99, 5);
+  zrt_dropout(dt, x.dev, reseeded.dev, n, inner, rows, 0, rows, p, 100, 4);
+  Vec ov = other.download(), rv = reseeded.download();
+  int64_t sameStep = 0, sameSeed = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    sameStep += (ov[i] == 0) == (all[i] == 0);
+    sameSeed += (rv[i] == 0) == (all[i] == 0);
+  }
+  checker.truth(fmt("zrt_dropout %s another step, another seed", name(dt)),
+                sameStep < n * 0.7 && sameSeed < n * 0.7,
+                fmt("masks agree on %lld (step 5) and %lld (seed 100) of %lld",
+                    (long long)sameStep, (long long)sameSeed, (long long)n));
+  // p = 0 keeps everything (scale 1).
+  Tensor same(dt, n);
+  same.poison();
+  zrt_dropout(dt, x.dev, same.dev, n, inner, rows, 0, rows, 0.0, 99, 4);
+  checker.exact(fmt("zrt_dropout %s p 0", name(dt)), same.download(), x.v);
+}
+
+void testLlama() {
+  for (zrt_dtype dt : kFloatTypes) {
+    testRmsnorm(dt, 21, 13);
+    testRmsnorm(dt, 300, 768); // parallel rows and blocks
+    testRmsnorm(dt, 33, 768, 1);
+    testRmsnorm(dt, 3, 4096);
+    testRmsnorm(dt, 0, 5); // dweight of no rows: zeros
+    for (int style = 0; style < 2; ++style) {
+      testRope(dt, 5 * 3 * 4, 6, 5, 3, 10000.0, style); // positions wrap
+      testRope(dt, 2 * 4 * 9, 8, 9, 1, 500000.0, style);
+      testRope(dt, 7, 2, 7, 1, 10000.0, style);
+    }
+    testRope(dt, 4 * 4096, 64, 4096, 1, 500000.0, 1); // long positions
+    testRope(dt, 4 * 4096, 128, 4096, 1, 500000.0, 0);
+    testDropout(dt);
+  }
+  testRmsnormFd();
+  testRopeAdjoint();
+  for (zrt_dtype dt : {ZRT_F32, ZRT_BF16, ZRT_I32, ZRT_I64}) {
+    testSlice(dt, {1, 32, 48}, {0, 0, 0}, {1, 1, 1}, {1, 17, 48});
+    testSlice(dt, {3, 4, 7}, {1, 0, 1}, {1, 2, 2}, {2, 2, 3});
+    testSlice(dt, {2, 5, 3, 8}, {0, 0, 0, 4}, {1, 1, 1, 1}, {2, 5, 3, 4});
+    testSlice(dt, {64, 130}, {3, 5}, {3, 1}, {20, 120});
+    testSlice(dt, {6}, {5}, {1}, {1});
+    testSlice(dt, {2, 3, 4, 5, 6}, {1, 0, 1, 2, 0}, {1, 2, 3, 1, 2},
+              {1, 2, 1, 3, 3});
+    testSlice(dt, {4, 6}, {1, 0}, {1, 1}, {0, 6}); // empty
+    testSlice(dt, {}, {}, {}, {});                 // a scalar
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Edge cases the sanitizers found: a NaN through the kernels' exp, empty
+// parts without a buffer
+//===----------------------------------------------------------------------===//
+
+void testSanitizerCases() {
+  for (zrt_dtype dt : kFloatTypes) {
+    // A NaN in a row makes its softmax (and the max-subtracted exp of its
+    // NaN) NaN, and nothing else.
+    int64_t rows = 3, cols = 37;
+    Rng rng(181);
+    Tensor x(dt, rows * cols), y(dt, rows * cols);
+    x.fillNormal(rng);
+    x.set(cols + 5, kNaN);
+    x.upload();
+    y.poison();
+    zrt_softmax(dt, x.dev, y.dev, rows, cols);
+    Vec got = y.download();
+    bool ok = true;
+    for (int64_t i = 0; i < rows * cols; ++i)
+      ok = ok && (i / cols == 1) == std::isnan(got[i]);
+    checker.truth(fmt("zrt_softmax %s a NaN in row 1 of 3", name(dt)), ok,
+                  ok ? "row 1 NaN, rows 0 and 2 finite" : "WRONG rows");
+    Tensor ids = randomIds(ZRT_I32, rows, cols, rng);
+    Scalar loss(0.0f);
+    zrt_cross_entropy(dt, x.dev, ids.dev, ZRT_I32, rows, cols, loss.dev);
+    double l = loss.get();
+    checker.truth(fmt("zrt_cross_entropy %s a NaN logit", name(dt)),
+                  std::isnan(l), fmt("%g (NaN expected)", l));
+  }
+  // Parts of zero elements passed as NULL (a program's empty tensors).
+  for (zrt_dtype dt : kFloatTypes) {
+    int64_t outer = 3, inner = 2;
+    Rng rng(191);
+    Tensor a(dt, outer * 2 * inner), b(dt, outer * 3 * inner),
+        whole(dt, outer * 5 * inner);
+    fillPattern(a, rng);
+    fillPattern(b, rng);
+    a.upload();
+    b.upload();
+    whole.poison();
+    int64_t sizes[4] = {0, 2, 0, 3};
+    const void *inputs[4] = {nullptr, a.dev, nullptr, b.dev};
+    zrt_concat(dt, 4, inputs, sizes, whole.dev, outer, inner);
+    Vec ref;
+    for (int64_t o = 0; o < outer; ++o) {
+      ref.insert(ref.end(), a.v.begin() + o * 2 * inner,
+                 a.v.begin() + (o + 1) * 2 * inner);
+      ref.insert(ref.end(), b.v.begin() + o * 3 * inner,
+                 b.v.begin() + (o + 1) * 3 * inner);
+    }
+    std::string tag = fmt("%s sizes [0, 2, 0, 3], the empty parts NULL",
+                          name(dt));
+    checker.exact("zrt_concat " + tag, whole.download(), ref);
+    Tensor a2(dt, a.n), b2(dt, b.n);
+    a2.poison();
+    b2.poison();
+    void *outputs[4] = {nullptr, a2.dev, nullptr, b2.dev};
+    zrt_split(dt, whole.dev, 4, outputs, sizes, outer, inner);
+    Vec both = a2.download(), second = b2.download();
+    both.insert(both.end(), second.begin(), second.end());
+    Vec expect = a.v;
+    expect.insert(expect.end(), b.v.begin(), b.v.end());
+    checker.exact("zrt_split " + tag, both, expect);
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Norms, clipping, the schedule, AdamW, SGD (per tensor and per flat
 // buffer), copies
 //===----------------------------------------------------------------------===//
@@ -1733,6 +2233,70 @@ std::vector<FailCase> failCases() {
          zrt_adamw_buffer(x.f32(), x.f32(), x.f32(), x.f32(), 16, 0, 2, begin,
                           end, decay, 1e-3f, 0, 0.9, 0.95, 1e-8, 0.1);
        }},
+      {"attention-group",
+       "zrt_attention: 6 query heads do not form groups of 4",
+       [] {
+         Tensor x(ZRT_F32, 64);
+         zrt_attention(ZRT_F32, x.dev, x.dev, x.dev, x.dev, 6, 4, 2, 2, 2, 1.0,
+                       ZRT_ATTENTION_CAUSAL);
+       }},
+      {"attention-grad-group",
+       "zrt_attention_grad: 4 query heads do not form groups of 0",
+       [] {
+         Tensor x(ZRT_F32, 64);
+         zrt_attention_grad(ZRT_F32, x.dev, x.dev, x.dev, x.dev, x.dev, x.dev,
+                            x.dev, 4, 0, 2, 2, 2, 1.0, ZRT_ATTENTION_FULL);
+       }},
+      {"rmsnorm-rows", "zrt_rmsnorm: rows must be >= 0, got -1",
+       [] {
+         Tensor x(ZRT_F32, 8);
+         zrt_rmsnorm(ZRT_F32, x.dev, x.dev, x.dev, -1, 4, 1e-5);
+       }},
+      {"rope-odd", "zrt_rope: the head dimension 5 is odd",
+       [] {
+         Tensor x(ZRT_F32, 10);
+         zrt_rope(ZRT_F32, x.dev, x.dev, 2, 5, 2, 1, 10000.0, 0, 0);
+       }},
+      {"rope-style",
+       "zrt_rope: style 2 is neither 0 (interleaved) nor 1 (rotate_half)",
+       [] {
+         Tensor x(ZRT_F32, 8);
+         zrt_rope(ZRT_F32, x.dev, x.dev, 2, 4, 2, 1, 10000.0, 2, 0);
+       }},
+      {"rope-theta", "zrt_rope: theta 0 must be finite and positive",
+       [] {
+         Tensor x(ZRT_F32, 8);
+         zrt_rope(ZRT_F32, x.dev, x.dev, 2, 4, 2, 1, 0.0, 0, 0);
+       }},
+      {"slice-bounds",
+       "zrt_slice: dimension 1: 3 elements from offset 2 with stride 2 do "
+       "not fit in 6",
+       [] {
+         Tensor x(ZRT_F32, 24), y(ZRT_F32, 12);
+         int64_t in[2] = {4, 6}, offsets[2] = {0, 2}, strides[2] = {1, 2},
+                 out[2] = {4, 3};
+         zrt_slice(ZRT_F32, x.dev, y.dev, 2, in, offsets, strides, out);
+       }},
+      {"slice-grad-stride",
+       "zrt_slice_grad: dimension 0: 2 elements from offset 0 with stride 0 "
+       "do not fit in 4",
+       [] {
+         Tensor x(ZRT_F32, 4), y(ZRT_F32, 2);
+         int64_t in[1] = {4}, offsets[1] = {0}, strides[1] = {0}, out[1] = {2};
+         zrt_slice_grad(ZRT_F32, y.dev, x.dev, 1, in, offsets, strides, out);
+       }},
+      {"dropout-p", "zrt_dropout: p = 1 is outside [0, 1)",
+       [] {
+         Tensor x(ZRT_F32, 8);
+         zrt_dropout(ZRT_F32, x.dev, x.dev, 8, 4, 2, 0, 2, 1.0, 1, 0);
+       }},
+      {"dropout-rows",
+       "zrt_dropout: 40 elements are not whole rows of 4 x 5 at rows [6, 10) "
+       "of 8",
+       [] {
+         Tensor x(ZRT_F32, 40);
+         zrt_dropout(ZRT_F32, x.dev, x.dev, 40, 5, 4, 6, 8, 0.1, 1, 0);
+       }},
       {"dtype-size", "zrt_dtype_size: unknown dtype 7",
        [] { zrt_dtype_size(static_cast<zrt_dtype>(7)); }},
   };
@@ -1772,6 +2336,8 @@ int main(int argc, char **argv) {
   testAttentions();
   testLosses();
   testShapes();
+  testLlama();
+  testSanitizerCases();
   testOptimizers();
   testCopies();
   runtimeSpecificTests();

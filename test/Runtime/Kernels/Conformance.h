@@ -163,9 +163,10 @@ void checkFd(const std::string &what, const Vec &analytic, const Vec &fd,
 void testMatmul(zrt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
                 bool ta, bool tb, int64_t sa = -1, int64_t sb = -1,
                 int64_t sc = -1, int64_t offset = 0, const char *note = "");
-/// zrt_attention and zrt_attention_grad against the double reference.
+/// zrt_attention and zrt_attention_grad against the double reference;
+/// `group` query heads per key/value head (grouped-query attention).
 void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,
-                   bool causal, const char *note = "");
+                   bool causal, const char *note = "", int64_t group = 1);
 
 } // namespace conformance
 

@@ -92,6 +92,8 @@ void runtimeSpecificTests() {
   testAttention(ZRT_BF16, 1, 1, 1, 64, true, note);
   testAttention(ZRT_BF16, 4, 1024, 1024, 64, true, note);
   testAttention(ZRT_F32, 2, 16, 16, 32, true, " (f32: not fused)");
+  // Grouped-query attention is not fused: it falls back whatever the flag.
+  testAttention(ZRT_BF16, 8, 130, 130, 64, true, " (grouped: not fused)", 4);
   unsetenv("ZEROC_FLASH_ATTENTION");
   // Larger matmuls than the shared cases, at GPT-2 small sizes.
   for (zrt_dtype dt : kFloatTypes) {

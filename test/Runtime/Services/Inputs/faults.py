@@ -5,8 +5,8 @@ linear_program.cpp.
 
 usage: faults.py spiky-init IN.safetensors OUT.safetensors
        faults.py spiky-data OUT.bin
-       faults.py same-states DIR_A DIR_B
-       faults.py finite MODEL.safetensors
+       faults.py same-states CKPT_A CKPT_B   (checkpoints of --save)
+       faults.py finite CKPT
        faults.py bad-offsets MODEL.safetensors OUT_DIR
        faults.py load FILE.safetensors   (python's reader: ok, or its error)
        faults.py meta FILE.safetensors KEY
@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "..", "python"))
-from zeroc import weights  # noqa: E402
+from zeroc import checkpoint, weights  # noqa: E402
 
 
 def fail(message):
@@ -57,31 +57,38 @@ def spiky_data(path):
 
 
 def same_states(a, b):
-    """Every tensor of the two checkpoints but the gradient buffers (which a
-    skipped step still overwrites) is bitwise the same."""
-    names = sorted(n for n in os.listdir(a) if n.endswith(".safetensors"))
-    if names != sorted(n for n in os.listdir(b) if n.endswith(".safetensors")) or not names:
-        fail(f"{a} and {b} hold different files")
-    compared = 0
+    """Every tensor of the two checkpoints (--save folders; the gradients,
+    which a skipped step still overwrites, are not stored) is bitwise the
+    same."""
+    ma, mb = checkpoint.read_manifest(a), checkpoint.read_manifest(b)
+    names = [t["name"] for t in ma["tensors"] if t["kind"] != "trainer"]
+    if names != [t["name"] for t in mb["tensors"] if t["kind"] != "trainer"] or not names:
+        fail(f"{a} and {b} hold different tensors")
     for name in names:
-        ta, _ = weights.load(os.path.join(a, name))
-        tb, _ = weights.load(os.path.join(b, name))
-        for key in ta:
-            if key.endswith(".grad"):
-                continue
-            if ta[key] != tb[key]:
-                fail(f"{name}: {key} differs")
-            compared += 1
-    print(f"same states: {compared} tensors")
+        if checkpoint.read_tensor(ma, name) != checkpoint.read_tensor(mb, name):
+            fail(f"{name} differs")
+    print(f"same states: {len(names)} tensors")
 
 
 def finite(path):
-    tensors, _ = weights.load(path)
-    for name, raw in tensors.items():
-        bad = [v for v in floats(raw) if not math.isfinite(v)]
+    """Every F32 and BF16 tensor of checkpoint `path` is finite."""
+    manifest = checkpoint.read_manifest(path)
+    count = 0
+    for tensor in manifest["tensors"]:
+        data = checkpoint.read_tensor(manifest, tensor["name"])
+        if tensor["dtype"] == "F32":
+            values = struct.unpack("<%df" % (len(data) // 4), data)
+        elif tensor["dtype"] == "BF16":
+            halves = struct.unpack("<%dH" % (len(data) // 2), data)
+            values = struct.unpack("<%df" % len(halves),
+                                   struct.pack("<%dI" % len(halves), *(h << 16 for h in halves)))
+        else:
+            continue
+        bad = [v for v in values if not math.isfinite(v)]
         if bad:
-            fail(f"{path}: {name} holds {len(bad)} non-finite values")
-    print(f"finite: {len(tensors)} tensors")
+            fail(f"{path}: {tensor['name']} holds {len(bad)} non-finite values")
+        count += 1
+    print(f"finite: {count} tensors")
 
 
 def write_raw(path, header, data):
