@@ -10,17 +10,25 @@ same for every row), and sets the predicted throughput next to the
 published one. docs/performance-model.md explains each configuration and
 cites each figure.
 
-The Llama rows need the Llama builder (`python3 -m zeroc.models.llama`,
-RMSNorm, rotary embeddings, grouped-query attention, SwiGLU); until it exists
-they print as "not run". Large per-GPU batches stand in for gradient
-accumulation, which zeroc does not have yet: the same FLOPs and the same
-gradient traffic per step, but not the same memory (the "fits" column).
+Large per-GPU batches stand in for gradient accumulation, which zeroc does
+not have yet: the same FLOPs and the same gradient traffic per step, but not
+the same memory (the "fits" column).
+
+The torchtitan rows ran with selective activation checkpointing, which zeroc
+does not compile (no recomputation: the "fits" column says what keeping
+every activation costs). The prediction is zeroc's step as compiled; next to
+it, `+ SAC recompute` adds the time the model gives, op by op from the same
+compiled step, to the forward work torchtitan's per-op policy recomputes in
+the backward: in each layer every second matrix product (k, o and up
+projections: one of the two k/v-sized, one of the two dim x dim, one of the
+three MLP products) and every memory-bound op (norms, rotary embeddings,
+SiLU, products, residual adds, layout copies). That column is an estimate of
+the recomputation's cost on the compiled schedule, not a compiled program.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -28,6 +36,13 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# torchtitan's Llama 3 8B (the Llama 3.1 8B has the same shapes), built as its
+# llama3_8b.toml trains it; the batch is added per row.
+LLAMA_8B = ["zeroc.models.llama", "--preset", "llama3-8b", "--dtype", "bf16",
+            "--block-size", "8192", "--lr", "3e-4", "--eps", "1e-8", "--weight-decay", "0.1",
+            "--grad-clip", "1.0"]
+LLAMA_8B_LAYERS = 32
 
 # name, builder arguments (global batch at `ranks_compiled`), stage, ranks to
 # compile for, ranks predicted (derived with --sweep when they differ),
@@ -54,21 +69,25 @@ ROWS = [
                   "--batch-size", str(8 * 8)],
          stage=2, ranks=8, predict=128, machine="v100-dgx2", published=40,
          unit="TFLOP/s/GPU (at least)", source="ZeRO paper, Sec. 10.5 / Fig. 4"),
+    # torchtitan's Llama 3 8B recipe (torchtitan/models/llama3/train_configs/
+    # llama3_8b.toml): AdamW lr 3e-4, eps 1e-8, weight decay 0.1, gradient
+    # clipping at 1.0, sequences of 8192, bf16 compute on fp32 parameters.
     dict(name="torchtitan Llama 3.1 8B FSDP, 8x H100",
-         builder=["zeroc.models.llama", "--preset", "8B", "--dtype", "bf16",
-                  "--block-size", "8192", "--batch-size", str(8 * 2)],
+         builder=LLAMA_8B + ["--batch-size", str(8 * 2)],
          stage=3, ranks=8, machine="h100-sxm-ib", published=5762, unit="tokens/s/GPU",
-         source="torchtitan docs/performance.md", llama=True),
+         source="torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Table 1",
+         recompute="torchtitan-sac-op"),
     dict(name="torchtitan Llama 3.1 8B FSDP, 128x H100",
-         builder=["zeroc.models.llama", "--preset", "8B", "--dtype", "bf16",
-                  "--block-size", "8192", "--batch-size", str(8 * 2)],
+         builder=LLAMA_8B + ["--batch-size", str(8 * 2)],
          stage=3, ranks=8, predict=128, machine="h100-sxm-ib", published=5605,
-         unit="tokens/s/GPU", source="torchtitan docs/performance.md", llama=True),
+         unit="tokens/s/GPU",
+         source="torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Table 3",
+         recompute="torchtitan-sac-op"),
     dict(name="torchtitan Llama 3 8B FSDP, 64x A100",
-         builder=["zeroc.models.llama", "--preset", "8B", "--dtype", "bf16",
-                  "--block-size", "8192", "--batch-size", str(8 * 1)],
+         builder=LLAMA_8B + ["--batch-size", str(8 * 1)],
          stage=3, ranks=8, predict=64, machine="a100-sxm-ib", published=2973,
-         unit="tokens/s/GPU", source="torchtitan docs/performance.md", llama=True),
+         unit="tokens/s/GPU", source="torchtitan docs/performance.md",
+         recompute="torchtitan-sac-op"),
 ]
 
 
@@ -86,20 +105,42 @@ def figure(prediction: dict, unit: str) -> float:
     return prediction["model_flops"] / prediction["step_seconds"] / 1e12
 
 
+def sac_recompute_seconds(prediction: dict, layers: int) -> float:
+    """The forward work torchtitan's selective (per-op) checkpointing does
+    again in the backward, timed as the model times it in `prediction` (one
+    configuration's ops): per layer every second matrix product (its policy
+    saves the outputs of the others and of attention) and every memory-bound
+    op (it saves none of them)."""
+    forward = [op for op in prediction["ops"] if op["phase"] == "forward"]
+    seconds = 0.0
+    # The layers' products, grouped by their FLOPs: 2 per layer of k/v size
+    # (k, v) and of dim x dim (q, o), 3 of the MLP's size (gate, up, down);
+    # the output layer is alone in its group and not in a layer.
+    groups: dict[float, list[float]] = {}
+    for op in forward:
+        if op["kind"] == "matmul":
+            groups.setdefault(op["flops"], []).append(op["end"] - op["start"])
+    for spans in groups.values():
+        per_layer = len(spans) / layers
+        if per_layer in (2, 3):  # one product of each group is recomputed
+            seconds += sum(spans) / per_layer
+    kinds = ("rmsnorm", "rope", "silu", "mul", "add", "transpose")
+    norms = [op for op in forward if op["kind"] == "rmsnorm"]
+    for op in forward:
+        if op["kind"] in kinds and op is not norms[-1]:  # the final norm: no layer
+            seconds += op["end"] - op["start"]
+    return seconds
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--zeroc", default=os.path.join(ROOT, "build", "bin", "zeroc"))
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    have_llama = importlib.util.find_spec("zeroc.models.llama") is not None
     lines = []
     with tempfile.TemporaryDirectory(prefix="zeroc-published-") as work:
         for row in ROWS:
-            if row.get("llama") and not have_llama:
-                lines.append((row, None, "not run: needs python3 -m zeroc.models.llama"))
-                continue
             model = os.path.join(work, "model.mlir")
             subprocess.run([sys.executable, "-m", *row["builder"], "-o", model], check=True,
                            env=env)
@@ -107,37 +148,50 @@ def main() -> int:
             command = [args.zeroc, model, f"--zero-stage={row['stage']}",
                        f"--world-size={row['ranks']}", "--emit=perf-model-json",
                        f"--machine={row['machine']}"]
-            if predict != row["ranks"]:
-                command.append("--sweep")
-            out = json.loads(subprocess.run(command, check=True, capture_output=True,
-                                            text=True).stdout)
+
+            def run(extra: list[str]) -> dict:
+                return json.loads(subprocess.run(command + extra, check=True,
+                                                 capture_output=True, text=True).stdout)
+
+            out = run(["--sweep"] if predict != row["ranks"] else [])
             prediction = next(p for p in out["predictions"] if p["world_size"] == predict)
-            lines.append((row, prediction, ""))
+            recompute = None
+            if row.get("recompute") == "torchtitan-sac-op":
+                # The layers' forward ops run on whole (gathered) parameters
+                # and this rank's batch: their time does not depend on N.
+                ops = out if predict == row["ranks"] else run([])
+                recompute = sac_recompute_seconds(ops["predictions"][0], LLAMA_8B_LAYERS)
+            lines.append((row, prediction, recompute))
     if args.markdown:
-        print("| run | stage | GPUs | published | predicted | error | MFU | exposed comm | "
-              "peak memory | source |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-    for row, p, note in lines:
+        print("| run | stage | GPUs | published | predicted | error | + SAC recompute (estimate) "
+              "| MFU | exposed comm | peak memory | source |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for row, p, recompute in lines:
         predict = row.get("predict", row["ranks"])
-        if p is None:
-            text = (f"| {row['name']} | {row['stage']} | {predict} | {number(row['published'])} "
-                    f"{row['unit']} | {note} | | | | | {row['source']} |") if args.markdown else \
-                f"{row['name']:<42} {note}"
-            print(text)
-            continue
         got = figure(p, row["unit"])
         error = got / row["published"] - 1
         fits = "fits" if p["fits"] else "does not fit"
         memory = f"{p['peak_memory_bytes'] / 2**30:.1f} GiB ({fits})"
+        extra = ""
+        if recompute is not None:
+            step = p["step_seconds"] + recompute
+            with_sac = figure(dict(p, step_seconds=step,
+                                   tokens_per_second=p["tokens_per_second"] * p["step_seconds"] / step,
+                                   tokens_per_second_per_device=p["tokens_per_second_per_device"]
+                                   * p["step_seconds"] / step), row["unit"])
+            extra = (f"{number(with_sac)} ({100 * (with_sac / row['published'] - 1):+.1f}%, "
+                     f"+{recompute * 1e3:.0f} ms)")
         if args.markdown:
             print(f"| {row['name']} | {row['stage']} | {predict} | {number(row['published'])} "
-                  f"{row['unit']} | {number(got)} | {100 * error:+.1f}% | {100 * p['mfu']:.1f}% | "
-                  f"{p['exposed_comm_seconds'] * 1e3:.1f} ms | {memory} | {row['source']} |")
+                  f"{row['unit']} | {number(got)} | {100 * error:+.1f}% | {extra} | "
+                  f"{100 * p['mfu']:.1f}% | {p['exposed_comm_seconds'] * 1e3:.1f} ms | {memory} | "
+                  f"{row['source']} |")
         else:
             print(f"{row['name']:<42} stage {row['stage']} N={predict:<4} published "
                   f"{number(row['published']):>10} {row['unit']:<22} predicted {number(got):>10} "
                   f"({100 * error:+.1f}%), MFU {100 * p['mfu']:.1f}%, exposed "
-                  f"{p['exposed_comm_seconds'] * 1e3:.1f} ms, {memory}")
+                  f"{p['exposed_comm_seconds'] * 1e3:.1f} ms, {memory}"
+                  + (f"; + SAC recompute {extra}" if extra else ""))
     return 0
 
 

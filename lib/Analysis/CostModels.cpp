@@ -14,7 +14,9 @@
 //     the elementwise arithmetic of everything else, at a few operations
 //     per element (a transcendental counts as several);
 //   - causal attention computes the visible (lower) triangle only, as the
-//     runtimes' kernels do;
+//     runtimes' kernels do; with grouped-query attention its FLOPs are the
+//     query heads' (every query head computes its own scores) and its bytes
+//     the operands' own, so key and value count at their (fewer) heads;
 //   - elementwise chains are costed as the C++ and CUDA backends emit them:
 //     an elementwise op whose only user is an elementwise op of the same
 //     shape is computed inside its user's loop (no bytes of its own), and
@@ -86,7 +88,8 @@ OpCost streaming(Operation *op, double vectorFlopsPerElement) {
 
 bool isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, ReluOp, SqrtOp,
-             CastOp, GeluGradOp, ReluGradOp, FillOp, BroadcastOp>(op);
+             CastOp, GeluGradOp, ReluGradOp, FillOp, BroadcastOp, SiluOp,
+             SiluGradOp>(op);
 }
 
 /// Arithmetic per element of one elementwise op.
@@ -95,6 +98,10 @@ double elementwiseFlops(Operation *op) {
     return 20;
   if (isa<GeluGradOp>(op))
     return 30;
+  if (isa<SiluOp>(op)) // an exponential, an add and a division, a product
+    return 10;
+  if (isa<SiluGradOp>(op)) // the sigmoid again, then four products and sums
+    return 15;
   if (isa<SqrtOp, DivOp>(op))
     return 4;
   if (isa<FillOp, BroadcastOp, CastOp>(op))
@@ -227,6 +234,8 @@ double visibleFraction(int64_t t, int64_t s, bool causal) {
   return visible / (static_cast<double>(t) * s);
 }
 
+/// FLOPs from the query's shape [B, H, T, D] (H query heads), bytes from
+/// each operand's own type (key and value [B, Hkv, S, D]).
 OpCost costOf(AttentionOp a) {
   ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
   int64_t s = typeOf(a.getKey()).getShape()[2];
@@ -279,6 +288,55 @@ OpCost costOf(LayerNormGradOp g) {
   return cost;
 }
 
+//===----------------------------------------------------------------------===//
+// Llama-class ops (TrainLlamaOps.td), as the runtimes' kernels run them
+// (lib/Runtime/Cuda/KernelsLlama.cu; silu and silu_grad join the fused
+// elementwise loops above)
+//===----------------------------------------------------------------------===//
+
+OpCost costOf(RmsNormOp n) {
+  // One pass for the sum of squares, one for x * rrms * weight (as
+  // layernorm: the input is read twice).
+  OpCost cost = streaming(n, 4);
+  cost.bytes += bytesOf(n.getInput());
+  return cost;
+}
+
+OpCost costOf(RmsNormGradOp g) {
+  // Three passes over the rows: 1/rms from x; the weight's cotangent from
+  // dy and x (column sums); dx from dy, x and the weight. Beyond reading
+  // each operand and writing each result once, x is read twice more and dy
+  // once more.
+  OpCost cost = streaming(g, 12);
+  cost.bytes += 2 * bytesOf(g.getInput()) + bytesOf(g.getGrad());
+  return cost;
+}
+
+/// Reads x, writes the rotated pairs; each pair computes its angle (an
+/// exponential, a sine and a cosine in double) and four products.
+OpCost costOf(RopeOp r) { return streaming(r, 12); }
+
+/// Reads the elements it keeps (not the whole input) and writes them.
+OpCost costOf(SliceOp s) {
+  OpCost cost = OpCost::memory(2 * bytesOf(s.getResult()));
+  return cost;
+}
+
+/// Zeroes the whole result, then writes each cotangent element into it.
+OpCost costOf(SliceGradOp s) {
+  return OpCost::memory(bytesOf(s.getResult()) + 2 * bytesOf(s.getGrad()));
+}
+
+/// Without a step (evaluation, sampling) a view of its input. With one,
+/// reads x and writes y; each element draws its own Philox-4x32-10 word (ten
+/// rounds of products and xors, about 40 integer operations).
+OpCost costOf(DropoutOp d) {
+  if (!d.getStep())
+    return OpCost::none();
+  return OpCost::memory(bytesOf(d.getInput()) + bytesOf(d.getResult()),
+                        40 * numel(d.getInput()));
+}
+
 OpCost costOf(SoftmaxOp s) { return streaming(s, 10); }
 OpCost costOf(SoftmaxGradOp s) { return streaming(s, 4); }
 OpCost costOf(CausalMaskOp c) { return streaming(c, 1); }
@@ -305,6 +363,8 @@ OpCost costOf(SqrtOp op) { return elementwise(op); }
 OpCost costOf(CastOp op) { return elementwise(op); }
 OpCost costOf(BroadcastOp op) { return elementwise(op); }
 OpCost costOf(FillOp op) { return elementwise(op); }
+OpCost costOf(SiluOp op) { return elementwise(op); }
+OpCost costOf(SiluGradOp op) { return elementwise(op); }
 
 /// Reads param, grad, exp_avg, exp_avg_sq; writes the three states.
 OpCost costOf(AdamWUpdateOp u) {
@@ -391,7 +451,9 @@ void registerCostModels(DialectRegistry &registry) {
            ClipCoefOp, AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, GeluGradOp,
            ReluOp, ReluGradOp, SqrtOp, CastOp, BroadcastOp, FillOp,
            AdamWUpdateOp, SGDUpdateOp, PackOp, UnpackOp, AllReduceStartOp,
-           ReduceScatterStartOp, AllGatherStartOp, WaitOp>(context);
+           ReduceScatterStartOp, AllGatherStartOp, WaitOp, RmsNormOp,
+           RmsNormGradOp, SiluOp, SiluGradOp, RopeOp, SliceOp, SliceGradOp,
+           DropoutOp>(context);
   });
   registry.addExtension(+[](MLIRContext *context, shard::ShardDialect *) {
     attach<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,
