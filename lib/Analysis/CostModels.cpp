@@ -42,6 +42,9 @@ namespace zeroc {
 namespace {
 
 RankedTensorType typeOf(Value value) {
+  // A collective in flight (!train.future) costs as the tensor it holds.
+  if (auto future = dyn_cast<FutureType>(value.getType()))
+    return future.getValueType();
   return dyn_cast<RankedTensorType>(value.getType());
 }
 

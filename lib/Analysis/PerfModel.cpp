@@ -23,6 +23,7 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Dialect/Train/IR/TrainStepPhases.h"
 #include "zeroc/Pipeline/Pipeline.h"
+#include "zeroc/Transforms/Passes.h"
 #include "zeroc/Support/Format.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -645,9 +646,11 @@ FailureOr<PerfPrediction> simulateStep(ModuleOp module, const Machine &machine,
   }
 
   // The memory report reads the planned buffer form (the allocations the
-  // back ends print): plan a copy of the scheduled program.
+  // back ends print): plan a copy of the program, scheduled first when it is
+  // not (the back ends take only collectives in flight).
   OwningOpRef<ModuleOp> planned = module.clone();
   PassManager planning(module.getContext());
+  planning.addPass(createTrainSchedule());
   buildPlanningPipeline(planning);
   if (failed(planning.run(*planned)))
     return failure();

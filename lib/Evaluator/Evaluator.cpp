@@ -46,6 +46,9 @@ int64_t memoryLimit(const Options &options) {
 }
 
 std::optional<int64_t> elementsOf(Type type) {
+  // A collective in flight holds its value.
+  if (auto future = dyn_cast<zeroc::train::FutureType>(type))
+    type = future.getValueType();
   if (auto ranked = dyn_cast<RankedTensorType>(type)) {
     if (!ranked.hasStaticShape() || !elementTypeOf(ranked.getElementType()))
       return std::nullopt;

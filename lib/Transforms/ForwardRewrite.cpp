@@ -118,6 +118,9 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
   // results have their input's type.
   if (isa<RmsNormOp, SiluOp, RopeOp, DropoutOp>(op))
     return SmallVector<Type>{op->getOperand(0).getType()};
+  if (auto slice = dyn_cast<SliceOp>(op))
+    return SmallVector<Type>{withShape(typeOf(slice.getResult()).getShape(),
+                                       typeOf(slice.getInput()).getElementType())};
   if (auto rule = dyn_cast<InferTypeOpInterface>(op)) {
     SmallVector<Type> types;
     if (failed(rule.inferReturnTypes(op->getContext(), op->getLoc(),

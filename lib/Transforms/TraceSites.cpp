@@ -39,7 +39,10 @@ struct Site {
 };
 
 int64_t numel(Value value) {
-  return cast<RankedTensorType>(value.getType()).getNumElements();
+  Type type = value.getType();
+  if (auto future = dyn_cast<FutureType>(type)) // a collective in flight
+    return future.getValueType().getNumElements();
+  return cast<RankedTensorType>(type).getNumElements();
 }
 
 /// The parameter `value` is read from: through casts, reshapes and the

@@ -36,9 +36,9 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 1 : i64} {
     // A reduce-scatter of 64 f32 over the 2 ranks of @dp: 32 elements, 128 B
     // sent.
     // CHECK: {"kind":"reduce_scatter_start","engine":"collective","phase":"forward",{{.*}}"collective":"reduce_scatter","elements":64,"bytes_sent":128,"algorithm":"ring"}
-    %f = train.reduce_scatter_start %flat on @dp : tensor<64xf32> -> tensor<32xf32>
+    %f = train.reduce_scatter_start %flat on @dp : tensor<64xf32> -> !train.future<tensor<32xf32>>
     // CHECK: {"kind":"wait","engine":"wait"
-    %r = train.wait %f : tensor<32xf32>
+    %r = train.wait %f : !train.future<tensor<32xf32>>
     %lr = train.lr_schedule %step lr = 1.000000e-03 schedule = constant : (tensor<i64>) -> tensor<f32>
     %p = train.read @p : tensor<64xf32>
     %m = train.read @p.exp_avg : tensor<64xf32>

@@ -485,10 +485,14 @@ int main(int argc, char **argv) {
       planned |= zeroc::train::trainDialect(func)
                      .getPlannedAttrHelper()
                      .isAttrPresent(func);
-    if (planned)
+    if (planned) {
       pm.addPass(zeroc::createTrainVerifyEmittable());
-    else
+    } else {
+      // The executable's --trace sites, named on the tensor program.
+      if (emitKind == "source" || emitKind == "exe")
+        pm.addPass(zeroc::createTrainTraceSites());
       zeroc::buildPlanningPipeline(pm);
+    }
     if (failed(pm.run(*module)))
       return fail("planning '" + inputFile + "' failed at pass '" +
                   failedPass + "'");

@@ -768,9 +768,11 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
           kind == Kind::Logits ? "logits"
           : isStep             ? stepOutputs[i]
                                : "loss");
-  for (Operation &op : block)
+  for (Operation &op : block) {
+    TraceHook::Scope traced(traceHook, bodyText, &op, isStep);
     if (failed(emitOp(&op)))
       return failure();
+  }
   os << "}\n\n";
   out << kernelText << bodyText;
   return success();

@@ -3,6 +3,8 @@
 #ifndef ZEROC_LIB_TARGET_CPP_FUNCTIONEMITTER_H
 #define ZEROC_LIB_TARGET_CPP_FUNCTIONEMITTER_H
 
+#include "TraceHook.h"
+
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Target/Cpp.h"
 
@@ -70,6 +72,8 @@ private:
   /// The function's body, and (CUDA) the kernels it launches: written to
   /// `out` kernels first once the function is done.
   std::string bodyText, kernelText;
+  /// Prints the --trace sites of the step's ops (TraceHook.h).
+  TraceHook traceHook;
   llvm::raw_string_ostream os{bodyText}, kernelOs{kernelText};
   /// While a fused kernel is written: its pointer parameter for each value
   /// it loads, and the host expressions passed for them, in order.

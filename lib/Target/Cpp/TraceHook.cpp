@@ -1,13 +1,8 @@
-//===- TraceHook.cpp - name each op of a step for --trace -----------------===//
+//===- TraceHook.cpp - print the --trace sites of a step ------------------===//
 
 #include "TraceHook.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
-#include "zeroc/Dialect/Train/IR/TrainStepPhases.h"
-
-#include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace zeroc::train;
@@ -16,73 +11,6 @@ namespace zeroc::cpp {
 
 namespace {
 
-int64_t numel(Value value) {
-  return cast<RankedTensorType>(value.getType()).getNumElements();
-}
-
-/// The parameter `value` is read from: through casts, reshapes and the
-/// unpacking of a gathered group (stage 3), or "" when it is not one.
-StringRef paramOf(Value value) {
-  for (int depth = 0; depth < 8 && value; ++depth) {
-    Operation *def = value.getDefiningOp();
-    if (!def)
-      return "";
-    if (auto read = dyn_cast<ReadOp>(def))
-      return read.getName();
-    if (isa<CastOp, ReshapeOp>(def)) {
-      value = def->getOperand(0);
-      continue;
-    }
-    auto unpack = dyn_cast<UnpackOp>(def);
-    if (!unpack || unpack.getShards() == 1)
-      return "";
-    unsigned index = cast<OpResult>(value).getResultNumber();
-    Value gathered = unpack.getInput();
-    if (auto wait = gathered.getDefiningOp<WaitOp>())
-      gathered = wait.getFuture();
-    Operation *gather = gathered.getDefiningOp();
-    if (!gather || !isa<AllGatherStartOp, shard::AllGatherOp>(gather))
-      return "";
-    auto pack = gather->getOperand(0).getDefiningOp<PackOp>();
-    if (!pack || index >= pack.getInputs().size())
-      return "";
-    value = pack.getInputs()[index];
-  }
-  return "";
-}
-
-/// "transformer.h.0.attn.c_attn.weight" -> "transformer.h.0.attn.c_attn".
-std::string layerOfParam(StringRef param) {
-  for (StringRef suffix : {".weight", ".bias"})
-    if (param.ends_with(suffix))
-      return param.drop_back(suffix.size()).str();
-  return param.str();
-}
-
-/// The block a layer belongs to: the path up to its first numeric part
-/// ("transformer.h.0.attn.c_attn" -> "transformer.h.0"), else the layer.
-std::string blockOf(StringRef layer) {
-  SmallVector<StringRef> parts;
-  layer.split(parts, '.');
-  std::string out;
-  for (StringRef part : parts) {
-    out += (out.empty() ? "" : ".") + part.str();
-    unsigned number;
-    if (!part.getAsInteger(10, number))
-      return out;
-  }
-  return layer.str();
-}
-
-std::string locationOf(Location loc) {
-  if (auto file = loc->findInstanceOf<FileLineColLoc>())
-    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
-            Twine(file.getLine()) + ":" + Twine(file.getColumn()))
-        .str();
-  return "";
-}
-
-/// A C string literal.
 std::string literal(StringRef text) {
   std::string out = "\"";
   for (char c : text) {
@@ -95,183 +23,63 @@ std::string literal(StringRef text) {
   return out + "\"";
 }
 
-bool isCollective(Operation *op) {
-  return isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp,
-             shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp>(
-      op);
+/// The site an op of the planned step carries: a train.kernel's is its
+/// op's (a train.fused's for a fused loop).
+DictionaryAttr siteOf(Operation *op) {
+  TrainDialect &dialect = TrainDialect::get(op->getContext());
+  if (auto kernel = dyn_cast<KernelOp>(op)) {
+    Operation *inner = kernel.getSingleOp();
+    return inner ? dialect.getTraceAttrHelper().getAttr(inner)
+                 : DictionaryAttr();
+  }
+  if (isa<CollectiveStartOp, CollectiveWaitOp>(op))
+    return dialect.getTraceAttrHelper().getAttr(op);
+  return {};
+}
+
+std::string text(DictionaryAttr site, StringRef key) {
+  auto value = dyn_cast_or_null<StringAttr>(site.get(key));
+  return literal(value ? value.getValue() : "");
+}
+
+std::string number(DictionaryAttr site, StringRef key) {
+  auto value = dyn_cast_or_null<IntegerAttr>(site.get(key));
+  return std::to_string(value ? value.getInt() : 0);
 }
 
 } // namespace
 
-void TraceHook::plan(Block &block) {
-  planned = &block;
-  sites.clear();
-  llvm::DenseMap<Operation *, StepPhase> phases = stepPhases(block);
-  int64_t worldSize = 1;
-  if (auto module = block.getParentOp()->getParentOfType<ModuleOp>())
-    if (auto size = module->getAttrOfType<IntegerAttr>("train.world_size"))
-      worldSize = size.getInt();
-
-  // The layer of each op that reads a parameter, and of every op with the
-  // same location (its derivatives).
-  llvm::DenseMap<Location, std::string> layerAt;
-  llvm::DenseMap<Operation *, std::string> layerOf;
-  for (Operation &op : block) {
-    if (isa<ReadOp, PackOp, UnpackOp, CastOp, ReshapeOp>(op) ||
-        isCollective(&op))
-      continue;
-    for (Value operand : op.getOperands())
-      if (StringRef param = paramOf(operand); !param.empty()) {
-        layerOf[&op] = layerOfParam(param);
-        layerAt.try_emplace(op.getLoc(), layerOf[&op]);
-        break;
-      }
-  }
-  std::string context;
-  auto valueLayer = [&](Value value) -> std::string {
-    if (StringRef param = paramOf(value); !param.empty())
-      return layerOfParam(param);
-    if (Operation *def = value.getDefiningOp()) {
-      if (auto it = layerOf.find(def); it != layerOf.end())
-        return it->second;
-      if (auto it = layerAt.find(def->getLoc()); it != layerAt.end())
-        return it->second;
-    }
-    // A gradient or shard on its way to a state: the state's parameter.
-    for (Operation *user : value.getUsers())
-      if (auto write = dyn_cast<WriteOp>(user)) {
-        StringRef name = write.getName();
-        for (StringRef suffix : {".grad", ".exp_avg_sq", ".exp_avg", ".master",
-                                 ".momentum_buffer"})
-          if (name.ends_with(suffix))
-            return layerOfParam(name.drop_back(suffix.size()));
-        return layerOfParam(name);
-      }
-    return "";
-  };
-  // "transformer.h.0..transformer.h.1": the blocks `values` belong to.
-  auto rangeOf = [&](ValueRange values) -> std::string {
-    std::string first, last;
-    for (Value value : values) {
-      std::string owner = blockOf(valueLayer(value));
-      if (owner.empty())
-        continue;
-      if (first.empty())
-        first = owner;
-      last = owner;
-    }
-    return first.empty() ? "" : first == last ? first : first + ".." + last;
-  };
-
-  int collectives = 0;
-  llvm::DenseMap<Operation *, int> collectiveOf;
-  for (Operation &op : block) {
-    Site site;
-    site.kind = op.getName().stripDialect().str();
-    site.phase = stepPhaseName(phases.lookup(&op)).str();
-    site.location = locationOf(op.getLoc());
-    std::string layer;
-    if (auto it = layerOf.find(&op); it != layerOf.end())
-      layer = it->second;
-    else if (auto it = layerAt.find(op.getLoc()); it != layerAt.end())
-      layer = it->second;
-    if (!layer.empty())
-      context = blockOf(layer);
-    else
-      layer = context;
-
-    Operation *collective = isCollective(&op) ? &op : nullptr;
-    if (auto wait = dyn_cast<WaitOp>(op))
-      collective = wait.getFuture().getDefiningOp();
-    if (collective && isCollective(collective)) {
-      auto [it, added] = collectiveOf.try_emplace(collective, collectives);
-      if (added)
-        ++collectives;
-      site.collective = it->second;
-      Value input = collective->getOperand(0),
-            result = collective->getResult(0);
-      int64_t factor = 1, ranks = worldSize;
-      if (isa<AllReduceStartOp, shard::AllReduceOp>(collective)) {
-        site.collectiveKind = 0;
-        site.elements = numel(input);
-        factor = 2;
-      } else if (isa<ReduceScatterStartOp, shard::ReduceScatterOp>(
-                     collective)) {
-        site.collectiveKind = 1;
-        site.elements = numel(input);
-        ranks = numel(result) ? numel(input) / numel(result) : 1;
-      } else {
-        site.collectiveKind = 2;
-        site.elements = numel(result);
-        ranks = numel(input) ? numel(result) / numel(input) : 1;
-      }
-      if (ranks > 1) {
-        int64_t numerator = factor * (ranks - 1) * site.elements;
-        site.bytes =
-            (2 * numerator + ranks) / (2 * ranks) *
-            (cast<RankedTensorType>(input.getType()).getElementTypeBitWidth() /
-             8);
-      }
-      // Named after the blocks its buffer holds.
-      static const char *const kinds[] = {"all_reduce", "reduce_scatter",
-                                          "all_gather"};
-      auto pack = input.getDefiningOp<PackOp>();
-      layer = pack ? rangeOf(pack.getInputs()) : "";
-      site.name = std::string(isa<WaitOp>(op) ? "wait " : "") +
-                  kinds[site.collectiveKind];
-      if (!layer.empty())
-        site.name += " " + layer;
-    } else {
-      if (auto pack = dyn_cast<PackOp>(op))
-        layer = rangeOf(pack.getInputs());
-      else if (auto unpack = dyn_cast<UnpackOp>(op))
-        layer = rangeOf(unpack.getResults());
-      site.name = site.kind + (layer.empty() ? "" : " " + layer);
-    }
-    sites[&op] = std::move(site);
-  }
-}
-
 TraceHook::Scope::Scope(TraceHook &hook, std::string &text, Operation *op,
                         bool enabled)
-    : hook(hook), text(text), op(op), enabled(enabled), start(text.size()) {
-  if (enabled && hook.planned != op->getBlock())
-    hook.plan(*op->getBlock());
-}
+    : hook(hook), text(text), op(op), enabled(enabled), start(text.size()) {}
 
 TraceHook::Scope::~Scope() {
   if (!enabled || text.size() == start ||
       text.find(';', start) == std::string::npos)
     return; // nothing runs: a view, a comment
-  auto it = hook.sites.find(op);
-  if (it == hook.sites.end())
+  DictionaryAttr site = siteOf(op);
+  if (!site)
     return;
-  const Site &site = it->second;
   std::string var = "zc_t" + std::to_string(hook.nextSite++);
-  std::string begin, end;
-  if (isa<WaitOp>(op)) {
+  const char *begin = "begin", *end = "end";
+  if (isa<CollectiveWaitOp>(op)) {
     begin = "wait_begin";
     end = "wait_end";
-  } else if (isCollective(op)) {
+  } else if (isa<CollectiveStartOp>(op)) {
     begin = "collective_begin";
     end = "collective_end";
-  } else {
-    begin = "begin";
-    end = "end";
   }
   std::string prefix =
-      "  static const zrt_trace_site " + var + " = {" + literal(site.name) +
-      ", " + literal(site.kind) + ", " + literal(site.phase) + ", " +
-      literal(site.location) + ", " + std::to_string(site.collective) + ", " +
-      std::to_string(site.collectiveKind) + ", " +
-      std::to_string(site.elements) + ", " + std::to_string(site.bytes) +
+      "  static const zrt_trace_site " + var + " = {" +
+      ::zeroc::cpp::text(site, "name") + ", " +
+      ::zeroc::cpp::text(site, "kind") + ", " +
+      ::zeroc::cpp::text(site, "phase") + ", " +
+      ::zeroc::cpp::text(site, "location") + ", " +
+      number(site, "collective") + ", " + number(site, "collective_kind") +
+      ", " + number(site, "elements") + ", " + number(site, "bytes") +
       "};\n  ZRT_TRACE(" + begin + ", " + var + ");\n";
   text.insert(start, prefix);
-  text += "  ZRT_TRACE(" + end + ", " + var + ");\n";
-  if (isa<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp>(op))
-    // Blocking: started and waited for here.
-    text += "  ZRT_TRACE(wait_begin, " + var + ");\n  ZRT_TRACE(wait_end, " +
-            var + ");\n";
+  text += std::string("  ZRT_TRACE(") + end + ", " + var + ");\n";
 }
 
 } // namespace zeroc::cpp

@@ -10,9 +10,9 @@ module attributes {train.world_size = 4 : i64, train.zero_stage = 0 : i64} {
     %a = train.read @a : tensor<16x256xf32>
     %m = train.matmul %a, %w : (tensor<16x256xf32>, tensor<256x256xf32>) -> tensor<16x256xf32>
     %flat = train.reshape %w : tensor<256x256xf32> -> tensor<65536xf32>
-    %f = train.all_reduce_start %flat on @dp : tensor<65536xf32> -> tensor<65536xf32>
+    %f = train.all_reduce_start %flat on @dp : tensor<65536xf32> -> !train.future<tensor<65536xf32>>
     %g = train.gelu %m tanh : tensor<16x256xf32>
-    %r = train.wait %f : tensor<65536xf32>
+    %r = train.wait %f : !train.future<tensor<65536xf32>>
     %n = train.squared_norm %r : tensor<65536xf32> -> tensor<f32>
     return %n, %n : tensor<f32>, tensor<f32>
   }

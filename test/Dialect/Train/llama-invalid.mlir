@@ -296,7 +296,7 @@ func.func @gqa_grad_heads(%q: tensor<2x4x5x8xf32>, %k: tensor<2x3x5x8xf32>) {
 // -----
 
 func.func @gqa_grad_results(%q: tensor<2x4x5x8xf32>, %k: tensor<2x2x5x8xf32>) {
-  // expected-error @+1 {{'train.attention_grad' op results must have the types of query, key and value: 'tensor<2x4x5x8xf32>', 'tensor<2x2x5x8xf32>', 'tensor<2x2x5x8xf32>'}}
+  // expected-error @+1 {{'train.attention_grad' op result #1 type 'tensor<2x4x5x8xf32>' does not match the expected 'tensor<2x2x5x8xf32>'}}
   %0:3 = train.attention_grad %q, %q, %k, %k scale = 0.25 : (tensor<2x4x5x8xf32>, tensor<2x4x5x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x5x8xf32>, tensor<2x4x5x8xf32>)
   return
 }

@@ -122,8 +122,8 @@ module {
   shard.grid @dp(shape = 0)
   func.func @empty_grid(%b: tensor<4xf32>) {
     // expected-error @+1 {{'train.all_reduce_start' op the grid @dp must have between 1 and 2^24 ranks, got 0}}
-    %f = train.all_reduce_start %b on @dp : tensor<4xf32> -> tensor<4xf32>
-    %r = train.wait %f : tensor<4xf32>
+    %f = train.all_reduce_start %b on @dp : tensor<4xf32> -> !train.future<tensor<4xf32>>
+    %r = train.wait %f : !train.future<tensor<4xf32>>
     return
   }
 }

@@ -21,7 +21,7 @@
 // CHECK-NEXT: ((float *)S[1].data)[i] = (([[B]] + 2)[i] * 5.00000000000000000e-01f);
 // A copy, the learning rate on the host, the results read back, the frees.
 // CHECK-NEXT: zrt_copy(((float *)S[2].data), ((float *)S[1].data), 8);
-// CHECK-NEXT: lr[0] = zrt_lr_schedule(step_arg[0], 1.00000000000000002e-02, 0, 0, 0.00000000000000000e+00, 0);
+// CHECK-NEXT: lr[0] = zrt_lr_schedule(step_arg[0], 1.00000000000000002e-02, ZRT_LR_CONSTANT, 0, 0.00000000000000000e+00, 0);
 // CHECK-NEXT: float *[[L:v[0-9]+]] = (float *)zrt_alloc(4, ZRT_MEM_ACTIVATIONS); /* tensor<f32> */
 // CHECK-NEXT: zrt_cross_entropy(ZRT_F32, [[X]], ((const int32_t *)targets), ZRT_I32, 4, 4, [[L]]);
 // CHECK-NEXT: zrt_read_f32(loss, [[L]], ZRT_F32, 1);
