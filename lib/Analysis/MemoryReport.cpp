@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
@@ -169,8 +170,94 @@ Value startInput(Operation *op) {
   return nullptr;
 }
 
+/// Elementwise ops, which the backends fuse into loops.
+bool isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, ReluOp, SqrtOp,
+             CastOp, GeluGradOp, ReluGradOp, FillOp, BroadcastOp, SiluOp,
+             SiluGradOp>(op);
+}
+
+bool hasEffects(Operation *op) {
+  return isa<WriteOp, AllReduceStartOp, ReduceScatterStartOp,
+             AllGatherStartOp, WaitOp, ReleaseOp>(op);
+}
+
+/// The elementwise ops the backends compute inside their user's loop, as
+/// the C++/CUDA emitter's plan decides (lib/Target/Cpp/FunctionEmitter.cpp):
+/// a fill whose users are all elementwise, and an elementwise op whose one
+/// use is an elementwise op of the same shape, with no op with effects in
+/// between. They own no buffer, and what they read is read where the loop
+/// that computes them runs.
+llvm::DenseSet<Operation *> fusedElementwise(Block &body) {
+  llvm::DenseSet<Operation *> inlined;
+  for (Operation &op : body) {
+    if (!isElementwise(&op))
+      continue;
+    if (isa<FillOp>(op)) {
+      if (llvm::all_of(op.getUsers(),
+                       [](Operation *user) { return isElementwise(user); }))
+        inlined.insert(&op);
+      continue;
+    }
+    Value result = op.getResult(0);
+    if (!result.hasOneUse())
+      continue;
+    Operation *user = *result.getUsers().begin();
+    if (user->getBlock() != &body || !isElementwise(user) ||
+        cast<ShapedType>(user->getResult(0).getType()).getShape() !=
+            cast<ShapedType>(result.getType()).getShape())
+      continue;
+    bool crossesEffects = false;
+    for (Operation *between = op.getNextNode(); between != user;
+         between = between->getNextNode())
+      crossesEffects |= hasEffects(between);
+    if (!crossesEffects)
+      inlined.insert(&op);
+  }
+  return inlined;
+}
+
+/// The results of optimizer updates that the backends compute in place, on
+/// the state they read, as the emitter's plan decides: a state operand (not
+/// the gradient) read by `train.read` for this op alone, whose result is
+/// written back to the same state. They own no buffer.
+llvm::DenseSet<Value> inPlaceUpdates(Block &body) {
+  llvm::DenseSet<Value> inPlace;
+  for (Operation &op : body) {
+    if (!isa<AdamWUpdateOp, SGDUpdateOp>(op))
+      continue;
+    unsigned stateOperands = isa<AdamWUpdateOp>(op) ? 4 : 3;
+    for (unsigned i = 0; i < stateOperands; ++i) {
+      if (i == 1)
+        continue; // the gradient
+      Value result = op.getResult(i == 0 ? 0 : i - 1);
+      auto read = op.getOperand(i).getDefiningOp<ReadOp>();
+      if (!read || !op.getOperand(i).hasOneUse())
+        continue;
+      for (Operation *user : result.getUsers())
+        if (auto write = dyn_cast<WriteOp>(user);
+            write && write.getName() == read.getName())
+          inPlace.insert(result);
+    }
+  }
+  return inPlace;
+}
+
 void computeTransient(func::FuncOp step, MemoryReport &report) {
   Block &body = step.getBody().front();
+  llvm::DenseSet<Operation *> inlined = fusedElementwise(body);
+  llvm::DenseSet<Value> inPlace = inPlaceUpdates(body);
+  llvm::DenseMap<Operation *, size_t> position;
+  size_t count = 0;
+  for (Operation &op : body)
+    position[&op] = count++;
+  // Where an op's work happens: a fused op's in the loop of its last user
+  // in the chain.
+  auto effective = [&](Operation *op) {
+    while (inlined.contains(op) && !isa<FillOp>(op))
+      op = *op->getResult(0).getUsers().begin();
+    return position.lookup(op);
+  };
   std::vector<Buffer> buffers;
   // Value -> index into `buffers`; absent: no transient memory behind it
   // (function arguments, train.read views of persistent state, non-tensors).
@@ -196,9 +283,10 @@ void computeTransient(func::FuncOp step, MemoryReport &report) {
       ++index;
       continue;
     }
+    size_t at = effective(&op);
     op.walk([&](Operation *nested) {
       for (Value operand : nested->getOperands())
-        touch(operand, index);
+        touch(operand, at);
     });
     // The input of an asynchronous collective lives until its wait.
     if (auto wait = dyn_cast<WaitOp>(op))
@@ -207,7 +295,9 @@ void computeTransient(func::FuncOp step, MemoryReport &report) {
           touch(input, index);
 
     for (Value result : op.getResults()) {
-      if (!isa<ShapedType>(result.getType()))
+      // The learning rate is a host scalar, not a buffer.
+      if (!isa<ShapedType>(result.getType()) || inlined.contains(&op) ||
+          inPlace.contains(result) || isa<LRScheduleOp>(op))
         continue;
       if (isView(&op)) {
         if (Value source = viewSource(&op)) {
