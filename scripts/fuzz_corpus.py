@@ -26,8 +26,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (stage, world size, bf16) under the configuration bytes of the pipeline
-# target: bits 0-1 the stage, 2-3 the world size - 1, 4 bf16, 5 small buckets.
-PIPELINE_CONFIGS = [0b000000, 0b000101, 0b100110, 0b001011, 0b010111, 0b110011]
+# target: bits 0-1 the stage, 2-3 the world size - 1, 4 bf16, 5 small buckets,
+# 6-7 the rematerialization policy (1 full, 2 selective).
+PIPELINE_CONFIGS = [0b000000, 0b000101, 0b100110, 0b001011, 0b010111, 0b110011,
+                    0b01000101, 0b10100111]
 EVALUATOR_CONFIGS = [0b000, 0b101]
 
 

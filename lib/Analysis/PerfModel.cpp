@@ -560,7 +560,10 @@ FailureOr<PerfPrediction> simulateStep(ModuleOp module, const Machine &machine,
       (cost.engine == CostEngine::Gemm ? prediction.gemmSeconds
                                        : prediction.memorySeconds) += seconds;
       prediction.secondsByKind[op.getName().stripDialect().str()] += seconds;
-      prediction.modelFlops += cost.flops;
+      // Recomputation (train-remat's clones) takes time but is not the
+      // model's work: MFU leaves it out, as PaLM defines it.
+      if (!op.hasAttr("train.recomputed"))
+        prediction.modelFlops += cost.flops;
       (cost.elementBits <= 16 ? bf16Flops : f32Flops) += cost.flops;
       break;
     }

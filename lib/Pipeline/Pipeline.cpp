@@ -16,6 +16,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(createTrainLogits({/*required=*/false}));
   pm.addPass(createTrainDataParallel({options.worldSize}));
   pm.addPass(createTrainAutodiff());
+  pm.addPass(createTrainRemat({options.remat}));
   pm.addPass(createTrainOptimizer());
   pm.addPass(createTrainZero(
       {options.zeroStage, options.worldSize, options.bucketBytes}));
@@ -51,6 +52,10 @@ struct TrainingPipelineOptions
       *this, "max-in-flight",
       llvm::cl::desc("Gradient buckets in flight at once"),
       llvm::cl::init(2)};
+  Option<std::string> remat{
+      *this, "remat",
+      llvm::cl::desc("Activation rematerialization: none, full or selective"),
+      llvm::cl::init("none")};
 };
 } // namespace
 
@@ -71,6 +76,7 @@ void registerTrainingPipeline() {
         options.precision = o.precision;
         options.bucketBytes = o.bucketBytes;
         options.maxInFlight = o.maxInFlight;
+        options.remat = o.remat;
         buildTrainingPipeline(pm, options);
       });
 }

@@ -42,6 +42,7 @@ PROG = "python3 -m zeroc train"
 
 TARGETS = ("cpu", "cuda")
 PRECISIONS = ("fp32", "bf16")
+REMAT = ("none", "full", "selective")
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _REPO_BUILD = os.path.join(os.path.dirname(os.path.dirname(_PACKAGE_DIR)), "build")
@@ -133,6 +134,7 @@ class CompileOptions:
     target: str = "cpu"
     precision: str | None = None
     bucket_bytes: int | None = None
+    remat: str | None = None
 
     def zeroc_flags(self) -> list[str]:
         flags = [f"--zero-stage={self.stage}", f"--world-size={self.ranks}",
@@ -141,6 +143,8 @@ class CompileOptions:
             flags.append(f"--precision={self.precision}")
         if self.bucket_bytes is not None:
             flags.append(f"--bucket-bytes={self.bucket_bytes}")
+        if self.remat and self.remat != "none":
+            flags.append(f"--remat={self.remat}")
         return flags
 
 
@@ -318,6 +322,10 @@ def _parser(command: str) -> argparse.ArgumentParser:
                        help="training precision (default: the model's)")
     build.add_argument("--bucket-bytes", type=int, metavar="B",
                        help="gradient bucket size (default: zeroc's, 25 MiB)")
+    build.add_argument("--remat", choices=REMAT,
+                       help="activation rematerialization (default: none): full "
+                            "recomputes each transformer block in backward, selective "
+                            "all but its GEMM and attention outputs")
     build.add_argument("--zeroc", metavar="PATH",
                        help="the compiler (default: $ZEROC, build/bin/zeroc next to this "
                             "package, or zeroc on PATH)")
@@ -409,7 +417,7 @@ def main(argv: Sequence[str] | None = None, command: str = "train") -> int:
         exe_args = _check_exe_args(parser, args) if command == "train" else []
         zeroc = find_zeroc(args.zeroc)
         options = CompileOptions(args.stage, args.ranks, args.target, args.precision,
-                                 args.bucket_bytes)
+                                 args.bucket_bytes, args.remat)
         if command == "compile" and args.output:
             executable = os.path.abspath(args.output)
             compile_model(args.model, options, zeroc, executable, lock=False)

@@ -86,8 +86,15 @@ class Cache(unittest.TestCase):
             self.assertEqual(key, launcher.cache_key(model, launcher.CompileOptions(2, 2), fake))
             for other in (launcher.CompileOptions(3, 2), launcher.CompileOptions(2, 4),
                           launcher.CompileOptions(2, 2, precision="bf16"),
-                          launcher.CompileOptions(2, 2, bucket_bytes=4096)):
+                          launcher.CompileOptions(2, 2, bucket_bytes=4096),
+                          launcher.CompileOptions(2, 2, remat="full"),
+                          launcher.CompileOptions(2, 2, remat="selective")):
                 self.assertNotEqual(key, launcher.cache_key(model, other, fake))
+            # --remat=none is zeroc's default: the same executable.
+            self.assertEqual(key, launcher.cache_key(model, launcher.CompileOptions(
+                2, 2, remat="none"), fake))
+            self.assertEqual(launcher.CompileOptions(2, 2, remat="full").zeroc_flags()[-1],
+                             "--remat=full")
             path = launcher.cached_executable(model, options, fake, "/c")
             self.assertTrue(path.startswith("/c/m-s2-n2-cpu-"), path)
             Path(model).write_text("module { }\n")
@@ -164,6 +171,13 @@ class EndToEnd(unittest.TestCase):
             self.assertIn("--oversubscribe", dry.stdout)
             self.assertIn(f"--data={tokens} --seed=3", dry.stdout)
             self.assertEqual(os.geteuid() == 0, "--allow-run-as-root" in dry.stdout)
+            dry = zeroc_cli("train", MLP, "--remat", "selective", "--data", tokens,
+                            "--cache-dir", cache, "--dry-run")
+            self.assertEqual(dry.returncode, 0, dry.stderr)
+            self.assertIn("--remat=selective -o ", dry.stdout)
+            bad = zeroc_cli("train", MLP, "--remat", "some", "--data", tokens, "--dry-run")
+            self.assertNotEqual(bad.returncode, 0)
+            self.assertIn("--remat: invalid choice: 'some'", bad.stderr)
 
             missing = zeroc_cli("train", os.path.join(tmp, "nope.mlir"), "--data", tokens)
             self.assertEqual(missing.returncode, 1)

@@ -1,7 +1,9 @@
 //===- FuzzPipeline.cpp - the whole pipeline at a few (stage, N) ----------===//
 //
 // Input: one byte that picks the ZeRO stage (bits 0-1), the world size
-// (bits 2-3: 1, 2, 3 or 4) and bf16 mixed precision (bit 4), then MLIR text.
+// (bits 2-3: 1, 2, 3 or 4), bf16 mixed precision (bit 4), small buckets
+// (bit 5) and the rematerialization policy (bits 6-7: none, full,
+// selective, none), then MLIR text.
 // A module that verifies goes through zeroc's training pipeline (what
 // `zeroc --zero-stage=S --world-size=N` runs); its output must verify (the
 // pass manager checks after every pass), and then gets the memory report
@@ -36,6 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     options.precision = "bf16";
   // Small buckets: several per model, as larger models have.
   options.bucketBytes = (config & 32) ? 256 : 25 << 20;
+  static const char *const policies[] = {"none", "full", "selective", "none"};
+  options.remat = policies[(config >> 6) & 3];
   mlir::PassManager pm(&ctx);
   zeroc::buildTrainingPipeline(pm, options);
   if (mlir::failed(pm.run(*module)))

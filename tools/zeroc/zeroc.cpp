@@ -1,7 +1,8 @@
 //===- zeroc.cpp - the zeroc compiler driver ------------------------------===//
 //
 //   zeroc INPUT.mlir [--zero-stage=S] [--world-size=N] [--precision=fp32|bf16]
-//         [--bucket-bytes=B] [--target=cpu|cuda] [--cuda-arch=sm_90,sm_80]
+//         [--bucket-bytes=B] [--remat=none|full|selective]
+//         [--target=cpu|cuda] [--cuda-arch=sm_90,sm_80]
 //         [--emit=exe|source|mlir|memory-report|memory-table|perf-model|
 //                 perf-model-json] [--machine=NAME|FILE] [--sweep]
 //         [-o FILE] [--keep-source] [--timings] [--no-pipeline]
@@ -75,6 +76,15 @@ static cl::opt<int64_t>
                 cl::desc("Target size of a gradient bucket in bytes "
                          "(default: 26214400, 25 MiB)"),
                 cl::value_desc("B"), cl::init(25 << 20), cl::cat(category));
+static cl::opt<std::string>
+    remat("remat",
+          cl::desc("Activation rematerialization: none (keep every "
+                   "activation, the default), full (keep each transformer "
+                   "block's input, recompute the block in backward) or "
+                   "selective (keep GEMM and attention outputs, recompute "
+                   "elementwise ops and norms)"),
+          cl::value_desc("none|full|selective"), cl::init("none"),
+          cl::cat(category));
 static cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to write: exe (a sharded executable, the "
@@ -158,6 +168,8 @@ static std::optional<std::string> validateOptions() {
   if (bucketBytes < 1)
     return "--bucket-bytes must be positive, got " +
            std::to_string(bucketBytes);
+  if (remat != "none" && remat != "full" && remat != "selective")
+    return "--remat must be none, full or selective, got '" + remat + "'";
   bool perfModel = emitKind == "perf-model" || emitKind == "perf-model-json";
   if (emitKind != "exe" && emitKind != "source" && emitKind != "mlir" &&
       emitKind != "planned" && emitKind != "memory-report" &&
@@ -200,7 +212,8 @@ static std::optional<std::string> validateOptions() {
   if (noPipeline) {
     for (cl::Option *option :
          std::initializer_list<cl::Option *>{&zeroStage, &worldSize,
-                                             &precision, &bucketBytes})
+                                             &precision, &bucketBytes,
+                                             &remat})
       if (option->getNumOccurrences())
         return "--" + option->ArgStr.str() +
                " has no effect with --no-pipeline (the module's own "
@@ -461,6 +474,7 @@ int main(int argc, char **argv) {
     options.worldSize = worldSize;
     options.precision = precision;
     options.bucketBytes = bucketBytes;
+    options.remat = remat;
     zeroc::buildTrainingPipeline(pm, options);
     if (failed(pm.run(*module))) {
       if (failedPass.empty())

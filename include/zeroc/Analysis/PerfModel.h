@@ -172,7 +172,8 @@ struct PerfPrediction {
   double bytesSent = 0;
   int64_t collectives = 0;
 
-  /// GEMM and attention FLOPs of one rank's step (what MFU counts).
+  /// GEMM and attention FLOPs of one rank's step (what MFU counts),
+  /// recomputation (ops marked train.recomputed) excluded.
   double modelFlops = 0;
   double tokensPerSecond = 0;
   double tokensPerSecondPerDevice = 0;

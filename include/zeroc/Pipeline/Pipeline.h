@@ -27,11 +27,14 @@ struct PipelineOptions {
   int64_t bucketBytes = 25 << 20;
   /// Gradient buckets whose reduction may be in flight at once.
   int64_t maxInFlight = 2;
+  /// Activation rematerialization: "none", "full" or "selective"
+  /// (train-remat's policy).
+  std::string remat = "none";
 };
 
 /// Adds the training pipeline to `pm` (a pass manager on builtin.module):
 /// [train-mixed-precision] train-logits train-data-parallel train-autodiff
-/// train-optimizer train-zero train-schedule canonicalize cse.
+/// train-remat train-optimizer train-zero train-schedule canonicalize cse.
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const PipelineOptions &options);
 

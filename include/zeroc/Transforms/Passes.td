@@ -121,6 +121,85 @@ def TrainAutodiff : Pass<"train-autodiff", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def TrainRemat : Pass<"train-remat", "mlir::ModuleOp"> {
+  let summary = "Recomputes forward activations in backward instead of keeping them";
+  let description = [{
+    Activation rematerialization (checkpointing) of `@loss_and_grads`, after
+    `train-autodiff` and before `train-optimizer`: a forward value that
+    backward reads is either kept from the forward pass (alive from its
+    definition to its last use in backward) or recomputed: the forward ops
+    that compute it are cloned, each just before its first use in
+    backward, and backward reads the clones. The clones carry the unit
+    attribute `train.recomputed`, so CSE does not merge them with the
+    forward ops they copy (nor does canonicalization: they stay after the
+    whole pipeline); in stage 3, `train-zero` counts their parameter reads
+    among backward's, so they read the parameters gathered for backward (no
+    extra gather). A recomputed `train.dropout` draws the forward's mask:
+    the mask depends only on its seed, the step and the element's position.
+
+    Recomputation acts per transformer block. An op belongs to the block of
+    the parameters it reads (the name up to its first numeric part:
+    `transformer.h.3` for `transformer.h.3.attn.c_attn.weight`,
+    `model.layers.3` for Llama's); an op that reads none belongs to the
+    block of the op before it; one that reads a parameter outside every
+    block (embeddings, the final norm, the head) is outside blocks, and so
+    is what follows it until the next block's parameters. Values computed
+    outside blocks, and a block's values that a forward op of another block
+    or outside blocks reads (its output, the next block's input), are always
+    kept. Within a block, `policy` decides:
+
+    * `none`: keep everything (the pass leaves the module as it is);
+    * `full`: keep nothing else: backward recomputes the block's forward
+      from the block's input;
+    * `selective`: keep the outputs of GEMMs (`train.matmul`) and
+      attention (`train.attention`), recompute the cheap ops (elementwise
+      ops, norms, softmax, rotary embeddings, dropout, reshapes and
+      transposes), as torch.compile's min-cut partitioner does by default.
+
+    The module records the policy in `train.remat`. A clone computes what
+    the op it copies computed, from the same operands, so the losses are
+    those of `policy=none`: bit for bit in fp32 on the CPU backend. In
+    bf16 they may differ slightly (1e-5 relative after a few steps of the
+    tiny GPT-2): the backends fuse a clone that has one reader into that
+    reader's loop, where the forward op's value was rounded to bf16 in
+    memory.
+
+    Example (`full`, the GELU MLP of block `layers.1`, whose input `%x1`
+    is kept): backward's reads of the norm's and the GEMM's outputs become
+    reads of their clones, computed from the block's input.
+    ```mlir
+    %n1 = train.rmsnorm %x1, %g1 eps = 1.000000e-05 : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+    %m1 = train.matmul %n1, %w1 transpose_rhs : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+    %a1 = train.gelu %m1 tanh : tensor<2x4xf32>
+    ...
+    %dm1 = train.gelu_grad %dx2, %m1 tanh : tensor<2x4xf32>
+    %dw1 = train.matmul %dm1, %n1 transpose_lhs : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+    // becomes
+    %n1_r = train.rmsnorm %x1, %g1 eps = 1.000000e-05 {train.recomputed} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+    %m1_r = train.matmul %n1_r, %w1 transpose_rhs {train.recomputed} : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+    %dm1 = train.gelu_grad %dx2, %m1_r tanh : tensor<2x4xf32>
+    %dw1 = train.matmul %dm1, %n1_r transpose_lhs : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+    ```
+    With `selective`, `%m1` is kept and only the norm is recomputed, just
+    before `%dw1`.
+
+    Errors: a policy other than none, full or selective; with `full` or
+    `selective`: a module that is not differentiated (no
+    `@loss_and_grads`) or already past `train-optimizer` or `train-zero`;
+    a module already rematerialized (`train.remat` is set); a
+    `@loss_and_grads` of more than one block, or whose loss (its first
+    result) is not computed in it; a model with no transformer block (no
+    parameter read in the forward pass is named `<path>.<N>.<name>`).
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", "\"none\"",
+           "What backward recomputes: none, full (each block from its "
+           "input) or selective (all but GEMM and attention outputs)">
+  ];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def TrainOptimizer : Pass<"train-optimizer", "mlir::ModuleOp"> {
   let summary = "Expands the model's train.optimizer into the update of a step";
   let description = [{

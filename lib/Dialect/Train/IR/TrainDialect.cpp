@@ -99,6 +99,19 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<memref::AllocOp>(op), "a memref.alloc",
                   isa<MemoryCategoryAttr>(value),
                   "a memory category (#train.category<...>)");
+  if (name == getRecomputedAttrHelper().getName())
+    return expect(op->getParentOfType<func::FuncOp>() != nullptr,
+                  "an op of a function", isa<UnitAttr>(value),
+                  "a unit attribute");
+  if (name == getRematAttrHelper().getName()) {
+    auto policy = dyn_cast<StringAttr>(value);
+    return expect(isModule, "the module",
+                  policy && llvm::is_contained(
+                                std::initializer_list<StringRef>{
+                                    "none", "full", "selective"},
+                                policy.getValue()),
+                  "none, full or selective");
+  }
   if (name == getTraceAttrHelper().getName()) {
     auto site = dyn_cast<DictionaryAttr>(value);
     bool fields = site && llvm::all_of(std::initializer_list<StringRef>{

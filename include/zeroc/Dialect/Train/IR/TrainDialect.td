@@ -68,7 +68,13 @@ def Train_Dialect : Dialect {
     "::mlir::Attribute":$category,
     // An op of the train step, a train.kernel's op, a train.fused or a
     // train.collective_*: what --trace records of it (train-trace-sites).
-    "::mlir::DictionaryAttr":$trace
+    "::mlir::DictionaryAttr":$trace,
+    // An op of @loss_and_grads or the step: a forward op that train-remat
+    // cloned to recompute it in backward (not model work for MFU).
+    "::mlir::UnitAttr":$recomputed,
+    // module: the rematerialization policy train-remat applied (none, full
+    // or selective; it refuses to run twice).
+    "::mlir::StringAttr":$remat
   );
   let extraClassDeclaration = [{
     /// The dialect loaded in `context` (every zeroc tool loads it).
