@@ -57,3 +57,35 @@ module attributes {train.model = 3 : i64} {
 // expected-error @+1 {{'train.fast' is not an attribute of the train dialect (see the dialect's reference for the list)}}
 module attributes {train.fast} {
 }
+
+// -----
+
+module {
+  func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{'train.trace' must be a trace site: a dictionary of strings name, kind, phase, location and integers collective, collective_kind, elements, bytes, got {name = "gelu"}}}
+    %y = train.gelu %x tanh {train.trace = {name = "gelu"}} : tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'train.trace' belongs on an op of a function, not on 'builtin.module'}}
+module attributes {train.trace = {name = "m", kind = "m", phase = "forward", location = "", collective = -1, collective_kind = -1, elements = 0, bytes = 0}} {
+}
+
+// -----
+
+module {
+  func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{'train.recomputed' must be a unit attribute, got 1 : i64}}
+    %y = train.gelu %x tanh {train.recomputed = 1 : i64} : tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'train.remat' must be none, full or selective, got "partial"}}
+module attributes {train.remat = "partial"} {
+}
