@@ -22,6 +22,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from zeroc import checkpoint  # noqa: E402
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
           "-x", "OMP_NUM_THREADS=1"]
 
@@ -86,12 +88,24 @@ class Probe:
         print(self.rows[-1], flush=True)
 
     def checkpoint_intact(self, directory, reference):
+        """Whether every step folder of `reference` is still in `directory`
+        byte for byte, and what `latest` names there (verified)."""
         if not os.path.isdir(directory):
             return "none"
-        same = all(open(os.path.join(directory, n), "rb").read() ==
-                   open(os.path.join(reference, n), "rb").read() for n in os.listdir(reference))
-        return "intact" if same and sorted(os.listdir(directory)) == sorted(os.listdir(reference)) \
-            else "CHANGED"
+        for root, _, files in os.walk(reference):
+            for name in files:
+                mine = os.path.join(directory, os.path.relpath(root, reference), name)
+                if name == "latest":
+                    continue
+                if not os.path.exists(mine) or \
+                        open(mine, "rb").read() != open(os.path.join(root, name), "rb").read():
+                    return "CHANGED"
+        try:
+            latest = checkpoint.resolve(directory)
+            checkpoint.verify(latest)
+        except checkpoint.CheckpointError as error:
+            return f"latest does not verify: {error}"
+        return f"intact; latest = {os.path.basename(latest)} (verifies)"
 
 
 def main():
@@ -161,25 +175,29 @@ def main():
                                                       "--quiet"])
         probe.row(name, status, seconds, output)
 
+    def step_file(directory, name):
+        return os.path.join(checkpoint.resolve(directory), name)
+
     def truncate(directory):
-        path = os.path.join(directory, "state.rank1.safetensors")
+        path = step_file(directory, "model.rank1.safetensors")
         os.truncate(path, os.path.getsize(path) // 2)
 
     def corrupt_header(directory):
-        path = os.path.join(directory, "state.rank0.safetensors")
+        path = step_file(directory, "model.rank0.safetensors")
         data = bytearray(open(path, "rb").read())
         data[20:28] = b"\xff" * 8
         open(path, "wb").write(bytes(data))
 
     def missing(directory):
-        os.remove(os.path.join(directory, "state.rank1.safetensors"))
+        os.remove(step_file(directory, "optimizer.rank1.safetensors"))
 
-    damaged("checkpoint truncated (a rank's state file cut in half)", truncate)
+    damaged("checkpoint truncated (a rank's model file cut in half)", truncate)
     damaged("checkpoint corrupt (8 bytes of a header overwritten)", corrupt_header)
-    damaged("checkpoint incomplete (a rank's state file missing)", missing)
+    damaged("checkpoint incomplete (a rank's optimizer file missing)", missing)
 
-    # Weights with aliased data_offsets.
-    good = probe.path("good/model.safetensors")
+    # Weights with aliased data_offsets (from the checkpoint's export).
+    good = probe.path("good.safetensors")
+    checkpoint.export(probe.path("good"), good)
     data = open(good, "rb").read()
     (size,) = struct.unpack("<Q", data[:8])
     import json
