@@ -1,18 +1,21 @@
 //===- FuzzCheckpoint.cpp - the executables' checkpoint and weight readers ===//
 //
 // Input: one byte (bit 0: read as --init weights instead of a --resume
-// state), then the bytes of the file. The runtime's readers
-// (lib/Runtime/Cpu/Checkpoint.cpp, through Services.h) load it into a
-// program's states, as an executable does before its first step: a small
-// model of two parameters, bf16 with f32 masters, sharded two ways (ZeRO
-// stage 3, rank 0 of 2), so that every check of the state table and the
-// metadata is reachable. Run once with ZEROC_FUZZ_WRITE_SEEDS=DIR, the
-// target writes a valid state file and weight file there for the seed
-// corpus, and exits.
+// manifest), then the bytes of the file. With bit 0 set, the runtime's
+// weight reader (lib/Runtime/Common/Checkpoint.cpp, through Services.h)
+// loads the file into a program's states, as an executable does before its
+// first step: a small model of two parameters, bf16 with f32 masters,
+// sharded two ways (ZeRO stage 3, rank 0 of 2). Without it, the file is a
+// checkpoint's manifest.json for the checks `--resume` makes of it before
+// it reads any data (parseManifest: the CRC, the format, every field,
+// every tensor's slices), and a manifest that passes must print and parse
+// again. Run once with ZEROC_FUZZ_WRITE_SEEDS=DIR, the target writes a
+// valid manifest and weight file there for the seed corpus, and exits.
 //
 //===----------------------------------------------------------------------===//
 
-#include "../../lib/Runtime/Cpu/Services.h"
+#include "../../lib/Runtime/Common/Checkpoint.h"
+#include "../../lib/Runtime/Common/Services.h"
 
 #include "zeroc/Support/SafeTensors.h"
 
@@ -25,6 +28,7 @@
 
 namespace st = zeroc::safetensors;
 using namespace zeroc::rt;
+namespace ckpt = zeroc::rt::ckpt;
 
 namespace {
 
@@ -84,25 +88,29 @@ void writeBytes(const std::string &path, const void *data, size_t size) {
 }
 
 void writeSeeds(const std::string &dir) {
-  st::File state;
-  state.metadata = {{"format", "zeroc-state"},  {"producer", "zeroc"},
-                    {"model", "fuzzmodel"},     {"world_size", "2"},
-                    {"zero_stage", "3"},        {"rank", "0"},
-                    {"step", "5"},              {"seed", "1"},
-                    {"fingerprint", stateFingerprint(program)}};
-  for (const zrt_state &entry : states) {
-    st::Tensor tensor;
-    tensor.name = entry.name;
-    tensor.dtype = entry.dtype == ZRT_BF16 ? st::DType::BF16 : st::DType::F32;
-    tensor.shape = {entry.storage_numel};
-    tensor.bytes.assign(entry.storage_numel * elementSize(entry.dtype), 0);
-    state.tensors.push_back(tensor);
-  }
-  std::vector<uint8_t> buffer;
-  if (!st::serialize(state, buffer).empty())
-    std::abort();
+  // A manifest of one f32 tensor in two slices of one file.
+  ckpt::Manifest manifest;
+  manifest.model = "fuzzmodel";
+  manifest.step = 5;
+  manifest.dataPosition = 20;
+  manifest.globalBatch = 4;
+  manifest.seqLen = 8;
+  manifest.seed = 1;
+  manifest.worldSize = 2;
+  manifest.zeroStage = 3;
+  manifest.files.push_back({"model.rank0.safetensors", 160, 0x12345678u});
+  ckpt::Tensor tensor;
+  tensor.name = "w";
+  tensor.kind = "param";
+  tensor.shape = {4, 2};
+  tensor.numel = 8;
+  tensor.slices.push_back({"model.rank0.safetensors", 0, 4, 96, 1u});
+  tensor.slices.push_back({"model.rank0.safetensors", 4, 8, 112, 2u});
+  manifest.tensors.push_back(tensor);
+  std::string text = ckpt::serializeManifest(manifest);
+  std::vector<uint8_t> buffer(text.begin(), text.end());
   buffer.insert(buffer.begin(), 0); // the selector byte: --resume
-  writeBytes(dir + "/state.rank0", buffer.data(), buffer.size());
+  writeBytes(dir + "/manifest", buffer.data(), buffer.size());
 
   st::File weights;
   weights.metadata = {{"format", "pt"}};
@@ -136,14 +144,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   const std::string &dir = workDirectory();
   bool init = data[0] & 1;
-  std::string path =
-      dir + (init ? "/model.safetensors" : "/state.rank0.safetensors");
-  writeBytes(path, data + 1, size - 1);
+  std::string path = dir + (init ? "/model.safetensors" : "/manifest.json");
+  if (init)
+    writeBytes(path, data + 1, size - 1);
   if (init) {
     (void)initializeFromFile(program, path);
   } else {
-    CheckpointInfo info;
-    (void)loadCheckpoint(program, dir, info);
+    std::string text(reinterpret_cast<const char *>(data + 1), size - 1);
+    ckpt::Manifest manifest;
+    if (ckpt::parseManifest(path, text, manifest).empty()) {
+      ckpt::Manifest again;
+      if (!ckpt::parseManifest(path, ckpt::serializeManifest(manifest), again)
+               .empty())
+        std::abort(); // a manifest that passes must print and parse again
+    }
   }
   return 0;
 }
