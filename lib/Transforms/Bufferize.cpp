@@ -40,6 +40,8 @@ namespace zeroc {
 #include "zeroc/Transforms/Passes.h.inc"
 } // namespace zeroc
 
+#include <memory>
+
 using namespace mlir;
 using namespace zeroc::train;
 
@@ -411,7 +413,9 @@ LogicalResult FunctionBufferizer::run() {
   bool isStep = trainDialect(func).getStepAttrHelper().isAttrPresent(func);
 
   // The entry point's signature.
-  newBlock = new Block();
+  // Owned here until it replaces the body: a failure below frees it.
+  auto owned = std::make_unique<Block>();
+  newBlock = owned.get();
   for (BlockArgument arg : block.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type)
@@ -460,7 +464,7 @@ LogicalResult FunctionBufferizer::run() {
 
   // Swap the bodies.
   Region &region = func.getBody();
-  region.push_back(newBlock);
+  region.push_back(owned.release());
   block.dropAllDefinedValueUses();
   block.erase();
   func.setFunctionType(FunctionType::get(

@@ -36,20 +36,20 @@ const int64_t shapeWte[] = {16, 8};
 const int64_t shapeBias[] = {5};
 
 // name, of, kind, dtype, rank, shape, numel, shards, storage_numel, init,
-// std, weight_decay, data
+// std, weight_decay, data, buffer (-1: its own storage), buffer_offset
 zrt_state states[] = {
     {"transformer.wte.weight", nullptr, ZRT_STATE_PARAM, ZRT_BF16, 2,
-     shapeWte, 128, 2, 64, ZRT_INIT_NORMAL, 0.02, 1, nullptr},
+     shapeWte, 128, 2, 64, ZRT_INIT_NORMAL, 0.02, 1, nullptr, -1, 0},
     {"transformer.ln.bias", nullptr, ZRT_STATE_PARAM, ZRT_BF16, 1, shapeBias,
-     5, 2, 3, ZRT_INIT_ZEROS, 0.0, 0, nullptr},
+     5, 2, 3, ZRT_INIT_ZEROS, 0.0, 0, nullptr, -1, 0},
     {"transformer.wte.weight.master", "transformer.wte.weight",
      ZRT_STATE_MASTER, ZRT_F32, 2, shapeWte, 128, 2, 64, ZRT_INIT_ZEROS, 0.0,
-     0, nullptr},
+     0, nullptr, -1, 0},
     {"transformer.ln.bias.master", "transformer.ln.bias", ZRT_STATE_MASTER,
-     ZRT_F32, 1, shapeBias, 5, 2, 3, ZRT_INIT_ZEROS, 0.0, 0, nullptr},
+     ZRT_F32, 1, shapeBias, 5, 2, 3, ZRT_INIT_ZEROS, 0.0, 0, nullptr, -1, 0},
     {"transformer.wte.weight.exp_avg", "transformer.wte.weight",
      ZRT_STATE_EXP_AVG, ZRT_F32, 2, shapeWte, 128, 2, 64, ZRT_INIT_ZEROS, 0.0,
-     0, nullptr},
+     0, nullptr, -1, 0},
 };
 
 void noStep(zrt_comm *, const void *, const void *, int64_t, float *, float *,

@@ -11,6 +11,8 @@
 
 #include "zeroc/Runtime/zrt.h"
 
+#include <cstring>
+
 #include <cstdint>
 
 namespace zeroc::rt {
@@ -69,18 +71,31 @@ inline void checkChoice(const char *kernel, const char *what, int value,
     zrt_fail("%s: %s must be %s, got %d", kernel, what, choices, value);
 }
 
-inline void checkTrans(const char *kernel, const char *what, zrt_trans trans) {
-  checkChoice(kernel, what, static_cast<int>(trans), 2,
+/// The bits of an enum argument, read without loading it as the enum: a C
+/// caller may pass any int, and in C++ loading a value outside the
+/// enumerators is undefined behaviour (UBSan's enum check). Take the
+/// argument by reference, check it, then use it.
+template <typename Enum> inline int enumBits(const Enum &value) {
+  static_assert(sizeof(Enum) == sizeof(int), "zrt.h's enums are ints");
+  int bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+inline void checkTrans(const char *kernel, const char *what,
+                       const zrt_trans &trans) {
+  checkChoice(kernel, what, enumBits(trans), 2,
               "ZRT_NO_TRANS (0) or ZRT_TRANS (1)");
 }
 
-inline void checkAttentionMask(const char *kernel, zrt_attention_mask mask) {
-  checkChoice(kernel, "mask", static_cast<int>(mask), 2,
+inline void checkAttentionMask(const char *kernel,
+                               const zrt_attention_mask &mask) {
+  checkChoice(kernel, "mask", enumBits(mask), 2,
               "ZRT_ATTENTION_FULL (0) or ZRT_ATTENTION_CAUSAL (1)");
 }
 
-inline void checkMaskFill(const char *kernel, zrt_mask_fill fill) {
-  checkChoice(kernel, "fill", static_cast<int>(fill), 2,
+inline void checkMaskFill(const char *kernel, const zrt_mask_fill &fill) {
+  checkChoice(kernel, "fill", enumBits(fill), 2,
               "ZRT_MASK_NEG_INF (0) or ZRT_MASK_ZERO (1)");
 }
 

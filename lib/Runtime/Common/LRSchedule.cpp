@@ -9,16 +9,20 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 extern "C" float zrt_lr_schedule(int64_t step, double lr,
                                  zrt_lr_kind schedule, int64_t warmup,
                                  double min_lr, int64_t max_steps) {
-  if (schedule == ZRT_LR_CONSTANT)
+  // Read as an int (a C caller may pass any; see KernelArgs.h's enumBits).
+  int kind;
+  std::memcpy(&kind, &schedule, sizeof kind);
+  if (kind == ZRT_LR_CONSTANT)
     return static_cast<float>(lr);
-  if (schedule != ZRT_LR_COSINE)
+  if (kind != ZRT_LR_COSINE)
     zrt_fail("zrt_lr_schedule: unknown schedule %d (ZRT_LR_CONSTANT (0) or "
              "ZRT_LR_COSINE (1))",
-             static_cast<int>(schedule));
+             kind);
   double s = static_cast<double>(step);
   if (step < warmup)
     return static_cast<float>(lr * (s + 1) / static_cast<double>(warmup + 1));
