@@ -23,20 +23,6 @@ RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
-/// The shape rules need static shapes (as TrainOps.cpp's verifiers check).
-LogicalResult verifyStatic(Operation *op) {
-  for (auto [index, operand] : llvm::enumerate(op->getOperands()))
-    if (auto type = dyn_cast<RankedTensorType>(operand.getType());
-        type && !type.hasStaticShape())
-      return op->emitOpError("operand #")
-             << index << " must have a static shape, got " << type;
-  for (auto [index, result] : llvm::enumerate(op->getResults()))
-    if (auto type = dyn_cast<RankedTensorType>(result.getType());
-        type && !type.hasStaticShape())
-      return op->emitOpError("result #")
-             << index << " must have a static shape, got " << type;
-  return success();
-}
 
 LogicalResult expectType(Operation *op, StringRef what, Value value,
                          RankedTensorType expected) {
@@ -78,7 +64,7 @@ void RmsNormOp::build(OpBuilder &builder, OperationState &state, Value input,
 }
 
 LogicalResult RmsNormOp::verify() {
-  if (failed(verifyStatic(*this)))
+  if (failed(verifyStaticShapes(*this)))
     return failure();
   RankedTensorType input = tensorType(getInput());
   FailureOr<Shape> shape =
@@ -102,7 +88,7 @@ void RmsNormGradOp::build(OpBuilder &builder, OperationState &state, Value grad,
 }
 
 LogicalResult RmsNormGradOp::verify() {
-  if (failed(verifyStatic(*this)))
+  if (failed(verifyStaticShapes(*this)))
     return failure();
   RankedTensorType input = tensorType(getInput());
   if (failed(rmsnormShape(input.getShape(), tensorType(getWeight()).getShape(),
@@ -121,7 +107,7 @@ LogicalResult RmsNormGradOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult RopeOp::verify() {
-  if (failed(verifyStatic(*this)))
+  if (failed(verifyStaticShapes(*this)))
     return failure();
   return ropeShape(tensorType(getInput()).getShape(), getSeqDim(),
                    getThetaAttr().getValueAsDouble(),
@@ -149,7 +135,7 @@ static LogicalResult verifySliceOf(Operation *op, RankedTensorType large,
                                    RankedTensorType small,
                                    ArrayRef<int64_t> offsets,
                                    ArrayRef<int64_t> strides) {
-  if (failed(verifyStatic(op)))
+  if (failed(verifyStaticShapes(op)))
     return failure();
   if (failed(sliceShape(large.getShape(), offsets, small.getShape(), strides,
                         [&] { return op->emitOpError(); })))
@@ -175,7 +161,7 @@ LogicalResult SliceGradOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult DropoutOp::verify() {
-  if (failed(verifyStatic(*this)))
+  if (failed(verifyStaticShapes(*this)))
     return failure();
   std::optional<int64_t> batchDim, ranks;
   if (getBatchDimAttr())

@@ -40,23 +40,6 @@ LogicalResult verifyResultType(Operation *op, Value result,
   return success();
 }
 
-/// The shape rules work on static shapes only: a dynamic dimension would
-/// enter their arithmetic as ShapedType::kDynamic. Every verifier of an op
-/// with tensor operands or results calls this first.
-LogicalResult verifyStaticShapes(Operation *op) {
-  for (auto [index, operand] : llvm::enumerate(op->getOperands()))
-    if (auto type = dyn_cast<RankedTensorType>(operand.getType());
-        type && !type.hasStaticShape())
-      return op->emitOpError("operand #")
-             << index << " must have a static shape, got " << type;
-  for (auto [index, result] : llvm::enumerate(op->getResults()))
-    if (auto type = dyn_cast<RankedTensorType>(result.getType());
-        type && !type.hasStaticShape())
-      return op->emitOpError("result #")
-             << index << " must have a static shape, got " << type;
-  return success();
-}
-
 /// Checks that the float attribute `name` is finite (not NaN or infinite);
 /// the range checks that follow it would let a NaN through.
 LogicalResult verifyFinite(Operation *op, StringRef name, double value) {

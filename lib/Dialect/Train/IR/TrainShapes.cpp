@@ -12,6 +12,20 @@ using namespace mlir;
 
 namespace zeroc::train {
 
+LogicalResult verifyStaticShapes(Operation *op) {
+  for (auto [index, operand] : llvm::enumerate(op->getOperands()))
+    if (auto type = dyn_cast<RankedTensorType>(operand.getType());
+        type && !type.hasStaticShape())
+      return op->emitOpError("operand #")
+             << index << " must have a static shape, got " << type;
+  for (auto [index, result] : llvm::enumerate(op->getResults()))
+    if (auto type = dyn_cast<RankedTensorType>(result.getType());
+        type && !type.hasStaticShape())
+      return op->emitOpError("result #")
+             << index << " must have a static shape, got " << type;
+  return success();
+}
+
 std::string formatShape(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "scalar";

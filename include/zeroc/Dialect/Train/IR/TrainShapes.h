@@ -23,6 +23,11 @@ class Operation;
 
 namespace zeroc::train {
 
+/// The shape rules work on static shapes only: a dynamic dimension would
+/// enter their arithmetic as ShapedType::kDynamic. Every verifier of an op
+/// with tensor operands or results calls this first (TrainShapes.cpp).
+mlir::LogicalResult verifyStaticShapes(mlir::Operation *op);
+
 using ErrorEmitter = llvm::function_ref<mlir::InFlightDiagnostic()>;
 using Shape = llvm::SmallVector<int64_t, 4>;
 
