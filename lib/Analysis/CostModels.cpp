@@ -248,6 +248,7 @@ OpCost costOf(AttentionOp a) {
                              bytesOf(a->getOperands()) + bytesOf(a.getResult()),
                              elementBits(a.getQuery()));
   cost.vectorFlops = 10 * scores; // scale, max, exp, sum, normalize
+  cost.attention = true;
   return cost;
 }
 
@@ -261,6 +262,7 @@ OpCost costOf(AttentionGradOp a) {
       10 * scores * d, bytesOf(a->getOperands()) + bytesOf(a->getResults()),
       elementBits(a.getQuery()));
   cost.vectorFlops = 15 * scores;
+  cost.attention = true;
   return cost;
 }
 
