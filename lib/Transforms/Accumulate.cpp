@@ -160,7 +160,8 @@ LogicalResult TrainAccumulatePass::accumulate(ModuleOp module, int64_t count) {
     int64_t rows = tensor.getDimSize(0);
     if (rows % count != 0)
       return forward->emitError("micro-batches=")
-             << count << " does not divide the rank's batch of " << rows
+             << count << " (zeroc's --grad-accum) does not divide the rank's "
+             << "batch of " << rows
              << " (argument #" << index << " of @" << forward->getSymName()
              << ")";
     batchArgs.push_back(static_cast<int64_t>(index));
