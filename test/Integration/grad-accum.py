@@ -10,6 +10,7 @@
 # CHECK: gpt2 stage 3, 4 rank(s), K = 2: losses of K = 1; bytes sent = report
 # CHECK: llama dropout stage 2, 2 rank(s), K = 2: losses of K = 1; bytes sent = report
 # CHECK: report: stage 0-1 traffic independent of K, stage 2-3 gradient traffic times K
+# CHECK: report: activations {{[0-9]+}} bytes at K = 1, {{[0-9]+}} at K = 4 (stage 2), plus at most the {{[0-9]+}}-byte running sums in stage 0 ({{[0-9]+}})
 # CHECK: gradient accumulation keeps the losses of one micro-batch
 """Gradient accumulation (--grad-accum K) changes the schedule, not the numbers.
 
@@ -30,10 +31,15 @@ step-0 norm is above the threshold):
 * as executables under mpirun, one per stage (compiled once each): the
   losses equal those of the single-rank K = 1 executable within 1e-5, and
   the bytes each rank sends per step (the runtime's count of what it hands
-  to MPI) equal the memory report's communication figure for that K;
+  to MPI) equal the memory report's communication figure for that K, and
+  every measured peak (parameters to activations) the report's;
 * the report's traffic: stages 0 and 1 send the same bytes for K = 1, 2, 4;
   stages 2 and 3 send K times the reduce-scatters of K = 1 (and stage 3 K
-  times the gathers).
+  times the gathers);
+* the report's activations: K = 4 keeps one micro-batch's (less than
+  K = 1's), and stage 0 adds at most one full-size running sum of the
+  gradients (train-fuse-elementwise must not fuse the running sums into
+  the last micro-batch's loop, which kept every micro-batch's gradient).
 
 The schedule (one gradient collective per bucket and step in stages 0-1,
 one per micro-batch in stages 2-3) is checked in test/Transforms/Accumulate.
@@ -121,7 +127,13 @@ def main():
                                  "--quiet"], check=True, stdout=subprocess.DEVNULL)
         records = [json.loads(line) for line in open(log)]
         losses = [r["loss"] for r in records if "loss" in r]
-        sent = next(r for r in records if r.get("summary"))["ranks"][0]["bytes_sent"] / STEPS
+        rank0 = next(r for r in records if r.get("summary"))["ranks"][0]
+        static = {**report["per_rank_bytes"], **report["transient_bytes"]}
+        for key, value in rank0["peak_bytes"].items():
+            if value != static[key]:
+                failures.append(f"{name} stage {stage}, {ranks} rank(s), K = {k}: measured "
+                                f"{key} {value} != report {static[key]}")
+        sent = rank0["bytes_sent"] / STEPS
         return losses, sent, report["communication_per_rank_per_step"]["bytes"]
 
     references = {"gpt2": train("gpt2", 0, 1, 1)[0], "llama": train("llama", 0, 1, 1)[0]}
@@ -136,7 +148,8 @@ def main():
         elif sent != expected:
             failures.append(f"{tag}: sent {sent} bytes per step, report {expected}")
         else:
-            print(f"{tag}: losses of K = 1; bytes sent = report ({expected:.0f} per step)")
+            print(f"{tag}: losses of K = 1; bytes sent = report ({expected:.0f} per step), "
+                  "measured peaks = report")
 
     # The report's traffic for each K: bytes per kind of collective.
     def traffic(stage, k):
@@ -163,6 +176,23 @@ def main():
     if len(failures) == count:
         print("report: stage 0-1 traffic independent of K, stage 2-3 gradient traffic "
               "times K")
+
+    # Activations: one micro-batch's, plus (stages 0-1) one full-size
+    # running sum of the gradients, not one per micro-batch.
+    def memory(stage, k):
+        return json.loads(subprocess.run(
+            [args.zeroc, models["gpt2"], f"--zero-stage={stage}", "--world-size=2",
+             f"--grad-accum={k}", "--bucket-bytes=4096", "--emit=memory-report"],
+            check=True, capture_output=True, text=True).stdout)
+    sums = memory(0, 4)["per_rank_bytes"]["gradients"]  # f32: one gradient per parameter
+    act = {(stage, k): memory(stage, k)["transient_bytes"]["activations"]
+           for stage in (0, 2) for k in (1, 4)}
+    if not (act[(2, 4)] < act[(2, 1)] and act[(2, 4)] < act[(0, 4)] <= act[(2, 4)] + sums):
+        failures.append(f"activations {act}, gradients {sums}")
+    else:
+        print(f"report: activations {act[(2, 1)]} bytes at K = 1, {act[(2, 4)]} at K = 4 "
+              f"(stage 2), plus at most the {sums}-byte running sums in stage 0 "
+              f"({act[(0, 4)]})")
     if failures:
         print("\n".join(failures))
         sys.exit(1)

@@ -418,7 +418,9 @@ def TrainFuseElementwise : Pass<"train-fuse-elementwise", "mlir::ModuleOp"> {
     back end computes as one loop (one kernel on a GPU):
 
     * a producer joins its user's region when its result has that one user,
-      in the same block, with the same shape, and no op that writes memory
+      in the same block, with the same shape, of the same micro-batch
+      (`train.micro_batch`, from `train-accumulate`: a running gradient sum
+      is computed in its own micro-batch), and no op that writes memory
       (a `train.write`, a collective) lies between them;
     * a `train.fill` used only by elementwise ops is copied into each
       region that uses it; any other elementwise op starts a region.
