@@ -14,9 +14,12 @@
 //     the elementwise arithmetic of everything else, at a few operations
 //     per element (a transcendental counts as several);
 //   - causal attention computes the visible (lower) triangle only, as the
-//     runtimes' kernels do; with grouped-query attention its FLOPs are the
-//     query heads' (every query head computes its own scores) and its bytes
-//     the operands' own, so key and value count at their (fewer) heads;
+//     CPU kernel and the fused (flash) kernels do (the CUDA runtime's
+//     default cuBLASLt path computes the whole products); its products run
+//     at the machine's attention efficiency (OpCost::attention); with
+//     grouped-query attention its FLOPs are the query heads' (every query
+//     head computes its own scores) and its bytes the operands' own, so key
+//     and value count at their (fewer) heads;
 //   - elementwise chains are costed as the C++ and CUDA backends emit them:
 //     an elementwise op whose only user is an elementwise op of the same
 //     shape is computed inside its user's loop (no bytes of its own), and
@@ -248,6 +251,7 @@ OpCost costOf(AttentionOp a) {
                              bytesOf(a->getOperands()) + bytesOf(a.getResult()),
                              elementBits(a.getQuery()));
   cost.vectorFlops = 10 * scores; // scale, max, exp, sum, normalize
+  cost.attention = true;
   return cost;
 }
 
@@ -261,6 +265,7 @@ OpCost costOf(AttentionGradOp a) {
       10 * scores * d, bytesOf(a->getOperands()) + bytesOf(a->getResults()),
       elementBits(a.getQuery()));
   cost.vectorFlops = 15 * scores;
+  cost.attention = true;
   return cost;
 }
 

@@ -6,6 +6,8 @@
 //   compute op:  overhead + max(flops / (GEMM peak * GEMM efficiency),
 //                               vector flops / vector rate,
 //                               bytes / (bandwidth * memory efficiency))
+//                (attention kernels: the attention efficiency, if the
+//                machine gives one, in place of the GEMM efficiency)
 //   collective:  collectiveTime() on the communication stream, from
 //                max(its input is ready, the stream is free)
 //   train.wait:  the compute stream stalls until its collective is done
@@ -83,6 +85,10 @@ const std::vector<Field> &machineFields() {
        [](Machine &m, double v, llvm::StringRef) { m.vectorFlops = v; }},
       {"gemm_efficiency", true, 1, Field::Fraction,
        [](Machine &m, double v, llvm::StringRef) { m.gemmEfficiency = v; }},
+      {"attention_efficiency", false, 1, Field::Fraction,
+       [](Machine &m, double v, llvm::StringRef) {
+         m.attentionEfficiency = v;
+       }},
       {"memory_gbps", true, 1e9, Field::Positive,
        [](Machine &m, double v, llvm::StringRef) { m.memoryBandwidth = v; }},
       {"memory_efficiency", true, 1, Field::Fraction,
@@ -416,10 +422,13 @@ int64_t modelStateBytes(ModuleOp module, int64_t ranks) {
 }
 
 double computeSeconds(const Machine &machine, const OpCost &cost) {
-  double gemm = cost.flops > 0
-                    ? cost.flops / (machine.gemmPeak(cost.elementBits) *
-                                    machine.gemmEfficiency)
-                    : 0;
+  double efficiency = cost.attention && machine.attentionEfficiency > 0
+                          ? machine.attentionEfficiency
+                          : machine.gemmEfficiency;
+  double gemm =
+      cost.flops > 0
+          ? cost.flops / (machine.gemmPeak(cost.elementBits) * efficiency)
+          : 0;
   double vector =
       cost.vectorFlops > 0 ? cost.vectorFlops / machine.vectorFlops : 0;
   double memory =

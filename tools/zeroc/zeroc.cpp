@@ -108,7 +108,8 @@ static cl::opt<std::string>
 static cl::opt<std::string> machineName(
     "machine",
     cl::desc("With --emit=perf-model: the machine, a preset (a100-sxm-ib, "
-             "h100-sxm-ib, h200-sxm-ib, v100-dgx2, cpu) or a machine file"),
+             "h100-sxm-ib, h100-hbm2e-500w-ib, h200-sxm-ib, v100-dgx2, cpu) or "
+             "a machine file"),
     cl::value_desc("NAME|FILE"), cl::cat(category));
 static cl::opt<bool> sweepSizes(
     "sweep",

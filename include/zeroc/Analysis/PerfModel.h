@@ -52,6 +52,9 @@ struct Machine {
   double vectorFlops = 0;
   /// Fraction of the GEMM peak large products reach.
   double gemmEfficiency = 0;
+  /// Fraction of the GEMM peak a fused attention kernel's products reach
+  /// (0: the file leaves it out, gemmEfficiency applies).
+  double attentionEfficiency = 0;
   /// Memory bandwidth of one device, and the fraction memory-bound kernels
   /// reach.
   double memoryBandwidth = 0;

@@ -13,6 +13,7 @@
 
 #include <cstring>
 
+#include <cmath>
 #include <cstdint>
 
 namespace zeroc::rt {
@@ -105,6 +106,41 @@ inline void checkNonNegative(const char *kernel, const char *what,
   if (value < 0)
     zrt_fail("%s: %s must be >= 0, got %lld", kernel, what,
              static_cast<long long>(value));
+}
+
+/// A row kernel's rows and columns (zrt_layernorm, zrt_softmax,
+/// zrt_rmsnorm, zrt_rope, ...) are >= 0.
+inline void checkRows(const char *kernel, int64_t rows, int64_t cols) {
+  checkNonNegative(kernel, "rows", rows);
+  checkNonNegative(kernel, "cols", cols);
+}
+
+/// zrt_rope's arguments, before its dtype is dispatched: rows and head
+/// dimension >= 0 and the dimension even, positions and period >= 0, theta
+/// finite and positive, style 0 (interleaved) or 1 (rotate_half).
+inline void checkRopeArgs(const char *kernel, int64_t rows, int64_t d,
+                          int64_t positions, int64_t period, double theta,
+                          int style) {
+  checkRows(kernel, rows, d);
+  checkNonNegative(kernel, "positions", positions);
+  checkNonNegative(kernel, "period", period);
+  if (d % 2 != 0)
+    zrt_fail("%s: the head dimension %lld is odd", kernel,
+             static_cast<long long>(d));
+  if (!(theta > 0.0) || !std::isfinite(theta))
+    zrt_fail("%s: theta %g must be finite and positive", kernel, theta);
+  if (style != 0 && style != 1)
+    zrt_fail("%s: style %d is neither 0 (interleaved) nor 1 (rotate_half)",
+             kernel, style);
+}
+
+/// zrt_rope with rows to rotate needs a positive number of positions and
+/// period (checked once the dtype is known to be valid).
+inline void checkRopePositions(const char *kernel, int64_t rows,
+                               int64_t positions, int64_t period) {
+  if (positions <= 0 || period <= 0)
+    zrt_fail("%s: %lld rows need positive positions and period", kernel,
+             static_cast<long long>(rows));
 }
 
 /// zrt_matmul's sizes and strides are all >= 0.

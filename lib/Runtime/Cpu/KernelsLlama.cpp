@@ -22,11 +22,6 @@ using namespace zeroc::rt;
 
 namespace {
 
-void checkRows(const char *kernel, int64_t rows, int64_t cols) {
-  checkNonNegative(kernel, "rows", rows);
-  checkNonNegative(kernel, "cols", cols);
-}
-
 template <typename T> std::vector<float> widen(const T *v, int64_t n) {
   std::vector<float> out(n);
   for (int64_t i = 0; i < n; ++i)
@@ -205,24 +200,12 @@ extern "C" void zrt_rope(zrt_dtype dtype, const void *x, void *y, int64_t rows,
                          int64_t d, int64_t positions, int64_t period,
                          double theta, int style, int inverse) {
   const char *kernel = "zrt_rope";
-  checkRows(kernel, rows, d);
-  checkNonNegative(kernel, "positions", positions);
-  checkNonNegative(kernel, "period", period);
-  if (d % 2 != 0)
-    zrt_fail("%s: the head dimension %lld is odd", kernel,
-             static_cast<long long>(d));
-  if (!(theta > 0.0) || !std::isfinite(theta))
-    zrt_fail("%s: theta %g must be finite and positive", kernel, theta);
-  if (style != 0 && style != 1)
-    zrt_fail("%s: style %d is neither 0 (interleaved) nor 1 (rotate_half)",
-             kernel, style);
+  checkRopeArgs(kernel, rows, d, positions, period, theta, style);
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
     if (rows == 0 || d == 0)
       return;
-    if (positions <= 0 || period <= 0)
-      zrt_fail("%s: %lld rows need positive positions and period", kernel,
-               static_cast<long long>(rows));
+    checkRopePositions(kernel, rows, positions, period);
     int64_t half = d / 2;
     // cos and sin of every (position, pair), in double then rounded.
     std::vector<float> table(static_cast<size_t>(positions) * half * 2);

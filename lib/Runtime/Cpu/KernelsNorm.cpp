@@ -118,11 +118,6 @@ ZRT_HOT void softmaxGradRows(const T *dy, const T *y, T *dx, int64_t r0,
   }
 }
 
-void checkRows(const char *kernel, int64_t rows, int64_t cols) {
-  checkNonNegative(kernel, "rows", rows);
-  checkNonNegative(kernel, "cols", cols);
-}
-
 /// A [cols] vector of `T` widened to f32.
 template <typename T>
 std::vector<float> widen(const T *v, int64_t cols) {

@@ -248,11 +248,6 @@ __global__ void softmaxGradKernel(const T *dy, const T *y, T *dx, int64_t rows,
   }
 }
 
-void checkRows(const char *kernel, int64_t rows, int64_t cols) {
-  checkNonNegative(kernel, "rows", rows);
-  checkNonNegative(kernel, "cols", cols);
-}
-
 } // namespace
 
 extern "C" void zrt_layernorm(zrt_dtype dtype, const void *x,

@@ -51,6 +51,9 @@ struct OpCost {
   /// Whether the op is one kernel launch or runtime call (the machine's
   /// per-kernel overhead applies); false for fused or free ops.
   bool launches = false;
+  /// A fused attention kernel (train.attention, train.attention_grad): its
+  /// products run at the machine's attention efficiency, not its GEMM one.
+  bool attention = false;
 
   // Collectives only.
   CostCollective collective = CostCollective::AllReduce;
