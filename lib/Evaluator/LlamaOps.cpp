@@ -175,6 +175,12 @@ LogicalResult evalDropout(DropoutOp op, Operands in, Results &out,
       inner *= x.shape[k];
     offset = ctx.rank * rows;
     globalRows = rows * ranks;
+    // Micro-batch m of K of the rank's batch (train-accumulate).
+    if (auto micro = op.getMicroBatch()) {
+      int64_t count = *op.getMicroBatches();
+      offset = (ctx.rank * count + *micro) * rows;
+      globalRows = rows * ranks * count;
+    }
   }
   uint32_t threshold = random::dropoutThreshold(p);
   double scale = 1.0 / (1.0 - p);

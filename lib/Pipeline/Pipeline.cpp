@@ -17,6 +17,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(createTrainDataParallel({options.worldSize}));
   pm.addPass(createTrainAutodiff());
   pm.addPass(createTrainRemat({options.remat}));
+  pm.addPass(createTrainAccumulate({options.gradAccum}));
   pm.addPass(createTrainOptimizer());
   pm.addPass(createTrainZero(
       {options.zeroStage, options.worldSize, options.bucketBytes}));
@@ -56,6 +57,10 @@ struct TrainingPipelineOptions
       *this, "remat",
       llvm::cl::desc("Activation rematerialization: none, full or selective"),
       llvm::cl::init("none")};
+  Option<int64_t> gradAccum{
+      *this, "grad-accum",
+      llvm::cl::desc("Micro-batches per step (gradient accumulation)"),
+      llvm::cl::init(1)};
 };
 } // namespace
 
@@ -77,6 +82,7 @@ void registerTrainingPipeline() {
         options.bucketBytes = o.bucketBytes;
         options.maxInFlight = o.maxInFlight;
         options.remat = o.remat;
+        options.gradAccum = o.gradAccum;
         buildTrainingPipeline(pm, options);
       });
 }

@@ -81,6 +81,11 @@ private:
     if (user->getBlock() != op->getBlock() || !isElementwise(user) ||
         typeOf(user->getResult(0)).getShape() != typeOf(result).getShape())
       return nullptr;
+    // Gradient accumulation (train-accumulate): a micro-batch's running
+    // total is computed in its micro-batch, never in the next one's loop
+    // (which would keep every micro-batch's gradient alive until the last).
+    if (op->getAttr("train.micro_batch") != user->getAttr("train.micro_batch"))
+      return nullptr;
     for (Operation *between = op->getNextNode(); between != user;
          between = between->getNextNode())
       if (writesMemory(between))

@@ -49,8 +49,12 @@ SmallVector<Operation *> waitChain(WaitOp wait) {
   llvm::SmallPtrSet<Operation *, 8> inChain{wait};
   for (size_t i = 0; i < chain.size(); ++i)
     for (Operation *user : chain[i]->getUsers()) {
+      // A micro-batch's reduced shards are added into the gradient buffer
+      // (train-accumulate's `train.accumulate` adds, in train-zero).
+      bool accumulates = isa<AddOp>(user) && user->hasAttr("train.accumulate");
       if (inChain.contains(user) ||
-          !isa<ScaleOp, ReshapeOp, UnpackOp, CastOp, WriteOp>(user))
+          (!accumulates &&
+           !isa<ScaleOp, ReshapeOp, UnpackOp, CastOp, WriteOp>(user)))
         continue;
       bool fed = llvm::all_of(user->getOperands(), [&](Value v) {
         Operation *def = v.getDefiningOp();

@@ -109,6 +109,32 @@ SmallVector<SmallVector<T>> groupByBytes(ArrayRef<T> items,
   return groups;
 }
 
+/// The micro-batch contributions of a value that train-accumulate summed
+/// (a chain of `train.add` marked `train.accumulate`, the running total on
+/// the left), in micro-batch order; just `value` without accumulation.
+SmallVector<Value> microBatchParts(Value value) {
+  SmallVector<Value> parts;
+  while (auto add = value.getDefiningOp<AddOp>()) {
+    if (!add->hasAttr("train.accumulate"))
+      break;
+    parts.push_back(add.getRhs());
+    value = add.getLhs();
+  }
+  parts.push_back(value);
+  std::reverse(parts.begin(), parts.end());
+  return parts;
+}
+
+/// Erases the accumulation adds of `value` that nothing reads any more.
+void eraseDeadAccumulation(Value value) {
+  while (auto add = value.getDefiningOp<AddOp>()) {
+    if (!add->hasAttr("train.accumulate") || !add->use_empty())
+      return;
+    value = add.getLhs();
+    add->erase();
+  }
+}
+
 /// Stages 1-3: the optimizer works on this rank's shards.
 class ShardedLayout : public UpdateLayout {
 public:
@@ -233,7 +259,17 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
     return {};
   }
 
+  /// Stages 2-3 with micro-batches: each micro-batch's buckets are
+  /// reduce-scattered as backward produces them and added into the
+  /// sharded gradient buffers.
+  LogicalResult reducePerMicroBatch(Block &body, OpBuilder &b,
+                                    Collectives &collectives);
+
   int64_t S = 0, N = 1, bucket = 0;
+  /// With micro-batches (train-accumulate), the op computing each
+  /// micro-batch's loss: stage 3 gathers around each micro-batch's forward
+  /// and backward.
+  SmallVector<Operation *> microLosses;
 };
 
 LogicalResult TrainZeroPass::validate(ModuleOp module) {
@@ -325,8 +361,14 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
                         builder.getDenseI64ArrayAttr({N}));
   Collectives collectives(builder, N);
 
-  if (S == 3)
+  if (S == 3) {
+    for (Value part : microBatchParts(loss))
+      microLosses.push_back(part.getDefiningOp());
+    if (microLosses.size() < 2 || llvm::is_contained(microLosses, nullptr))
+      microLosses.clear();
     gatherParameters(func, lossOp, params, builder, collectives);
+    microLosses.clear();
+  }
   if (func::FuncOp forward = findForward(module))
     partitionForward(forward, params, builder, collectives);
   // The sampler's @logits runs on every rank alike; in stage 3 it gathers
@@ -396,6 +438,9 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
     }
   }
 
+  if (S >= 2 && failed(reducePerMicroBatch(body, builder, collectives)))
+    return failure();
+
   // Stages 1-3 shard the optimizer state (and stage 3 the parameters).
   if (S >= 1)
     for (ParamOp param : params) {
@@ -434,6 +479,92 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   return success();
 }
 
+LogicalResult TrainZeroPass::reducePerMicroBatch(Block &body, OpBuilder &b,
+                                                Collectives &collectives) {
+  // The gradient buckets the loop above built: a pack of the accumulated
+  // gradients, reduce-scattered, averaged, unpacked into the sharded
+  // gradient buffers.
+  SmallVector<shard::ReduceScatterOp> buckets;
+  for (auto rs : body.getOps<shard::ReduceScatterOp>())
+    if (rs.getInput().getDefiningOp<PackOp>())
+      buckets.push_back(rs);
+  for (shard::ReduceScatterOp rs : buckets) {
+    auto pack = rs.getInput().getDefiningOp<PackOp>();
+    SmallVector<SmallVector<Value>> parts;
+    for (Value grad : pack.getInputs())
+      parts.push_back(microBatchParts(grad));
+    size_t count = parts.front().size();
+    if (count < 2)
+      continue; // no accumulation: the bucket stays as it is
+    if (llvm::any_of(parts, [&](auto &p) { return p.size() != count; }))
+      return pack.emitOpError("packs gradients of different numbers of "
+                              "micro-batches");
+    if (!rs->hasOneUse() || !isa<ScaleOp>(*rs->user_begin()))
+      return rs.emitOpError("is not a gradient bucket train-zero built");
+    Operation *scale = *rs->user_begin();
+    if (!scale->hasOneUse() || !isa<UnpackOp>(*scale->user_begin()))
+      return rs.emitOpError("is not a gradient bucket train-zero built");
+    auto unpack = cast<UnpackOp>(*scale->user_begin());
+    SmallVector<WriteOp> writes;
+    for (Value shard : unpack.getResults()) {
+      auto write = shard.hasOneUse() ? dyn_cast<WriteOp>(*shard.user_begin())
+                                     : WriteOp();
+      if (!write)
+        return rs.emitOpError("is not a gradient bucket train-zero built");
+      writes.push_back(write);
+    }
+    SmallVector<Type> shardTypes(unpack.getResultTypes());
+
+    for (size_t m = 0; m < count; ++m) {
+      // Right after the micro-batch's last gradient of the bucket.
+      Operation *last = nullptr;
+      SmallVector<Value> values;
+      for (auto &p : parts) {
+        values.push_back(p[m]);
+        Operation *def = p[m].getDefiningOp();
+        if (def && (!last || last->isBeforeInBlock(def)))
+          last = def;
+      }
+      if (last)
+        b.setInsertionPointAfter(last);
+      else
+        b.setInsertionPointToStart(&body);
+      TrainBuilder tb(b, last ? last->getLoc() : rs.getLoc());
+      // The shards accumulated so far, read before the collective starts.
+      SmallVector<Value> accumulated;
+      if (m > 0)
+        for (auto [write, type] : llvm::zip(writes, shardTypes))
+          accumulated.push_back(
+              tb.read(cast<RankedTensorType>(type), write.getName()));
+      Value buffer = PackOp::create(b, tb.getLoc(), pack.getType(), values,
+                                    pack.getShards());
+      Value reduced = collectives.reduceScatter(tb.getLoc(), buffer);
+      Value averaged = tb.scale(reduced, 1.0 / static_cast<double>(N));
+      auto shards = UnpackOp::create(b, tb.getLoc(), shardTypes, averaged, 1);
+      for (auto [i, write] : llvm::enumerate(writes)) {
+        Value shard = shards.getResult(i);
+        if (m > 0) {
+          shard = tb.add(accumulated[i], shard);
+          shard.getDefiningOp()->setAttr("train.accumulate", b.getUnitAttr());
+          shard.getDefiningOp()->setAttr(
+              "train.micro_batch", b.getI64IntegerAttr(static_cast<int64_t>(m)));
+        }
+        tb.write(shard, write.getName());
+      }
+    }
+    SmallVector<Value> finals(pack.getInputs());
+    for (WriteOp write : writes)
+      write->erase();
+    unpack->erase();
+    scale->erase();
+    rs->erase();
+    pack->erase();
+    for (Value grad : finals)
+      eraseDeadAccumulation(grad);
+  }
+  return success();
+}
+
 void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
                                      ArrayRef<ParamOp> params, OpBuilder &b,
                                      Collectives &collectives) {
@@ -446,7 +577,19 @@ void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
   llvm::StringMap<ParamOp> byName;
   for (ParamOp param : params)
     byName[param.getSymName()] = param;
-  llvm::MapVector<Operation *, Uses> phase[2];
+  // Two phases (forward, backward), or two per micro-batch.
+  SmallVector<llvm::MapVector<Operation *, Uses>> phase(
+      2 * std::max<size_t>(1, microLosses.size()));
+  auto phaseOf = [&](Operation *user) -> unsigned {
+    Operation *loss = lossOp;
+    unsigned micro = 0;
+    if (auto index = user->getAttrOfType<IntegerAttr>("train.micro_batch");
+        index && index.getInt() < static_cast<int64_t>(microLosses.size())) {
+      micro = static_cast<unsigned>(index.getInt());
+      loss = microLosses[micro];
+    }
+    return 2 * micro + (loss->isBeforeInBlock(user) ? 1 : 0);
+  };
   SmallVector<ReadOp> reads;
   for (auto read : func.getOps<ReadOp>()) {
     ParamOp param = byName.lookup(read.getName());
@@ -455,8 +598,7 @@ void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
     reads.push_back(read);
     for (OpOperand &use : read.getResult().getUses()) {
       Operation *user = use.getOwner();
-      bool backward = lossOp->isBeforeInBlock(user);
-      Uses &uses = phase[backward][param];
+      Uses &uses = phase[phaseOf(user)][param];
       uses.param = param;
       uses.operands.push_back(&use);
     }

@@ -537,13 +537,16 @@ class ModuleWriter:
             self._out.write(f"// {line}".rstrip() + "\n")
         self._out.write("\n")
 
-    def open(self, attributes: Mapping[str, str]) -> None:
-        """Opens the module, with string-valued `attributes`."""
+    def open(self, attributes: Mapping[str, str | int]) -> None:
+        """Opens the module, with string- or integer-valued (i64) `attributes`."""
         for key, value in attributes.items():
             _check_identifier("attribute name", key)
+            if isinstance(value, int):
+                continue
             if '"' in value or "\\" in value or not value.isprintable():
                 raise ValueError(f"attribute value {value!r} needs escaping")
-        attrs = ", ".join(f'{key} = "{value}"' for key, value in attributes.items())
+        attrs = ", ".join(f"{key} = {value} : i64" if isinstance(value, int)
+                          else f'{key} = "{value}"' for key, value in attributes.items())
         self._out.write(f"module attributes {{{attrs}}} {{\n" if attrs else "module {\n")
 
     def optimizer(self, config: OptimizerConfig) -> None:

@@ -135,6 +135,7 @@ class CompileOptions:
     precision: str | None = None
     bucket_bytes: int | None = None
     remat: str | None = None
+    grad_accum: int | None = None
 
     def zeroc_flags(self) -> list[str]:
         flags = [f"--zero-stage={self.stage}", f"--world-size={self.ranks}",
@@ -145,6 +146,8 @@ class CompileOptions:
             flags.append(f"--bucket-bytes={self.bucket_bytes}")
         if self.remat and self.remat != "none":
             flags.append(f"--remat={self.remat}")
+        if self.grad_accum is not None:
+            flags.append(f"--grad-accum={self.grad_accum}")
         return flags
 
 
@@ -326,6 +329,9 @@ def _parser(command: str) -> argparse.ArgumentParser:
                        help="activation rematerialization (default: none): full "
                             "recomputes each transformer block in backward, selective "
                             "all but its GEMM and attention outputs")
+    build.add_argument("--grad-accum", type=int, metavar="K",
+                       help="gradient accumulation: K micro-batches per step, passed to "
+                            "zeroc (default: the model's train.micro_batches, else 1)")
     build.add_argument("--zeroc", metavar="PATH",
                        help="the compiler (default: $ZEROC, build/bin/zeroc next to this "
                             "package, or zeroc on PATH)")
@@ -417,7 +423,7 @@ def main(argv: Sequence[str] | None = None, command: str = "train") -> int:
         exe_args = _check_exe_args(parser, args) if command == "train" else []
         zeroc = find_zeroc(args.zeroc)
         options = CompileOptions(args.stage, args.ranks, args.target, args.precision,
-                                 args.bucket_bytes, args.remat)
+                                 args.bucket_bytes, args.remat, args.grad_accum)
         if command == "compile" and args.output:
             executable = os.path.abspath(args.output)
             compile_model(args.model, options, zeroc, executable, lock=False)

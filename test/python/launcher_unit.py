@@ -88,13 +88,16 @@ class Cache(unittest.TestCase):
                           launcher.CompileOptions(2, 2, precision="bf16"),
                           launcher.CompileOptions(2, 2, bucket_bytes=4096),
                           launcher.CompileOptions(2, 2, remat="full"),
-                          launcher.CompileOptions(2, 2, remat="selective")):
+                          launcher.CompileOptions(2, 2, remat="selective"),
+                          launcher.CompileOptions(2, 2, grad_accum=2)):
                 self.assertNotEqual(key, launcher.cache_key(model, other, fake))
             # --remat=none is zeroc's default: the same executable.
             self.assertEqual(key, launcher.cache_key(model, launcher.CompileOptions(
                 2, 2, remat="none"), fake))
             self.assertEqual(launcher.CompileOptions(2, 2, remat="full").zeroc_flags()[-1],
                              "--remat=full")
+            self.assertEqual(launcher.CompileOptions(2, 2, grad_accum=4).zeroc_flags()[-1],
+                             "--grad-accum=4")
             path = launcher.cached_executable(model, options, fake, "/c")
             self.assertTrue(path.startswith("/c/m-s2-n2-cpu-"), path)
             Path(model).write_text("module { }\n")

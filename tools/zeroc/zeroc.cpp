@@ -1,7 +1,7 @@
 //===- zeroc.cpp - the zeroc compiler driver ------------------------------===//
 //
 //   zeroc INPUT.mlir [--zero-stage=S] [--world-size=N] [--precision=fp32|bf16]
-//         [--bucket-bytes=B] [--remat=none|full|selective]
+//         [--bucket-bytes=B] [--remat=none|full|selective] [--grad-accum=K]
 //         [--target=cpu|cuda] [--cuda-arch=sm_90,sm_80]
 //         [--emit=exe|source|mlir|memory-report|memory-table|perf-model|
 //                 perf-model-json] [--machine=NAME|FILE] [--sweep]
@@ -85,6 +85,14 @@ static cl::opt<std::string>
                    "elementwise ops and norms)"),
           cl::value_desc("none|full|selective"), cl::init("none"),
           cl::cat(category));
+static cl::opt<int64_t> gradAccum(
+    "grad-accum",
+    cl::desc("Gradient accumulation: micro-batches per step. Each rank "
+             "runs K micro-batches of its batch/K sequences and one "
+             "optimizer update; the loss is the mean over the whole "
+             "global batch (default: the model's train.micro_batches, "
+             "from the builders' --micro-batches, else 1; this flag wins)"),
+    cl::value_desc("K"), cl::init(1), cl::cat(category));
 static cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to write: exe (a sharded executable, the "
@@ -171,6 +179,8 @@ static std::optional<std::string> validateOptions() {
            std::to_string(bucketBytes);
   if (remat != "none" && remat != "full" && remat != "selective")
     return "--remat must be none, full or selective, got '" + remat + "'";
+  if (gradAccum < 1)
+    return "--grad-accum must be at least 1, got " + std::to_string(gradAccum);
   bool perfModel = emitKind == "perf-model" || emitKind == "perf-model-json";
   if (emitKind != "exe" && emitKind != "source" && emitKind != "mlir" &&
       emitKind != "planned" && emitKind != "memory-report" &&
@@ -214,7 +224,7 @@ static std::optional<std::string> validateOptions() {
     for (cl::Option *option :
          std::initializer_list<cl::Option *>{&zeroStage, &worldSize,
                                              &precision, &bucketBytes,
-                                             &remat})
+                                             &remat, &gradAccum})
       if (option->getNumOccurrences())
         return "--" + option->ArgStr.str() +
                " has no effect with --no-pipeline (the module's own "
@@ -476,6 +486,13 @@ int main(int argc, char **argv) {
     options.precision = precision;
     options.bucketBytes = bucketBytes;
     options.remat = remat;
+    // --grad-accum wins over the micro-batches the model asks for.
+    options.gradAccum = gradAccum;
+    if (!gradAccum.getNumOccurrences())
+      if (auto requested = zeroc::train::trainDialect(*module)
+                               .getMicroBatchesAttrHelper()
+                               .getAttr(*module))
+        options.gradAccum = requested.getInt();
     zeroc::buildTrainingPipeline(pm, options);
     if (failed(pm.run(*module))) {
       if (failedPass.empty())

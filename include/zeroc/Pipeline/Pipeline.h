@@ -30,11 +30,14 @@ struct PipelineOptions {
   /// Activation rematerialization: "none", "full" or "selective"
   /// (train-remat's policy).
   std::string remat = "none";
+  /// Micro-batches per step (--grad-accum): train-accumulate's K.
+  int64_t gradAccum = 1;
 };
 
 /// Adds the training pipeline to `pm` (a pass manager on builtin.module):
 /// [train-mixed-precision] train-logits train-data-parallel train-autodiff
-/// train-remat train-optimizer train-zero train-schedule canonicalize cse.
+/// train-remat train-accumulate train-optimizer train-zero train-schedule
+/// canonicalize cse.
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const PipelineOptions &options);
 

@@ -200,6 +200,69 @@ def TrainRemat : Pass<"train-remat", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def TrainAccumulate : Pass<"train-accumulate", "mlir::ModuleOp"> {
+  let summary = "Gradient accumulation: K micro-batches per step, one update";
+  let description = [{
+    Runs after `train-autodiff` and `train-remat`, before `train-optimizer`.
+    With `micro-batches=K` (K > 1), `@loss_and_grads` becomes the
+    accumulation of K micro-batches of the rank's batch: its arguments
+    keep the rank's batch (L sequences, after `train-data-parallel`), and
+    its body is K copies of the micro-batch program, each fed the
+    micro-batch's `train.slice` of every batched argument (rows
+    `[m * L/K, (m + 1) * L/K)`), each followed by the adds that accumulate
+    its gradients and loss (`train.add` marked `train.accumulate`). The
+    optimizer that `train-optimizer` appends then updates once per step.
+
+    The micro-batch program is the forward function with its batch
+    divided by K (as `train-data-parallel` divides it by the world size),
+    its loss scaled by 1/K, differentiated once by `train-autodiff` and
+    rematerialized with the policy the module records (`train.remat`); the
+    input's `@loss_and_grads` only shows that the module is at this stage.
+    So the loss is the mean over the rank's whole batch and the gradients
+    those of one K-times-larger micro-batch, up to the order of the sums.
+    Every op of micro-batch m carries `train.micro_batch = m` (CSE never
+    merges two micro-batches' ops, and `train-zero` places stage 2 and 3's
+    collectives per micro-batch with it); every `train.dropout` records
+    `micro_batch = m micro_batches = K`, so that its mask is the unsplit
+    program's. `@forward` (evaluation) keeps the rank's batch. The module
+    records K in `train.grad_accum`.
+
+    ```mlir
+    // micro-batches=2, the rank's batch of 4 sequences:
+    func.func @loss_and_grads(%x: tensor<4x8xf32>) -> (tensor<f32>, tensor<8xf32>)
+    // becomes
+    func.func @loss_and_grads(%x: tensor<4x8xf32>) -> (tensor<f32>, tensor<8xf32>) {
+      %x0 = train.slice %x offsets = [0, 0] strides = [1, 1] {train.micro_batch = 0 : i64} : tensor<4x8xf32> -> tensor<2x8xf32>
+      ...                                  // micro-batch 0: %l0 (scaled by 0.5), %g0
+      %x1 = train.slice %x offsets = [2, 0] strides = [1, 1] {train.micro_batch = 1 : i64} : tensor<4x8xf32> -> tensor<2x8xf32>
+      ...                                  // micro-batch 1: %l1, %g1
+      %l = train.add %l0, %l1 {train.accumulate, train.micro_batch = 1 : i64} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      %g = train.add %g0, %g1 {train.accumulate, train.micro_batch = 1 : i64} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+      return %l, %g : tensor<f32>, tensor<8xf32>
+    }
+    ```
+
+    `micro-batches=0` (the default) takes the module's
+    `train.micro_batches` (the builders' `--micro-batches`), else 1; with
+    K = 1 the pass changes nothing.
+
+    Errors: micro-batches below 0; K that does not divide the rank's batch
+    (naming K, the batch and the argument); a module that is not
+    differentiated (no `@loss_and_grads`) or has no forward function; one
+    already past `train-optimizer` or `train-zero` (a step, optimizer
+    state, `train.zero_stage`); one already accumulated (`train.grad_accum`
+    is set); a `@loss_and_grads` whose arguments are not the forward
+    function's.
+  }];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", "0",
+           "Micro-batches per step (0: the module's train.micro_batches, "
+           "else 1)">
+  ];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def TrainOptimizer : Pass<"train-optimizer", "mlir::ModuleOp"> {
   let summary = "Expands the model's train.optimizer into the update of a step";
   let description = [{
@@ -355,7 +418,9 @@ def TrainFuseElementwise : Pass<"train-fuse-elementwise", "mlir::ModuleOp"> {
     back end computes as one loop (one kernel on a GPU):
 
     * a producer joins its user's region when its result has that one user,
-      in the same block, with the same shape, and no op that writes memory
+      in the same block, with the same shape, of the same micro-batch
+      (`train.micro_batch`, from `train-accumulate`: a running gradient sum
+      is computed in its own micro-batch), and no op that writes memory
       (a `train.write`, a collective) lies between them;
     * a `train.fill` used only by elementwise ops is copied into each
       region that uses it; any other elementwise op starts a region.

@@ -111,6 +111,14 @@ LogicalResult FunctionEmitter::emitLlamaOp(Operation *op) {
             inner *= type.getDimSize(k);
           offset = "(int64_t)zrt_rank(comm) * " + std::to_string(rows);
           globalRows = std::to_string(rows * *d.getRanks());
+          // Micro-batch m of K of the rank's batch (train-accumulate).
+          if (auto micro = d.getMicroBatch()) {
+            int64_t count = *d.getMicroBatches();
+            offset = "((int64_t)zrt_rank(comm) * " + std::to_string(count) +
+                     " + " + std::to_string(*micro) + ") * " +
+                     std::to_string(rows);
+            globalRows = std::to_string(rows * *d.getRanks() * count);
+          }
         }
         os << "  zrt_dropout(" << dt(d.getInput()) << ", " << ptr(d.getInput())
            << ", " << ptr(d.getResult()) << ", " << n << ", " << inner << ", "

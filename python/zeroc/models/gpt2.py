@@ -56,6 +56,9 @@ class GPT2Config:
     `block_size` tokens. `gelu` is ``tanh`` (GPT-2's approximation) or
     ``erf``; `dtype` (``fp32`` or ``bf16``) is the element type of every
     float tensor.
+    `micro_batches` (1 by default) asks for gradient accumulation: the
+    module records it as `train.micro_batches`, which zeroc's
+    `--grad-accum` defaults to (and overrides).
     """
 
     n_layer: int = 2
@@ -66,6 +69,7 @@ class GPT2Config:
     batch_size: int = 12
     gelu: str = "tanh"
     dtype: str = "fp32"
+    micro_batches: int = 1
 
     def __post_init__(self) -> None:
         for field in SIZE_FIELDS:
@@ -78,6 +82,13 @@ class GPT2Config:
             raise ValueError(f"gelu must be tanh or erf, got {self.gelu!r}")
         if self.dtype not in ELEMENT_TYPES:
             raise ValueError(f"dtype must be one of {', '.join(ELEMENT_TYPES)}, got {self.dtype!r}")
+        if (isinstance(self.micro_batches, bool) or not isinstance(self.micro_batches, int)
+                or self.micro_batches < 1):
+            raise ValueError(f"micro_batches must be a positive integer, got "
+                             f"{self.micro_batches!r}")
+        if self.batch_size % self.micro_batches:
+            raise ValueError(f"micro_batches ({self.micro_batches}) must divide batch_size "
+                             f"({self.batch_size})")
 
     @classmethod
     def preset(cls, name: str, **overrides) -> GPT2Config:
@@ -153,7 +164,9 @@ def write(config: GPT2Config, out: TextIO, optimizer: OptimizerConfig | None = N
         f"block {T}, batch {B}, {config.element_type}, gelu {config.gelu};",
         f"{parameter_count(config):,} parameters (lm_head tied to transformer.wte.weight).",
     ])
-    module.open({"train.model": "gpt2"})
+    module.open({"train.model": "gpt2",
+                 **({"train.micro_batches": config.micro_batches}
+                    if config.micro_batches > 1 else {})})
     module.optimizer(optimizer)
     for param in parameters(config):
         module.param(param)
@@ -235,6 +248,11 @@ def _parser() -> argparse.ArgumentParser:
                            help=f"{what} (overrides the preset)")
     model.add_argument("--gelu", choices=("tanh", "erf"), default="tanh",
                        help="GELU formula (default: tanh, GPT-2's approximation)")
+    model.add_argument("--micro-batches", dest="micro_batches", type=int, default=1,
+                       metavar="K",
+                       help="gradient accumulation: micro-batches per step, recorded in "
+                            "the module as train.micro_batches; zeroc's --grad-accum "
+                            "defaults to it and wins over it (default: 1)")
     model.add_argument("--dtype", choices=tuple(ELEMENT_TYPES), default="fp32",
                        help="element type of float tensors (default: fp32); "
                             "the loss is always f32")
@@ -256,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     cli.check_schedule_arguments(parser, args)
     sizes = {k: getattr(args, k) for k in SIZE_FIELDS if getattr(args, k) is not None}
     try:
-        config = GPT2Config.preset(args.preset, gelu=args.gelu, dtype=args.dtype, **sizes)
+        config = GPT2Config.preset(args.preset, gelu=args.gelu, dtype=args.dtype,
+                                    micro_batches=args.micro_batches, **sizes)
         optimizer = cli.optimizer_from_args(args)
     except ValueError as error:
         parser.error(str(error))

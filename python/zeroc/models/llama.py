@@ -72,6 +72,9 @@ class LlamaConfig:
     added to the residual stream (nanoGPT's placement; Hugging Face's
     attention_dropout on the attention probabilities is not modelled), each
     site with its own mask stream derived from `dropout_seed`.
+    `micro_batches` (1 by default) asks for gradient accumulation: the
+    module records it as `train.micro_batches`, which zeroc's
+    `--grad-accum` defaults to (and overrides).
     """
 
     n_layer: int = 2
@@ -88,6 +91,7 @@ class LlamaConfig:
     dropout: float = 0.0
     dropout_seed: int = 0
     dtype: str = "fp32"
+    micro_batches: int = 1
 
     def __post_init__(self) -> None:
         for field in SIZE_FIELDS:
@@ -114,6 +118,13 @@ class LlamaConfig:
                              f"got {self.dropout_seed!r}")
         if self.dtype not in ELEMENT_TYPES:
             raise ValueError(f"dtype must be one of {', '.join(ELEMENT_TYPES)}, got {self.dtype!r}")
+        if (isinstance(self.micro_batches, bool) or not isinstance(self.micro_batches, int)
+                or self.micro_batches < 1):
+            raise ValueError(f"micro_batches must be a positive integer, got "
+                             f"{self.micro_batches!r}")
+        if self.batch_size % self.micro_batches:
+            raise ValueError(f"micro_batches ({self.micro_batches}) must divide batch_size "
+                             f"({self.batch_size})")
 
     @classmethod
     def preset(cls, name: str, **overrides) -> LlamaConfig:
@@ -191,7 +202,9 @@ def write(config: LlamaConfig, out: TextIO, optimizer: OptimizerConfig | None = 
         f"rope theta {config.rope_theta:g}, rms eps {config.norm_eps:g}{dropout};",
         f"{parameter_count(config):,} parameters (lm_head {tied} the embedding).",
     ])
-    module.open({"train.model": "llama"})
+    module.open({"train.model": "llama",
+                 **({"train.micro_batches": config.micro_batches}
+                    if config.micro_batches > 1 else {})})
     module.optimizer(optimizer)
     for param in parameters(config):
         module.param(param)
@@ -302,6 +315,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="dropout of each attention and MLP output (default: 0, none)")
     model.add_argument("--dropout-seed", type=int, default=0, metavar="S",
                        help="seed of the dropout masks (default: 0)")
+    model.add_argument("--micro-batches", dest="micro_batches", type=int, default=1,
+                       metavar="K",
+                       help="gradient accumulation: micro-batches per step, recorded in "
+                            "the module as train.micro_batches; zeroc's --grad-accum "
+                            "defaults to it and wins over it (default: 1)")
     model.add_argument("--dtype", choices=tuple(ELEMENT_TYPES), default="fp32",
                        help="element type of float tensors (default: fp32); "
                             "the loss is always f32")
@@ -320,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
               if getattr(args, k) is not None}
     try:
         config = LlamaConfig.preset(args.preset, dtype=args.dtype, dropout=args.dropout,
-                                    dropout_seed=args.dropout_seed, **fields)
+                                    dropout_seed=args.dropout_seed,
+                                    micro_batches=args.micro_batches, **fields)
         optimizer = cli.optimizer_from_args(args)
     except ValueError as error:
         parser.error(str(error))

@@ -89,3 +89,38 @@ module {
 // expected-error @+1 {{'train.remat' must be none, full or selective, got "partial"}}
 module attributes {train.remat = "partial"} {
 }
+
+// -----
+
+// expected-error @+1 {{'train.micro_batches' must be a positive 64-bit integer, got 0 : i64}}
+module attributes {train.micro_batches = 0 : i64} {
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'train.grad_accum' belongs on the module, not on 'func.func'}}
+  func.func @f() attributes {train.grad_accum = 2 : i64} {
+    return
+  }
+}
+
+// -----
+
+module {
+  func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{'train.micro_batch' must be a non-negative 64-bit integer, got -1 : i64}}
+    %y = train.gelu %x tanh {train.micro_batch = -1 : i64} : tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+}
+
+// -----
+
+module {
+  func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{'train.accumulate' must be a unit attribute, got "yes"}}
+    %y = train.add %x, %x {train.accumulate = "yes"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+}

@@ -211,6 +211,46 @@ func.func @slice_grad_out_of_bounds(%g: tensor<1x17x8xf32>) {
 // train.dropout
 //===----------------------------------------------------------------------===//
 
+func.func @dropout_micro_batch_alone(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'train.dropout' op micro_batch and micro_batches go together (the micro-batch train-accumulate records)}}
+  %0 = train.dropout %x p = 0.1 seed = 0 batch_dim = 0 ranks = 2 micro_batch = 1 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_micro_batch_no_split(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'train.dropout' op micro_batch needs batch_dim and ranks (the batch split it is a micro-batch of)}}
+  %0 = train.dropout %x p = 0.1 seed = 0 micro_batch = 0 micro_batches = 2 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_micro_batches_zero(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'train.dropout' op micro_batches must be positive, got 0}}
+  %0 = train.dropout %x p = 0.1 seed = 0 batch_dim = 0 ranks = 2 micro_batch = 0 micro_batches = 0 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_micro_batch_out_of_range(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'train.dropout' op micro_batch 2 is out of range for micro_batches = 2}}
+  %0 = train.dropout %x p = 0.1 seed = 0 batch_dim = 0 ranks = 2 micro_batch = 2 micro_batches = 2 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_element_type(%t: tensor<4x7xi32>) {
+  // expected-error @+1 {{'train.slice' op element type changes from 'i32' to 'f32'}}
+  %0 = train.slice %t offsets = [0, 0] strides = [1, 1] : tensor<4x7xi32> -> tensor<2x7xf32>
+  return
+}
+
+// -----
+
 func.func @dropout_p_one(%x: tensor<4x4xf32>) {
   // expected-error @+1 {{'train.dropout' op p must be in [0, 1), got 1.000000e+00}}
   %0 = train.dropout %x p = 1.0 seed = 0 : tensor<4x4xf32>

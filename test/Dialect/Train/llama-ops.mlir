@@ -52,10 +52,12 @@ func.func @slice(%x: tensor<1x32x48xf32>) {
 // CHECK-NEXT:    train.dropout %arg0 p = 1.000000e-01 seed = 3 : tensor<8x16xf32>
 // CHECK-NEXT:    train.dropout %arg0, %arg1 p = 1.000000e-01 seed = 3 : tensor<8x16xf32>
 // CHECK-NEXT:    train.dropout %arg0, %arg1 p = 0.000000e+00 seed = 0 batch_dim = 0 ranks = 2 : tensor<8x16xf32>
+// CHECK-NEXT:    train.dropout %arg0, %arg1 p = 1.000000e-01 seed = 0 batch_dim = 0 ranks = 2 micro_batch = 3 micro_batches = 4 : tensor<8x16xf32>
 func.func @dropout(%x: tensor<8x16xf32>, %step: tensor<i64>) {
   %a = train.dropout %x p = 0.1 seed = 3 : tensor<8x16xf32>
   %b = train.dropout %x, %step p = 0.1 seed = 3 : tensor<8x16xf32>
   %c = train.dropout %x, %step p = 0.0 seed = 0 batch_dim = 0 ranks = 2 : tensor<8x16xf32>
+  %d = train.dropout %x, %step p = 0.1 seed = 0 batch_dim = 0 ranks = 2 micro_batch = 3 micro_batches = 4 : tensor<8x16xf32>
   return
 }
 
@@ -68,5 +70,13 @@ func.func @gqa(%q: tensor<2x4x5x8xf32>, %k: tensor<2x2x5x8xf32>, %v: tensor<2x2x
   %a = train.attention %q, %k, %v causal scale = 0.25 : (tensor<2x4x5x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>) -> tensor<2x4x5x8xf32>
   %dq, %dk, %dv = train.attention_grad %a, %q, %k, %v causal scale = 0.25 : (tensor<2x4x5x8xf32>, tensor<2x4x5x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>)
   %m = train.attention %q, %kv1, %kv1 scale = 0.25 : (tensor<2x4x5x8xf32>, tensor<2x1x7x8xf32>, tensor<2x1x7x8xf32>) -> tensor<2x4x5x8xf32>
+  return
+}
+
+// Token ids slice too (train-accumulate's micro-batches).
+// CHECK-LABEL: func.func @slice_tokens
+// CHECK-NEXT:    train.slice %arg0 offsets = [2, 0] strides = [1, 1] {train.micro_batch = 1 : i64} : tensor<4x7xi32> -> tensor<2x7xi32>
+func.func @slice_tokens(%t: tensor<4x7xi32>) {
+  %0 = train.slice %t offsets = [2, 0] strides = [1, 1] {train.micro_batch = 1 : i64} : tensor<4x7xi32> -> tensor<2x7xi32>
   return
 }

@@ -93,6 +93,18 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
                   positive(0) && integer.getInt() <= 3,
                   "a 64-bit integer in [0, 3]");
   }
+  if (name == getMicroBatchesAttrHelper().getName() ||
+      name == getGradAccumAttrHelper().getName())
+    return expect(isModule, "the module", positive(1),
+                  "a positive 64-bit integer");
+  if (name == getMicroBatchAttrHelper().getName())
+    return expect(op->getParentOfType<func::FuncOp>() != nullptr,
+                  "an op of a function", positive(0),
+                  "a non-negative 64-bit integer");
+  if (name == getAccumulateAttrHelper().getName())
+    return expect(op->getParentOfType<func::FuncOp>() != nullptr,
+                  "an op of a function", isa<UnitAttr>(value),
+                  "a unit attribute");
   if (name == getModelAttrHelper().getName())
     return expect(isModule, "the module", isa<StringAttr>(value), "a string");
   if (name == getCategoryAttrHelper().getName())

@@ -63,7 +63,9 @@ LogicalResult DropoutOp::buildAdjoint(AdjointBuilder &adjoint) {
                      DropoutOp::create(tb.builder(), tb.getLoc(), getType(),
                                        adjoint.cotangent(0), getStep(),
                                        getPAttr(), getSeedAttr(),
-                                       getBatchDimAttr(), getRanksAttr()));
+                                       getBatchDimAttr(), getRanksAttr(),
+                                       getMicroBatchAttr(),
+                                       getMicroBatchesAttr()));
   return success();
 }
 

@@ -168,7 +168,26 @@ LogicalResult DropoutOp::verify() {
     batchDim = getBatchDimAttr().getInt();
   if (getRanksAttr())
     ranks = getRanksAttr().getInt();
-  return verifyDropoutAttributes(tensorType(getInput()).getShape(),
-                                 getPAttr().getValueAsDouble(), batchDim, ranks,
-                                 [&] { return emitOpError(); });
+  if (failed(verifyDropoutAttributes(tensorType(getInput()).getShape(),
+                                     getPAttr().getValueAsDouble(), batchDim,
+                                     ranks, [&] { return emitOpError(); })))
+    return failure();
+  // A micro-batch of the rank's batch (train-accumulate).
+  if (getMicroBatchAttr().operator bool() !=
+      getMicroBatchesAttr().operator bool())
+    return emitOpError("micro_batch and micro_batches go together (the "
+                       "micro-batch train-accumulate records)");
+  if (!getMicroBatchAttr())
+    return success();
+  if (!batchDim)
+    return emitOpError("micro_batch needs batch_dim and ranks (the batch "
+                       "split it is a micro-batch of)");
+  int64_t count = getMicroBatchesAttr().getInt();
+  int64_t index = getMicroBatchAttr().getInt();
+  if (count < 1)
+    return emitOpError("micro_batches must be positive, got ") << count;
+  if (index < 0 || index >= count)
+    return emitOpError("micro_batch ")
+           << index << " is out of range for micro_batches = " << count;
+  return success();
 }

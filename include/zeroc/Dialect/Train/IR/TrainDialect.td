@@ -74,7 +74,19 @@ def Train_Dialect : Dialect {
     "::mlir::UnitAttr":$recomputed,
     // module: the rematerialization policy train-remat applied (none, full
     // or selective; it refuses to run twice).
-    "::mlir::StringAttr":$remat
+    "::mlir::StringAttr":$remat,
+    // module: the micro-batches per step a model asks for (the builders'
+    // --micro-batches); train-accumulate's and zeroc's default.
+    "::mlir::IntegerAttr":$micro_batches,
+    // module: the micro-batches per step train-accumulate built (it
+    // refuses to run twice).
+    "::mlir::IntegerAttr":$grad_accum,
+    // An op of @loss_and_grads or the step: the micro-batch (from 0) whose
+    // forward or backward it computes (train-accumulate).
+    "::mlir::IntegerAttr":$micro_batch,
+    // An op of @loss_and_grads or the step: it adds one micro-batch's
+    // gradient (or loss) into the step's accumulator (train-accumulate).
+    "::mlir::UnitAttr":$accumulate
   );
   let extraClassDeclaration = [{
     /// The dialect loaded in `context` (every zeroc tool loads it).
@@ -144,6 +156,7 @@ def Train_StateKind : I32EnumAttr<"StateKind", "optimizer state", [
 def Train_FloatElement : AnyTypeOf<[F32, BF16]>;
 def Train_FloatTensor : RankedTensorOf<[F32, BF16]>;
 def Train_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Train_FloatOrIndexTensor : RankedTensorOf<[F32, BF16, I32, I64]>;
 def Train_ScalarF32Tensor : 0DTensorOf<[F32]>,
     BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getF32Type())">;
 def Train_StepTensor : 0DTensorOf<[I64]>,

@@ -111,16 +111,17 @@ def Train_SliceOp : Train_Op<"slice", [Pure,
     d, the result's size (from its type) elements starting at `offsets[d]`,
     `strides[d]` apart, all within the input. PyTorch's `x[:, :t, :]`,
     `x[..., ::2]` and `x[..., :d//2]` are slices; an integer index is a
-    slice of size 1 and a `train.reshape`.
+    slice of size 1 and a `train.reshape`. Token ids (i32, i64) slice too:
+    `train-accumulate` cuts the rank's batch into micro-batches so.
 
     ```mlir
     %p = train.slice %pos offsets = [0, 0, 0] strides = [1, 1, 1] : tensor<1x32x48xf32> -> tensor<1x17x48xf32>
     ```
   }];
-  let arguments = (ins Train_FloatTensor:$input,
+  let arguments = (ins Train_FloatOrIndexTensor:$input,
                        DenseI64ArrayAttr:$offsets,
                        DenseI64ArrayAttr:$strides);
-  let results = (outs Train_FloatTensor:$result);
+  let results = (outs Train_FloatOrIndexTensor:$result);
   let assemblyFormat = [{
     $input `offsets` `=` $offsets `strides` `=` $strides attr-dict `:`
     type($input) `->` type($result)
@@ -150,7 +151,12 @@ def Train_DropoutOp : Train_Op<"dropout", [Pure,
     of a batch split over `ranks` ranks along `batch_dim`: its local index
     `i` there is global index `r * size + i`, and the global tensor has
     `size * ranks` there. The mask is therefore the same for every world
-    size and ZeRO stage. The generator is Philox-4x32-10
+    size and ZeRO stage. With `micro_batch = m` and `micro_batches = K`
+    as well (written by `train-accumulate`), the input is micro-batch `m`
+    of the `K` that rank r's batch is cut into along `batch_dim`: its
+    local index `i` is global index `(r * K + m) * size + i` of a global
+    tensor of `size * ranks * K`, so gradient accumulation draws the masks
+    of the unsplit program too. The generator is Philox-4x32-10
     (include/zeroc/Support/Random.h): key `seed`, counter
     `(position / 4, step)`, word `position % 4`; the element is dropped
     when that word's top 24 bits, as a fraction of 2^24, are below `p`.
@@ -161,18 +167,22 @@ def Train_DropoutOp : Train_Op<"dropout", [Pure,
     ```mlir
     %y = train.dropout %x p = 1.000000e-01 seed = 3 : tensor<8x16x48xf32>
     %z = train.dropout %x, %step p = 1.000000e-01 seed = 3 batch_dim = 0 ranks = 2 : tensor<4x16x48xf32>
+    %w = train.dropout %x, %step p = 1.000000e-01 seed = 3 batch_dim = 0 ranks = 2 micro_batch = 1 micro_batches = 4 : tensor<1x16x48xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$input,
                        Optional<Train_StepTensor>:$step,
                        F64Attr:$p, I64Attr:$seed,
                        OptionalAttr<I64Attr>:$batch_dim,
-                       OptionalAttr<I64Attr>:$ranks);
+                       OptionalAttr<I64Attr>:$ranks,
+                       OptionalAttr<I64Attr>:$micro_batch,
+                       OptionalAttr<I64Attr>:$micro_batches);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`,` $step^)? `p` `=` $p `seed` `=` $seed
-    (`batch_dim` `=` $batch_dim^)? (`ranks` `=` $ranks^)? attr-dict `:`
-    type($result)
+    (`batch_dim` `=` $batch_dim^)? (`ranks` `=` $ranks^)?
+    (`micro_batch` `=` $micro_batch^)? (`micro_batches` `=` $micro_batches^)?
+    attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
 }

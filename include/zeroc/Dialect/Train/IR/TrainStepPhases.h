@@ -24,7 +24,9 @@ llvm::StringRef stepPhaseName(StepPhase phase);
 
 /// The phase of every op of `block` (a function body, in program order).
 /// Phases only move forward: an op before the first derivative op is in the
-/// forward pass, one before the first update op in the backward pass.
+/// forward pass, one before the first update op in the backward pass. With
+/// micro-batches (`train.micro_batch`), the first op of each micro-batch
+/// after the first starts its forward pass again.
 llvm::DenseMap<mlir::Operation *, StepPhase> stepPhases(mlir::Block &block);
 
 } // namespace zeroc::train
