@@ -189,7 +189,6 @@ LogicalResult runPasses(ModuleOp module,
 }
 
 /// The report of `scheduled` (the pipeline's output, planned in place).
-[[maybe_unused]]
 FailureOr<MemoryReport> planAndReport(ModuleOp scheduled) {
   if (failed(runPasses(scheduled,
                        [](OpPassManager &pm) { buildPlanningPipeline(pm); })))

@@ -529,6 +529,9 @@ int main(int argc, char **argv) {
       request.remats = {remat};
     if (bucketBytes.getNumOccurrences())
       request.bucketSizes = {bucketBytes};
+    // Once the pipeline accumulates gradients, an explicit --grad-accum=K
+    // fixes the micro-batch dimension the same way:
+    //   if (gradAccum.getNumOccurrences()) request.microBatches = {gradAccum};
     std::optional<zeroc::Machine> machine;
     if (machineName.getNumOccurrences()) {
       llvm::Expected<zeroc::Machine> loaded = zeroc::loadMachine(machineName);
