@@ -9,21 +9,37 @@
 
 namespace zeroc {
 
+void buildTrainingPipelineSection(mlir::OpPassManager &pm,
+                                  const PipelineOptions &options,
+                                  PipelineSection section) {
+  switch (section) {
+  case PipelineSection::Front:
+    if (!options.precision.empty())
+      pm.addPass(createTrainMixedPrecision({options.precision}));
+    pm.addPass(createTrainLogits({/*required=*/false}));
+    pm.addPass(createTrainDataParallel({options.worldSize}));
+    pm.addPass(createTrainAutodiff());
+    return;
+  case PipelineSection::Remat:
+    pm.addPass(createTrainRemat({options.remat}));
+    pm.addPass(createTrainAccumulate({options.gradAccum}));
+    pm.addPass(createTrainOptimizer());
+    return;
+  case PipelineSection::Zero:
+    pm.addPass(createTrainZero(
+        {options.zeroStage, options.worldSize, options.bucketBytes}));
+    pm.addPass(createTrainSchedule({options.maxInFlight}));
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
+    return;
+  }
+}
+
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const PipelineOptions &options) {
-  if (!options.precision.empty())
-    pm.addPass(createTrainMixedPrecision({options.precision}));
-  pm.addPass(createTrainLogits({/*required=*/false}));
-  pm.addPass(createTrainDataParallel({options.worldSize}));
-  pm.addPass(createTrainAutodiff());
-  pm.addPass(createTrainRemat({options.remat}));
-  pm.addPass(createTrainAccumulate({options.gradAccum}));
-  pm.addPass(createTrainOptimizer());
-  pm.addPass(createTrainZero(
-      {options.zeroStage, options.worldSize, options.bucketBytes}));
-  pm.addPass(createTrainSchedule({options.maxInFlight}));
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
+  for (PipelineSection section :
+       {PipelineSection::Front, PipelineSection::Remat, PipelineSection::Zero})
+    buildTrainingPipelineSection(pm, options, section);
 }
 
 void buildPlanningPipeline(mlir::OpPassManager &pm) {

@@ -4,7 +4,8 @@
 //         [--bucket-bytes=B] [--remat=none|full|selective] [--grad-accum=K]
 //         [--target=cpu|cuda] [--cuda-arch=sm_90,sm_80]
 //         [--emit=exe|source|mlir|memory-report|memory-table|perf-model|
-//                 perf-model-json] [--machine=NAME|FILE] [--sweep]
+//                 perf-model-json|plan|plan-json] [--machine=NAME|FILE]
+//         [--sweep] [--memory-budget=SIZE]
 //         [-o FILE] [--keep-source] [--timings] [--no-pipeline]
 //
 // Parses a model in the `train` dialect, runs the training pipeline
@@ -13,7 +14,11 @@
 // runtime, or CUDA C++ compiled with nvcc against the CUDA runtime), or
 // stops early at the generated source, the per-rank program, its static
 // memory and communication report (docs/memory-report.md) or its predicted
-// step time on a machine (docs/performance-model.md). Errors go to
+// step time on a machine (docs/performance-model.md). With
+// --memory-budget the memory-budget planner (zeroc/Analysis/Planner.h,
+// docs/planner.md) picks the stage, rematerialization policy and bucket
+// size first: --emit=plan prints its candidates, anything else compiles the
+// one it picks. Errors go to
 // stderr as "zeroc: error: ..." naming the stage, with a non-zero exit
 // status, and leave the -o file untouched.
 //
@@ -21,6 +26,7 @@
 
 #include "zeroc/Analysis/MemoryReport.h"
 #include "zeroc/Analysis/PerfModel.h"
+#include "zeroc/Analysis/Planner.h"
 #include "zeroc/InitAll.h"
 #include "zeroc/Pipeline/Pipeline.h"
 #include "zeroc/Transforms/Passes.h"
@@ -101,15 +107,18 @@ static cl::opt<std::string>
                       "(the same in the buffer form the back ends print, "
                       "docs/backend.md), memory-report (JSON), memory-table "
                       "(text), perf-model (the predicted step on --machine, "
-                      "text), perf-model-json"),
+                      "text), perf-model-json, plan (with --memory-budget: "
+                      "the planner's candidates, the picked one marked, "
+                      "text), plan-json"),
              cl::value_desc("exe|source|mlir|planned|memory-report|"
-                            "memory-table|perf-model|perf-model-json"),
+                            "memory-table|perf-model|perf-model-json|plan|"
+                            "plan-json"),
              cl::init("exe"), cl::cat(category));
 static cl::opt<std::string> machineName(
     "machine",
-    cl::desc("With --emit=perf-model: the machine, a preset (a100-sxm-ib, "
-             "h100-sxm-ib, h100-hbm2e-500w-ib, h200-sxm-ib, v100-dgx2, cpu) or "
-             "a machine file"),
+    cl::desc("With --emit=perf-model (or plan: a step-time column): the "
+             "machine, a preset (a100-sxm-ib, h100-sxm-ib, h100-hbm2e-500w-ib, "
+             "h200-sxm-ib, v100-dgx2, cpu) or a machine file"),
     cl::value_desc("NAME|FILE"), cl::cat(category));
 static cl::opt<bool> sweepSizes(
     "sweep",
@@ -117,6 +126,19 @@ static cl::opt<bool> sweepSizes(
              "the per-rank batch of --world-size, one row each, derived from "
              "the schedule compiled for --world-size"),
     cl::cat(category));
+static cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("Per-rank memory budget (80GiB, 24GB, 512MiB, bytes): the "
+             "planner compiles every ZeRO stage (0-3) x --remat (none, "
+             "selective, full) x bucket size (25 MiB, 5 MiB) at "
+             "--world-size, and picks among those whose static peak fits "
+             "the one that sends the least per step, then recomputes the "
+             "least, then has larger buckets, then the lower stage. "
+             "--zero-stage, --remat or --bucket-bytes given too fix that "
+             "dimension. --emit=plan prints the candidates; any other "
+             "--emit (an executable by default) is the picked one's. "
+             "Nothing fits: an error naming the smallest peak"),
+    cl::value_desc("SIZE"), cl::cat(category));
 static cl::opt<std::string>
     target("target",
            cl::desc("Backend: cpu (C++ with MPI, OpenMP and OpenBLAS; the "
@@ -182,19 +204,38 @@ static std::optional<std::string> validateOptions() {
   if (gradAccum < 1)
     return "--grad-accum must be at least 1, got " + std::to_string(gradAccum);
   bool perfModel = emitKind == "perf-model" || emitKind == "perf-model-json";
+  bool plan = emitKind == "plan" || emitKind == "plan-json";
   if (emitKind != "exe" && emitKind != "source" && emitKind != "mlir" &&
       emitKind != "planned" && emitKind != "memory-report" &&
-      emitKind != "memory-table" && !perfModel)
+      emitKind != "memory-table" && !perfModel && !plan)
     return "--emit must be exe, source, mlir, planned, memory-report, "
-           "memory-table, perf-model or perf-model-json, got '" +
+           "memory-table, perf-model, perf-model-json, plan or plan-json, "
+           "got '" +
            emitKind + "'";
   if (perfModel && machineName.empty())
     return "--emit=" + emitKind +
            " needs --machine=NAME or FILE (presets: see "
            "docs/performance-model.md)";
-  if (!perfModel && (machineName.getNumOccurrences() || sweepSizes))
-    return std::string("--") + (sweepSizes ? "sweep" : "machine") +
-           " needs --emit=perf-model";
+  if (!perfModel && sweepSizes)
+    return "--sweep needs --emit=perf-model";
+  if (!perfModel && !plan && machineName.getNumOccurrences())
+    return "--machine needs --emit=perf-model or --emit=plan";
+  if (plan && !memoryBudget.getNumOccurrences())
+    return "--emit=" + emitKind +
+           " needs --memory-budget=SIZE (the per-rank budget to plan for, "
+           "e.g. 80GiB)";
+  if (memoryBudget.getNumOccurrences()) {
+    llvm::Expected<int64_t> budget = zeroc::parseByteSize(memoryBudget);
+    if (!budget)
+      return "--memory-budget: " + llvm::toString(budget.takeError());
+    if (noPipeline)
+      return "--memory-budget plans the pipeline's configurations: it has "
+             "no effect with --no-pipeline";
+    if (perfModel)
+      return "--memory-budget with --emit=" + emitKind +
+             ": use --emit=plan --machine=M for the step time of every "
+             "candidate";
+  }
   if (sweepSizes && !noPipeline && worldSize < 2)
     return "--sweep derives every world size from the schedule compiled for "
            "--world-size, which must be 2 or more (8, its first row, is "
@@ -429,6 +470,9 @@ int main(int argc, char **argv) {
   // too; --help-hidden lists them.
   registerAsmPrinterCLOptions();
   registerPassManagerCLOptions();
+  // --mlir-disable-threading: the planner compiles its candidates on the
+  // context's threads unless it is given.
+  registerMLIRContextCLOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -444,7 +488,9 @@ int main(int argc, char **argv) {
       "  --emit=memory-table: text; see docs/memory-report.md) or its\n"
       "  predicted step time, MFU and memory on a machine\n"
       "  (--emit=perf-model --machine=M [--sweep]; see\n"
-      "  docs/performance-model.md).\n");
+      "  docs/performance-model.md). --memory-budget=SIZE picks the stage,\n"
+      "  rematerialization and bucket size that fit (--emit=plan lists the\n"
+      "  candidates; see docs/planner.md).\n");
 
   if (std::optional<std::string> error = validateOptions())
     return fail(*error);
@@ -473,6 +519,87 @@ int main(int argc, char **argv) {
     return fail("cannot parse '" + inputFile + "'");
   double parseSeconds = secondsSince(start);
 
+  zeroc::PipelineOptions options;
+  options.zeroStage = zeroStage;
+  options.worldSize = worldSize;
+  options.precision = precision;
+  options.bucketBytes = bucketBytes;
+  options.remat = remat;
+  // --grad-accum wins over the micro-batches the model asks for.
+  options.gradAccum = gradAccum;
+  if (!gradAccum.getNumOccurrences())
+    if (auto requested = zeroc::train::trainDialect(*module)
+                             .getMicroBatchesAttrHelper()
+                             .getAttr(*module))
+      options.gradAccum = requested.getInt();
+
+  // The planner: weigh the candidates, print them or compile the pick.
+  Clock::time_point planStart = Clock::now();
+  double planSeconds = 0;
+  if (memoryBudget.getNumOccurrences()) {
+    zeroc::PlanRequest request;
+    request.base = options;
+    request.budgetBytes = cantFail(zeroc::parseByteSize(memoryBudget));
+    if (zeroStage.getNumOccurrences())
+      request.stages = {zeroStage};
+    if (remat.getNumOccurrences())
+      request.remats = {remat};
+    if (bucketBytes.getNumOccurrences())
+      request.bucketSizes = {bucketBytes};
+    // --grad-accum=K (or the model's train.micro_batches) fixes the
+    // micro-batch dimension the same way.
+    if (options.gradAccum != 1)
+      request.microBatches = {options.gradAccum};
+    std::optional<zeroc::Machine> machine;
+    if (machineName.getNumOccurrences()) {
+      llvm::Expected<zeroc::Machine> loaded = zeroc::loadMachine(machineName);
+      if (!loaded)
+        return fail("--machine: " + llvm::toString(loaded.takeError()));
+      machine = std::move(*loaded);
+      request.machine = &*machine;
+    }
+    FailureOr<zeroc::Plan> plan = zeroc::planMemory(*module, request);
+    if (failed(plan))
+      return fail("cannot plan '" + inputFile + "' for --memory-budget=" +
+                  memoryBudget);
+    planSeconds = secondsSince(planStart);
+    bool printPlan = emitKind == "plan" || emitKind == "plan-json";
+    auto print = [&](llvm::raw_ostream &os) {
+      if (emitKind == "plan-json")
+        zeroc::printPlanJSON(os, *plan);
+      else
+        zeroc::printPlanTable(os, *plan);
+    };
+    const zeroc::PlanCandidate *picked = plan->pickedCandidate();
+    if (!picked) {
+      fail("--memory-budget=" + memoryBudget + ": " +
+           zeroc::noFitMessage(*plan));
+      if (printPlan)
+        print(llvm::errs());
+      return 1;
+    }
+    if (printPlan) {
+      if (failed(writeOutput(outputFile, print)))
+        return 1;
+      if (timings) {
+        llvm::errs() << llvm::format("zeroc: timings (wall clock)\n"
+                                     "  parse     %9.3f s\n"
+                                     "  plan      %9.3f s\n",
+                                     parseSeconds, planSeconds);
+        for (const auto &[what, seconds] : plan->timings)
+          llvm::errs() << llvm::format("    %9.3f s  %s\n", seconds,
+                                       what.c_str());
+      }
+      return 0;
+    }
+    llvm::errs() << "zeroc: --memory-budget=" << memoryBudget << ": "
+                 << zeroc::describeCandidate(*picked) << " (peak "
+                 << zeroc::formatBytes(picked->peakBytes) << ", "
+                 << zeroc::formatBytes(picked->commBytes)
+                 << " sent per step)\n";
+    options = zeroc::candidateOptions(options, *picked);
+  }
+
   Clock::time_point pipelineStart = Clock::now();
   if (!noPipeline) {
     PassManager pm(&context);
@@ -480,19 +607,6 @@ int main(int argc, char **argv) {
       return fail("invalid --mlir-* pass manager options");
     std::string failedPass;
     pm.addInstrumentation(std::make_unique<FailedPassRecorder>(failedPass));
-    zeroc::PipelineOptions options;
-    options.zeroStage = zeroStage;
-    options.worldSize = worldSize;
-    options.precision = precision;
-    options.bucketBytes = bucketBytes;
-    options.remat = remat;
-    // --grad-accum wins over the micro-batches the model asks for.
-    options.gradAccum = gradAccum;
-    if (!gradAccum.getNumOccurrences())
-      if (auto requested = zeroc::train::trainDialect(*module)
-                               .getMicroBatchesAttrHelper()
-                               .getAttr(*module))
-        options.gradAccum = requested.getInt();
     zeroc::buildTrainingPipeline(pm, options);
     if (failed(pm.run(*module))) {
       if (failedPass.empty())
@@ -609,6 +723,8 @@ int main(int argc, char **argv) {
                                    seconds);
     };
     line("parse", parseSeconds);
+    if (memoryBudget.getNumOccurrences())
+      line("plan", planSeconds);
     line("pipeline", pipelineSeconds);
     line("emit", emitSeconds - compileSeconds);
     if (emitKind == "exe")

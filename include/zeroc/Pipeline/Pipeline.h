@@ -37,9 +37,24 @@ struct PipelineOptions {
 /// Adds the training pipeline to `pm` (a pass manager on builtin.module):
 /// [train-mixed-precision] train-logits train-data-parallel train-autodiff
 /// train-remat train-accumulate train-optimizer train-zero train-schedule
-/// canonicalize cse.
+/// canonicalize cse. It is the three sections below, in order.
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const PipelineOptions &options);
+
+/// The training pipeline in three consecutive sections, so that a tool that
+/// weighs configurations (the memory-budget planner, Planner.h) runs what
+/// they share once and clones the module between sections; running the
+/// three in order is buildTrainingPipeline.
+///   - Front: [train-mixed-precision] train-logits train-data-parallel
+///     train-autodiff (reads precision and worldSize);
+///   - Remat: train-remat train-accumulate train-optimizer (reads remat and
+///     gradAccum);
+///   - Zero: train-zero train-schedule canonicalize cse (reads zeroStage,
+///     worldSize, bucketBytes and maxInFlight).
+enum class PipelineSection { Front, Remat, Zero };
+void buildTrainingPipelineSection(mlir::OpPassManager &pm,
+                                  const PipelineOptions &options,
+                                  PipelineSection section);
 
 /// Adds the planning passes to `pm` (docs/backend.md): the scheduled
 /// per-rank program to the buffer form the back ends print and the memory

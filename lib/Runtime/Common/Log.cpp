@@ -96,7 +96,8 @@ std::string summaryJson(int64_t steps, const std::vector<RankSummary> &ranks) {
       text += std::string(c ? ", " : "") + "\"" + kCategoryKeys[c] +
               "\": " + std::to_string(rank.peak[c]);
     text += "}, \"bytes_sent\": " + std::to_string(rank.bytesSent) +
-            ", \"seconds_waiting\": " + jsonNumber(rank.secondsWaiting);
+            ", \"seconds_waiting\": " + jsonNumber(rank.secondsWaiting) +
+            ", \"peak_total_bytes\": " + std::to_string(rank.peakTotal);
     if (rank.devicePeak >= 0)
       text += ", \"device_peak_bytes\": " + std::to_string(rank.devicePeak);
     text += "}";

@@ -360,14 +360,16 @@ int main(int argc, char **argv) {
   RankSummary mine;
   for (int c = 0; c < ZRT_MEM_CATEGORIES; ++c)
     mine.peak[c] = zrt_mem_peak(static_cast<zrt_mem_category>(c));
+  mine.peakTotal = peakTotalAllocated();
   mine.bytesSent = zrt_comm_bytes_sent();
   mine.secondsWaiting = zrt_comm_seconds_waited();
   mine.devicePeak = devicePeakBytes();
-  constexpr int kPacked = ZRT_MEM_CATEGORIES + 2;
+  constexpr int kPacked = ZRT_MEM_CATEGORIES + 3;
   int64_t packed[kPacked];
   std::copy(mine.peak, mine.peak + ZRT_MEM_CATEGORIES, packed);
   packed[ZRT_MEM_CATEGORIES] = mine.bytesSent;
   packed[ZRT_MEM_CATEGORIES + 1] = mine.devicePeak;
+  packed[ZRT_MEM_CATEGORIES + 2] = mine.peakTotal;
   std::vector<int64_t> allPacked(rank == 0 ? kPacked * ranks : 0);
   std::vector<double> allWaiting(rank == 0 ? ranks : 0);
   MPI_Gather(packed, kPacked, MPI_INT64_T, allPacked.data(), kPacked,
@@ -381,6 +383,7 @@ int main(int argc, char **argv) {
       std::copy(row, row + ZRT_MEM_CATEGORIES, summaries[r].peak);
       summaries[r].bytesSent = row[ZRT_MEM_CATEGORIES];
       summaries[r].devicePeak = row[ZRT_MEM_CATEGORIES + 1];
+      summaries[r].peakTotal = row[ZRT_MEM_CATEGORIES + 2];
       summaries[r].secondsWaiting = allWaiting[r];
     }
     logLine(summaryJson(end - start, summaries));

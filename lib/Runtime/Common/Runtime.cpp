@@ -73,6 +73,9 @@ namespace {
 
 std::atomic<int64_t> currentBytes[ZRT_MEM_CATEGORIES];
 std::atomic<int64_t> peakBytes[ZRT_MEM_CATEGORIES];
+// Every category together: what one rank holds at its highest.
+std::atomic<int64_t> totalBytes;
+std::atomic<int64_t> peakTotal;
 
 } // namespace
 
@@ -97,11 +100,18 @@ void countAllocation(zrt_mem_category category, size_t bytes) {
   int64_t peak = peakBytes[category].load();
   while (now > peak && !peakBytes[category].compare_exchange_weak(peak, now)) {
   }
+  int64_t total = totalBytes += static_cast<int64_t>(bytes);
+  int64_t top = peakTotal.load();
+  while (total > top && !peakTotal.compare_exchange_weak(top, total)) {
+  }
 }
 
 void countFree(zrt_mem_category category, size_t bytes) {
   currentBytes[category] -= static_cast<int64_t>(bytes);
+  totalBytes -= static_cast<int64_t>(bytes);
 }
+
+int64_t peakTotalAllocated() { return peakTotal.load(); }
 
 int64_t totalAllocated() {
   int64_t total = 0;

@@ -93,6 +93,9 @@ void countAllocation(zrt_mem_category category, size_t bytes);
 void countFree(zrt_mem_category category, size_t bytes);
 /// Bytes zrt_alloc has handed out in every category together.
 int64_t totalAllocated();
+/// The highest totalAllocated() has been: the rank's measured peak, which
+/// the static report's peak_bytes_per_rank predicts.
+int64_t peakTotalAllocated();
 
 //===----------------------------------------------------------------------===//
 // Collectives (Comm.cpp, Cuda/Comm.cu)
@@ -401,6 +404,8 @@ struct StepRecord {
 /// One rank's figures for the end-of-run summary.
 struct RankSummary {
   int64_t peak[ZRT_MEM_CATEGORIES] = {};
+  /// Every category together at its highest (peakTotalAllocated()).
+  int64_t peakTotal = 0;
   int64_t bytesSent = 0;
   double secondsWaiting = 0;
   /// devicePeakBytes(): -1 on the CPU, where the summary has no such column.
