@@ -20,6 +20,12 @@
 //     that remains is a memref.copy into the state's buffer;
 //   * collectives are train.collective_start / train.collective_wait on
 //     buffers, with the payload (the elements that are not padding);
+//   * a flat gradient bucket (stage 0: the gradients packed, all-reduced,
+//     averaged, unpacked and written to their grad states, nothing else
+//     touching those states before) becomes a train.buffer whose members
+//     are the grad states: each gradient is computed into its slice, the
+//     all-reduce and the averaging run in place on the buffer, and the
+//     pack, the unpack and the writes are views (no copy);
 //   * results are copied to host memory with train.read_back.
 //
 // memref.dealloc is placed by train-deallocate.
@@ -85,6 +91,25 @@ struct Place {
   Value dynamicOffset; // index, or null
 };
 
+/// A stage-0 gradient bucket kept flat: `pack` (shards = 1) of the
+/// gradients, its all-reduce, an elementwise op on the result (the
+/// averaging), the unpack (shards = 1) and one train.write per part into a
+/// grad state that nothing reads or writes before.
+struct FlatBucket {
+  PackOp pack;
+  Operation *average = nullptr; // the elementwise op, or null
+  SmallVector<StringRef> members;
+  SmallVector<int64_t> offsets;
+  RankedTensorType type;
+  std::string name; // the train.buffer, set when it is declared
+};
+
+/// Where a value is computed: element `offset` of flat bucket `bucket`.
+struct Destination {
+  unsigned bucket;
+  int64_t offset;
+};
+
 /// The tensor-level facts the rewrite needs, computed on the block before
 /// anything changes.
 struct Analysis {
@@ -97,11 +122,17 @@ struct Analysis {
   llvm::DenseSet<Operation *> elidedWrites;
   /// Reads that must copy: their state is written while they are live.
   llvm::DenseSet<Operation *> copyingReads;
+  /// Flat buckets, the packs that start them, and the values computed
+  /// directly into one (a gradient, or the averaging's result).
+  SmallVector<FlatBucket> flat;
+  llvm::DenseMap<Operation *, unsigned> flatPacks;
+  llvm::DenseMap<Value, Destination> destination;
 
-  explicit Analysis(Block &block) {
+  Analysis(Block &block, SymbolTable &symbols) {
     unsigned index = 0;
     for (Operation &op : block)
       position[&op] = index++;
+    findFlatBuckets(block, symbols);
     findInPlaceUpdates(block);
     computeLiveness(block);
     findCopyingReads(block);
@@ -123,6 +154,110 @@ struct Analysis {
   }
 
 private:
+  /// The single use of `value`, or null.
+  static Operation *onlyUser(Value value) {
+    return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
+  }
+
+  void findFlatBuckets(Block &block, SymbolTable &symbols) {
+    // Each state's reads and writes in this function, in order.
+    llvm::StringMap<SmallVector<Operation *, 2>> accesses;
+    for (Operation &op : block) {
+      if (auto read = dyn_cast<ReadOp>(op))
+        accesses[read.getName()].push_back(&op);
+      else if (auto write = dyn_cast<WriteOp>(op))
+        accesses[write.getName()].push_back(&op);
+    }
+    for (Operation &op : block) {
+      auto pack = dyn_cast<PackOp>(op);
+      if (!pack || pack.getShards() != 1)
+        continue;
+      auto start = dyn_cast_or_null<AllReduceStartOp>(onlyUser(pack.getResult()));
+      if (!start)
+        continue;
+      auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
+      if (!wait)
+        continue;
+      Value reduced = wait.getResult();
+      Operation *average = onlyUser(reduced);
+      if (average && !isa<UnpackOp>(average)) {
+        // The averaging: elementwise, and the reduced bucket is an operand
+        // of the result's type, so it may run in place on the bucket.
+        if (!(isa<FusedOp>(average) || isElementwise(average)) ||
+            average->getNumResults() != 1 ||
+            average->getResult(0).getType() != reduced.getType())
+          continue;
+        reduced = average->getResult(0);
+      } else {
+        average = nullptr;
+      }
+      auto unpack = dyn_cast_or_null<UnpackOp>(onlyUser(reduced));
+      if (!unpack || unpack.getShards() != 1 ||
+          unpack.getNumResults() != pack.getInputs().size())
+        continue;
+      FlatBucket bucket;
+      bucket.pack = pack;
+      bucket.average = average;
+      bucket.type = cast<RankedTensorType>(pack.getResult().getType());
+      int64_t offset = 0;
+      bool ok = true;
+      llvm::DenseSet<Operation *> writes;
+      for (auto [input, part] : llvm::zip(pack.getInputs(), unpack.getResults())) {
+        auto write = dyn_cast_or_null<WriteOp>(onlyUser(part));
+        auto state = write ? symbols.lookup<StateOp>(write.getName()) : StateOp();
+        // A grad state stored whole, written here once, and read only
+        // after that write.
+        ok = state && state.getKind() == StateKind::grad &&
+             !(state.getShards() && *state.getShards() > 1) &&
+             input.getType() == part.getType() &&
+             state.getTensorType() == part.getType() &&
+             state.getTensorType().getElementType() ==
+                 bucket.type.getElementType();
+        if (ok) {
+          auto &list = accesses[write.getName()];
+          ok = !list.empty() && list.front() == write.getOperation() &&
+               llvm::all_of(ArrayRef(list).drop_front(),
+                            [](Operation *o) { return isa<ReadOp>(o); });
+        }
+        if (!ok)
+          break;
+        writes.insert(write);
+        bucket.members.push_back(write.getName());
+        bucket.offsets.push_back(offset);
+        offset += cast<RankedTensorType>(input.getType()).getNumElements();
+      }
+      if (!ok || offset != bucket.type.getNumElements())
+        continue;
+      unsigned id = flat.size();
+      for (Operation *write : writes)
+        elidedWrites.insert(write);
+      // Each gradient is computed into its slice, through the reshapes
+      // that lead to it, when the pack is its only use; the averaging
+      // writes the whole bucket.
+      for (auto [input, at] : llvm::zip(pack.getInputs(), bucket.offsets)) {
+        Value value = input;
+        if (!value.hasOneUse() || destination.count(value))
+          continue;
+        while (auto reshape = value.getDefiningOp<ReshapeOp>()) {
+          if (!reshape.getInput().hasOneUse())
+            break;
+          value = reshape.getInput();
+        }
+        Operation *producer = value.getDefiningOp();
+        if (!producer || producer->getBlock() != &block || viewSource(producer) ||
+            isa<ReadOp, PackOp, UnpackOp, LRScheduleOp, AllReduceStartOp,
+                ReduceScatterStartOp, AllGatherStartOp>(producer) ||
+            isStateUpdate(producer))
+          continue;
+        destination[value] = {id, at};
+      }
+      if (average)
+        destination[average->getResult(0)] = {id, 0};
+      flatPacks[pack] = id;
+      flat.push_back(std::move(bucket));
+    }
+  }
+
   void use(Value value, unsigned at) {
     auto [it, inserted] = end.try_emplace(value, at);
     if (!inserted)
@@ -230,8 +365,8 @@ int64_t payloadOf(Operation *start, int64_t full) {
 
 class FunctionBufferizer {
 public:
-  FunctionBufferizer(func::FuncOp func, Attribute host)
-      : func(func), host(host), builder(func.getContext()) {}
+  FunctionBufferizer(func::FuncOp func, Attribute host, SymbolTable &symbols)
+      : func(func), host(host), symbols(symbols), builder(func.getContext()) {}
 
   LogicalResult run();
 
@@ -335,6 +470,21 @@ private:
     return op.getResult();
   }
 
+  /// The storage of flat bucket `id` (its train.buffer, declared before
+  /// the function by run()).
+  Value bucketStorage(unsigned id) {
+    auto [it, inserted] = bucketValues.try_emplace(id, Value());
+    if (inserted)
+      it->second = storage(analysis->flat[id].name, analysis->flat[id].type);
+    return it->second;
+  }
+
+  /// Whether `value`'s buffer is elements [offset, ...) of `base`.
+  bool isAt(Value value, Value base, int64_t offset) const {
+    Place place = places.lookup(bufferOf(value));
+    return place.base == base && place.offset == offset && !place.dynamicOffset;
+  }
+
   Value rank() {
     if (!rankValue) {
       OpBuilder::InsertionGuard guard(builder);
@@ -347,7 +497,9 @@ private:
 
   func::FuncOp func;
   Attribute host;
+  SymbolTable &symbols;
   OpBuilder builder;
+  llvm::DenseMap<unsigned, Value> bucketValues;
   std::unique_ptr<Analysis> analysis;
   Block *newBlock = nullptr;
   Operation *current = nullptr;
@@ -409,8 +561,27 @@ LogicalResult FunctionBufferizer::run() {
   Block &block = func.getBody().front();
   if (failed(checkCollectives(block)) || failed(checkHostUses(block)))
     return failure();
-  analysis = std::make_unique<Analysis>(block);
+  analysis = std::make_unique<Analysis>(block, symbols);
   bool isStep = trainDialect(func).getStepAttrHelper().isAttrPresent(func);
+
+  // One train.buffer per flat bucket, before the function; the symbol
+  // table renames it if its name is taken.
+  {
+    OpBuilder declare(func);
+    MLIRContext *ctx = func.getContext();
+    for (auto [id, bucket] : llvm::enumerate(analysis->flat)) {
+      SmallVector<Attribute> members;
+      for (StringRef member : bucket.members)
+        members.push_back(FlatSymbolRefAttr::get(ctx, member));
+      auto buffer = BufferOp::create(
+          declare, func.getLoc(),
+          ("zero.bucket" + Twine(id) + ".grads").str(), bucket.type,
+          MemoryCategory::gradients,
+          declare.getArrayAttr(members), bucket.offsets);
+      symbols.insert(buffer);
+      bucket.name = buffer.getSymName().str();
+    }
+  }
 
   // The entry point's signature.
   // Owned here until it replaces the body: a failure below frees it.
@@ -535,9 +706,27 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     }
     return success();
   }
+  if (auto pack = dyn_cast<PackOp>(op); pack && facts.flatPacks.count(pack)) {
+    // A flat bucket: the pack is the buffer; a gradient that is not
+    // already in its slice is copied there.
+    unsigned id = facts.flatPacks.lookup(pack);
+    Value bucket = bucketStorage(id);
+    for (auto [input, offset] :
+         llvm::zip(pack.getInputs(), facts.flat[id].offsets))
+      if (!isAt(input, bucket, offset))
+        memref::CopyOp::create(builder, loc(), bufferOf(input),
+                               view(bucket, tensorOf(input.getType()), offset,
+                                    nullptr));
+    buffers[pack.getResult()] = bucket;
+    return success();
+  }
   if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op)) {
     RankedTensorType type = tensorOf(op.getResult(0).getType());
-    Value recv = alloc(type, collectiveCategory(&op));
+    // A flat bucket's all-reduce runs in place.
+    auto pack = op.getOperand(0).getDefiningOp<PackOp>();
+    Value recv = pack && facts.flatPacks.count(pack)
+                     ? bufferOf(op.getOperand(0))
+                     : alloc(type, collectiveCategory(&op));
     CollectiveKind kind = isa<AllReduceStartOp>(op) ? CollectiveKind::all_reduce
                           : isa<ReduceScatterStartOp>(op)
                               ? CollectiveKind::reduce_scatter
@@ -606,7 +795,13 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   for (Value operand : op.getOperands())
     ins.push_back(bufferOf(operand));
   for (Value result : op.getResults()) {
-    outs.push_back(alloc(tensorOf(result.getType()), category(&op)));
+    // Computed into its flat bucket, or into a new buffer.
+    auto dest = facts.destination.find(result);
+    outs.push_back(dest != facts.destination.end()
+                       ? view(bucketStorage(dest->second.bucket),
+                              tensorOf(result.getType()), dest->second.offset,
+                              nullptr)
+                       : alloc(tensorOf(result.getType()), category(&op)));
     buffers[result] = outs.back();
   }
   kernel(&op, ins, outs);
@@ -618,6 +813,7 @@ struct TrainBufferizePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Attribute host = HostMemoryAttr::get(&getContext());
+    SymbolTable symbols(module);
     for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (func.isExternal())
         continue;
@@ -625,7 +821,7 @@ struct TrainBufferizePass
         func.emitOpError("is already in buffer form (train.planned is set)");
         return signalPassFailure();
       }
-      FunctionBufferizer bufferizer(func, host);
+      FunctionBufferizer bufferizer(func, host, symbols);
       if (failed(bufferizer.run()))
         return signalPassFailure();
       trainDialect(func).getPlannedAttrHelper().setAttr(

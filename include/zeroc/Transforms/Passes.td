@@ -412,6 +412,17 @@ def TrainBufferize : Pass<"train-bufferize", "mlir::ModuleOp"> {
     * Collectives become `train.collective_start` / `train.collective_wait`
       with their payload (the elements that are not padding); `train.release`
       disappears (liveness places the end of the buffer's life).
+    * Flat gradient buckets (stage 0): a `train.pack` with `shards = 1`
+      whose all-reduce is averaged by one elementwise op, unpacked with
+      `shards = 1` and written part by part to `grad` states stored whole
+      that nothing reads or writes before those writes, becomes a
+      `train.buffer` declaration (`zero.bucketK.grads`, counted as
+      gradients) whose members are those states. Each gradient that is
+      only packed is computed into its slice of the buffer (through the
+      reshapes that lead to it), any other is copied there; the all-reduce
+      runs in place (`send == recv`), the averaging in place, and the pack,
+      the unpack and the writes are views. The bucket is then the
+      persistent gradients: no gradient-bucket allocation remains.
 
     ```mlir
     %w = train.read @w : tensor<4x8xf32>
