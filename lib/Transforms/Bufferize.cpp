@@ -127,6 +127,9 @@ struct Analysis {
   SmallVector<FlatBucket> flat;
   llvm::DenseMap<Operation *, unsigned> flatPacks;
   llvm::DenseMap<Value, Destination> destination;
+  /// Results of an unpack copied straight into the state their write
+  /// names (the write disappears): the state, by result.
+  llvm::DenseMap<Value, StringRef> unpackInto;
 
   Analysis(Block &block, SymbolTable &symbols) {
     unsigned index = 0;
@@ -135,6 +138,7 @@ struct Analysis {
     findFlatBuckets(block, symbols);
     findInPlaceUpdates(block);
     computeLiveness(block);
+    findUnpacksIntoStates(block, symbols);
     findCopyingReads(block);
   }
 
@@ -234,27 +238,89 @@ private:
       // Each gradient is computed into its slice, through the reshapes
       // that lead to it, when the pack is its only use; the averaging
       // writes the whole bucket.
-      for (auto [input, at] : llvm::zip(pack.getInputs(), bucket.offsets)) {
-        Value value = input;
-        if (!value.hasOneUse() || destination.count(value))
-          continue;
-        while (auto reshape = value.getDefiningOp<ReshapeOp>()) {
-          if (!reshape.getInput().hasOneUse())
-            break;
-          value = reshape.getInput();
-        }
-        Operation *producer = value.getDefiningOp();
-        if (!producer || producer->getBlock() != &block || viewSource(producer) ||
-            isa<ReadOp, PackOp, UnpackOp, LRScheduleOp, AllReduceStartOp,
-                ReduceScatterStartOp, AllGatherStartOp>(producer) ||
-            isStateUpdate(producer))
-          continue;
-        destination[value] = {id, at};
-      }
+      for (auto [input, at] : llvm::zip(pack.getInputs(), bucket.offsets))
+        if (Value value = placeable(input, block))
+          destination[value] = {id, at};
       if (average)
         destination[average->getResult(0)] = {id, 0};
       flatPacks[pack] = id;
       flat.push_back(std::move(bucket));
+    }
+  }
+
+  /// The value to compute directly into a pack's slice for `input`: the
+  /// input, or what the reshapes leading to it reshape, when each is used
+  /// only on the way to the pack and its producer is a kernel of this
+  /// block; null otherwise.
+  Value placeable(Value input, Block &block) const {
+    Value value = input;
+    if (!value.hasOneUse() || destination.count(value))
+      return nullptr;
+    while (auto reshape = value.getDefiningOp<ReshapeOp>()) {
+      if (!reshape.getInput().hasOneUse())
+        break;
+      value = reshape.getInput();
+    }
+    Operation *producer = value.getDefiningOp();
+    if (!producer || producer->getBlock() != &block || viewSource(producer) ||
+        isa<ReadOp, PackOp, UnpackOp, LRScheduleOp, AllReduceStartOp,
+            ReduceScatterStartOp, AllGatherStartOp>(producer) ||
+        isStateUpdate(producer))
+      return nullptr;
+    return value;
+  }
+
+  /// An unpack of shards > 1 (stages 1-2: the gathered parameters) whose
+  /// part is only written to a state stored whole is computed into that
+  /// state, when no read of the state is live at the unpack and nothing
+  /// touches the state between the unpack and the write.
+  void findUnpacksIntoStates(Block &block, SymbolTable &symbols) {
+    llvm::StringMap<SmallVector<Operation *, 2>> accesses;
+    for (Operation &op : block) {
+      if (auto read = dyn_cast<ReadOp>(op))
+        accesses[read.getName()].push_back(&op);
+      else if (auto write = dyn_cast<WriteOp>(op))
+        accesses[write.getName()].push_back(&op);
+      else if (isStateUpdate(&op))
+        for (unsigned i : updatedOperands(&op))
+          if (auto read = op.getOperand(i).getDefiningOp<ReadOp>())
+            accesses[read.getName()].push_back(&op);
+    }
+    for (Operation &op : block) {
+      auto unpack = dyn_cast<UnpackOp>(op);
+      if (!unpack || unpack.getShards() == 1)
+        continue;
+      unsigned at = position.lookup(unpack);
+      for (Value part : unpack.getResults()) {
+        auto write = dyn_cast_or_null<WriteOp>(onlyUser(part));
+        if (!write || elidedWrites.contains(write))
+          continue;
+        Operation *decl = symbols.lookup(write.getName());
+        RankedTensorType storageType;
+        if (auto param = dyn_cast_or_null<ParamOp>(decl))
+          storageType = param.getStorageType();
+        else if (auto state = dyn_cast_or_null<StateOp>(decl))
+          storageType = state.getStorageType();
+        if (!storageType || storageType != part.getType())
+          continue;
+        unsigned written = position.lookup(write);
+        bool ok = true;
+        for (Operation *access : accesses[write.getName()]) {
+          unsigned p = position.lookup(access);
+          if (access == write.getOperation() || p > written)
+            continue;
+          // Before the write: a read that dies before the unpack.
+          auto read = dyn_cast<ReadOp>(access);
+          unsigned last = read && end.count(read.getResult())
+                              ? end.lookup(read.getResult())
+                              : p;
+          ok &= read && p < at && last < at;
+        }
+        if (!ok)
+          continue;
+        unpackInto[part] = write.getName();
+        elidedWrites.insert(write);
+      }
     }
   }
 
@@ -783,9 +849,13 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     MemoryCategory sourceCategory = MemoryCategory::activations;
     if (auto wait = unpack.getInput().getDefiningOp<WaitOp>())
       sourceCategory = collectiveCategory(wait.getFuture().getDefiningOp());
+    // A part that only goes to a state is copied into that state.
     SmallVector<Value> outs;
     for (Value result : unpack.getResults()) {
-      outs.push_back(alloc(tensorOf(result.getType()), sourceCategory));
+      auto into = facts.unpackInto.find(result);
+      outs.push_back(into != facts.unpackInto.end()
+                         ? storage(into->second, tensorOf(result.getType()))
+                         : alloc(tensorOf(result.getType()), sourceCategory));
       buffers[result] = outs.back();
     }
     kernel(&op, {bufferOf(unpack.getInput())}, outs);
