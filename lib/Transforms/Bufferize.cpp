@@ -127,6 +127,8 @@ struct Analysis {
   SmallVector<FlatBucket> flat;
   llvm::DenseMap<Operation *, unsigned> flatPacks;
   llvm::DenseMap<Value, Destination> destination;
+  /// Parts computed into their slot of a gather's segment (pack, offset).
+  llvm::DenseMap<Value, std::pair<Operation *, int64_t>> segmentSlot;
   /// Results of an unpack copied straight into the state their write
   /// names (the write disappears): the state, by result.
   llvm::DenseMap<Value, StringRef> unpackInto;
@@ -136,6 +138,7 @@ struct Analysis {
     for (Operation &op : block)
       position[&op] = index++;
     findFlatBuckets(block, symbols);
+    findGatherSegments(block);
     findInPlaceUpdates(block);
     computeLiveness(block);
     findUnpacksIntoStates(block, symbols);
@@ -254,7 +257,8 @@ private:
   /// block; null otherwise.
   Value placeable(Value input, Block &block) const {
     Value value = input;
-    if (!value.hasOneUse() || destination.count(value))
+    if (!value.hasOneUse() || destination.count(value) ||
+        segmentSlot.count(value))
       return nullptr;
     while (auto reshape = value.getDefiningOp<ReshapeOp>()) {
       if (!reshape.getInput().hasOneUse())
@@ -268,6 +272,25 @@ private:
         isStateUpdate(producer))
       return nullptr;
     return value;
+  }
+
+  /// Stages 1-2: the segment a rank sends to the all-gather of its updated
+  /// parameters (a pack with shards = 1) is allocated when its first part
+  /// is computed, and each part that is only packed is computed into its
+  /// slot (no pack copy).
+  void findGatherSegments(Block &block) {
+    for (Operation &op : block) {
+      auto pack = dyn_cast<PackOp>(op);
+      if (!pack || pack.getShards() != 1 || flatPacks.count(pack) ||
+          !isa_and_nonnull<AllGatherStartOp>(onlyUser(pack.getResult())))
+        continue;
+      int64_t offset = 0;
+      for (Value input : pack.getInputs()) {
+        if (Value value = placeable(input, block))
+          segmentSlot[value] = {pack, offset};
+        offset += cast<RankedTensorType>(input.getType()).getNumElements();
+      }
+    }
   }
 
   /// An unpack of shards > 1 (stages 1-2: the gathered parameters) whose
@@ -545,6 +568,16 @@ private:
     return it->second;
   }
 
+  /// The buffer of a gather's segment (the pack `pack`), allocated when
+  /// its first part is computed into it.
+  Value segmentBuffer(Operation *pack) {
+    auto [it, inserted] = segments.try_emplace(pack, Value());
+    if (inserted)
+      it->second = alloc(tensorOf(pack->getResult(0).getType()),
+                         MemoryCategory::gathered_parameters);
+    return it->second;
+  }
+
   /// Whether `value`'s buffer is elements [offset, ...) of `base`.
   bool isAt(Value value, Value base, int64_t offset) const {
     Place place = places.lookup(bufferOf(value));
@@ -566,6 +599,7 @@ private:
   SymbolTable &symbols;
   OpBuilder builder;
   llvm::DenseMap<unsigned, Value> bucketValues;
+  llvm::DenseMap<Operation *, Value> segments;
   std::unique_ptr<Analysis> analysis;
   Block *newBlock = nullptr;
   Operation *current = nullptr;
@@ -786,6 +820,21 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     buffers[pack.getResult()] = bucket;
     return success();
   }
+  if (auto pack = dyn_cast<PackOp>(op); pack && segments.count(pack)) {
+    // A gather's segment whose parts were computed into it: the others
+    // are copied to their slots.
+    Value segment = segments.lookup(pack);
+    int64_t offset = 0;
+    for (Value input : pack.getInputs()) {
+      if (!isAt(input, segment, offset))
+        memref::CopyOp::create(builder, loc(), bufferOf(input),
+                               view(segment, tensorOf(input.getType()), offset,
+                                    nullptr));
+      offset += tensorOf(input.getType()).getNumElements();
+    }
+    buffers[pack.getResult()] = segment;
+    return success();
+  }
   if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op)) {
     RankedTensorType type = tensorOf(op.getResult(0).getType());
     // A flat bucket's all-reduce runs in place.
@@ -865,13 +914,20 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   for (Value operand : op.getOperands())
     ins.push_back(bufferOf(operand));
   for (Value result : op.getResults()) {
-    // Computed into its flat bucket, or into a new buffer.
+    // Computed into its flat bucket, into its slot of a gather's segment,
+    // or into a new buffer.
     auto dest = facts.destination.find(result);
-    outs.push_back(dest != facts.destination.end()
-                       ? view(bucketStorage(dest->second.bucket),
-                              tensorOf(result.getType()), dest->second.offset,
-                              nullptr)
-                       : alloc(tensorOf(result.getType()), category(&op)));
+    auto slot = facts.segmentSlot.find(result);
+    if (dest != facts.destination.end())
+      outs.push_back(view(bucketStorage(dest->second.bucket),
+                          tensorOf(result.getType()), dest->second.offset,
+                          nullptr));
+    else if (slot != facts.segmentSlot.end())
+      outs.push_back(view(segmentBuffer(slot->second.first),
+                          tensorOf(result.getType()), slot->second.second,
+                          nullptr));
+    else
+      outs.push_back(alloc(tensorOf(result.getType()), category(&op)));
     buffers[result] = outs.back();
   }
   kernel(&op, ins, outs);

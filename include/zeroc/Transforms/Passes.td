@@ -432,6 +432,12 @@ def TrainBufferize : Pass<"train-bufferize", "mlir::ModuleOp"> {
       state stored whole is unpacked into that state's buffer and its write
       disappears, when no read of the state is live at the unpack and
       nothing else touches the state before the write.
+    * Gather segments (stages 1-2): the segment a rank sends to the
+      all-gather of its updated parameters (a `train.pack` with
+      `shards = 1` feeding a `train.all_gather_start`) is allocated before
+      its first part, and each part used only by the pack (the bf16 cast
+      of an updated master) is computed into its slot; any other part is
+      copied there.
 
     ```mlir
     %w = train.read @w : tensor<4x8xf32>
