@@ -224,6 +224,8 @@ FailureOr<MemoryReport> zeroc::computeMemoryReport(ModuleOp module) {
   report.stage = moduleInt(trainDialect(module).getZeroStageAttrHelper().getAttr(module), 0);
 
   bool sawF32 = false, sawBF16 = false, sawOther = false;
+  SmallVector<BufferOp> buffers;
+  llvm::StringMap<int64_t> declared;
   for (Operation &op : module.getBody()->getOperations()) {
     if (auto param = dyn_cast<ParamOp>(op)) {
       RankedTensorType type = param.getTensorType();
@@ -239,6 +241,34 @@ FailureOr<MemoryReport> zeroc::computeMemoryReport(ModuleOp module) {
         report.perRank.gradients += bytes;
       else
         report.perRank.optimizerStates += bytes;
+    } else if (auto buffer = dyn_cast<BufferOp>(op)) {
+      buffers.push_back(buffer);
+    }
+    if (auto symbol = dyn_cast<SymbolOpInterface>(op);
+        symbol && isa<ParamOp, StateOp>(op))
+      declared[symbol.getName()] = numElements(
+          isa<ParamOp>(op) ? cast<ParamOp>(op).getTensorType()
+                           : cast<StateOp>(op).getTensorType());
+  }
+  // A flat buffer's members are counted above; its padding (the elements
+  // of no member, which the runtime allocates too) here.
+  for (BufferOp buffer : buffers) {
+    int64_t members = 0;
+    for (Attribute member : buffer.getMembers())
+      members += declared.lookup(cast<FlatSymbolRefAttr>(member).getValue());
+    int64_t padding = std::max<int64_t>(
+        0, (numElements(buffer.getTensorType()) - members) *
+               elementBytes(buffer.getTensorType().getElementType()));
+    switch (buffer.getCategory()) {
+    case MemoryCategory::parameters:
+      report.perRank.parameters += padding;
+      break;
+    case MemoryCategory::gradients:
+      report.perRank.gradients += padding;
+      break;
+    default:
+      report.perRank.optimizerStates += padding;
+      break;
     }
   }
   report.perRank.modelStates = report.perRank.parameters +

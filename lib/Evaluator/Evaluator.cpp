@@ -373,7 +373,8 @@ std::vector<std::string> unsupportedOps(MLIRContext *context,
       "train.param",           "train.state",  "train.optimizer",
       "shard.grid",            "train.fused",  "train.yield",
       "train.storage",         "train.kernel", "train.collective_start",
-      "train.collective_wait", "train.rank",   "train.read_back"};
+      "train.collective_wait", "train.rank",   "train.read_back",
+      "train.buffer"};
   std::vector<std::string> missing;
   for (RegisteredOperationName name : context->getRegisteredOperations()) {
     if (name.getDialectNamespace() != dialectNamespace ||

@@ -20,6 +20,12 @@
 //     that remains is a memref.copy into the state's buffer;
 //   * collectives are train.collective_start / train.collective_wait on
 //     buffers, with the payload (the elements that are not padding);
+//   * a flat gradient bucket (stage 0: the gradients packed, all-reduced,
+//     averaged, unpacked and written to their grad states, nothing else
+//     touching those states before) becomes a train.buffer whose members
+//     are the grad states: each gradient is computed into its slice, the
+//     all-reduce and the averaging run in place on the buffer, and the
+//     pack, the unpack and the writes are views (no copy);
 //   * results are copied to host memory with train.read_back.
 //
 // memref.dealloc is placed by train-deallocate.
@@ -85,6 +91,25 @@ struct Place {
   Value dynamicOffset; // index, or null
 };
 
+/// A stage-0 gradient bucket kept flat: `pack` (shards = 1) of the
+/// gradients, its all-reduce, an elementwise op on the result (the
+/// averaging), the unpack (shards = 1) and one train.write per part into a
+/// grad state that nothing reads or writes before.
+struct FlatBucket {
+  PackOp pack;
+  Operation *average = nullptr; // the elementwise op, or null
+  SmallVector<StringRef> members;
+  SmallVector<int64_t> offsets;
+  RankedTensorType type;
+  std::string name; // the train.buffer, set when it is declared
+};
+
+/// Where a value is computed: element `offset` of flat bucket `bucket`.
+struct Destination {
+  unsigned bucket;
+  int64_t offset;
+};
+
 /// The tensor-level facts the rewrite needs, computed on the block before
 /// anything changes.
 struct Analysis {
@@ -97,13 +122,26 @@ struct Analysis {
   llvm::DenseSet<Operation *> elidedWrites;
   /// Reads that must copy: their state is written while they are live.
   llvm::DenseSet<Operation *> copyingReads;
+  /// Flat buckets, the packs that start them, and the values computed
+  /// directly into one (a gradient, or the averaging's result).
+  SmallVector<FlatBucket> flat;
+  llvm::DenseMap<Operation *, unsigned> flatPacks;
+  llvm::DenseMap<Value, Destination> destination;
+  /// Parts computed into their slot of a gather's segment (pack, offset).
+  llvm::DenseMap<Value, std::pair<Operation *, int64_t>> segmentSlot;
+  /// Results of an unpack copied straight into the state their write
+  /// names (the write disappears): the state, by result.
+  llvm::DenseMap<Value, StringRef> unpackInto;
 
-  explicit Analysis(Block &block) {
+  Analysis(Block &block, SymbolTable &symbols) {
     unsigned index = 0;
     for (Operation &op : block)
       position[&op] = index++;
+    findFlatBuckets(block, symbols);
+    findGatherSegments(block);
     findInPlaceUpdates(block);
     computeLiveness(block);
+    findUnpacksIntoStates(block, symbols);
     findCopyingReads(block);
   }
 
@@ -123,6 +161,192 @@ struct Analysis {
   }
 
 private:
+  /// The single use of `value`, or null.
+  static Operation *onlyUser(Value value) {
+    return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
+  }
+
+  void findFlatBuckets(Block &block, SymbolTable &symbols) {
+    // Each state's reads and writes in this function, in order.
+    llvm::StringMap<SmallVector<Operation *, 2>> accesses;
+    for (Operation &op : block) {
+      if (auto read = dyn_cast<ReadOp>(op))
+        accesses[read.getName()].push_back(&op);
+      else if (auto write = dyn_cast<WriteOp>(op))
+        accesses[write.getName()].push_back(&op);
+    }
+    for (Operation &op : block) {
+      auto pack = dyn_cast<PackOp>(op);
+      if (!pack || pack.getShards() != 1)
+        continue;
+      auto start = dyn_cast_or_null<AllReduceStartOp>(onlyUser(pack.getResult()));
+      if (!start)
+        continue;
+      auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
+      if (!wait)
+        continue;
+      Value reduced = wait.getResult();
+      Operation *average = onlyUser(reduced);
+      if (average && !isa<UnpackOp>(average)) {
+        // The averaging: elementwise, and the reduced bucket is an operand
+        // of the result's type, so it may run in place on the bucket.
+        if (!(isa<FusedOp>(average) || isElementwise(average)) ||
+            average->getNumResults() != 1 ||
+            average->getResult(0).getType() != reduced.getType())
+          continue;
+        reduced = average->getResult(0);
+      } else {
+        average = nullptr;
+      }
+      auto unpack = dyn_cast_or_null<UnpackOp>(onlyUser(reduced));
+      if (!unpack || unpack.getShards() != 1 ||
+          unpack.getNumResults() != pack.getInputs().size())
+        continue;
+      FlatBucket bucket;
+      bucket.pack = pack;
+      bucket.average = average;
+      bucket.type = cast<RankedTensorType>(pack.getResult().getType());
+      int64_t offset = 0;
+      bool ok = true;
+      llvm::DenseSet<Operation *> writes;
+      for (auto [input, part] : llvm::zip(pack.getInputs(), unpack.getResults())) {
+        auto write = dyn_cast_or_null<WriteOp>(onlyUser(part));
+        auto state = write ? symbols.lookup<StateOp>(write.getName()) : StateOp();
+        // A grad state stored whole, written here once, and read only
+        // after that write.
+        ok = state && state.getKind() == StateKind::grad &&
+             !(state.getShards() && *state.getShards() > 1) &&
+             input.getType() == part.getType() &&
+             state.getTensorType() == part.getType() &&
+             state.getTensorType().getElementType() ==
+                 bucket.type.getElementType();
+        if (ok) {
+          auto &list = accesses[write.getName()];
+          ok = !list.empty() && list.front() == write.getOperation() &&
+               llvm::all_of(ArrayRef(list).drop_front(),
+                            [](Operation *o) { return isa<ReadOp>(o); });
+        }
+        if (!ok)
+          break;
+        writes.insert(write);
+        bucket.members.push_back(write.getName());
+        bucket.offsets.push_back(offset);
+        offset += cast<RankedTensorType>(input.getType()).getNumElements();
+      }
+      if (!ok || offset != bucket.type.getNumElements())
+        continue;
+      unsigned id = flat.size();
+      for (Operation *write : writes)
+        elidedWrites.insert(write);
+      // Each gradient is computed into its slice, through the reshapes
+      // that lead to it, when the pack is its only use; the averaging
+      // writes the whole bucket.
+      for (auto [input, at] : llvm::zip(pack.getInputs(), bucket.offsets))
+        if (Value value = placeable(input, block))
+          destination[value] = {id, at};
+      if (average)
+        destination[average->getResult(0)] = {id, 0};
+      flatPacks[pack] = id;
+      flat.push_back(std::move(bucket));
+    }
+  }
+
+  /// The value to compute directly into a pack's slice for `input`: the
+  /// input, or what the reshapes leading to it reshape, when each is used
+  /// only on the way to the pack and its producer is a kernel of this
+  /// block; null otherwise.
+  Value placeable(Value input, Block &block) const {
+    Value value = input;
+    if (!value.hasOneUse() || destination.count(value) ||
+        segmentSlot.count(value))
+      return nullptr;
+    while (auto reshape = value.getDefiningOp<ReshapeOp>()) {
+      if (!reshape.getInput().hasOneUse())
+        break;
+      value = reshape.getInput();
+    }
+    Operation *producer = value.getDefiningOp();
+    if (!producer || producer->getBlock() != &block || viewSource(producer) ||
+        isa<ReadOp, PackOp, UnpackOp, LRScheduleOp, AllReduceStartOp,
+            ReduceScatterStartOp, AllGatherStartOp>(producer) ||
+        isStateUpdate(producer))
+      return nullptr;
+    return value;
+  }
+
+  /// Stages 1-2: the segment a rank sends to the all-gather of its updated
+  /// parameters (a pack with shards = 1) is allocated when its first part
+  /// is computed, and each part that is only packed is computed into its
+  /// slot (no pack copy).
+  void findGatherSegments(Block &block) {
+    for (Operation &op : block) {
+      auto pack = dyn_cast<PackOp>(op);
+      if (!pack || pack.getShards() != 1 || flatPacks.count(pack) ||
+          !isa_and_nonnull<AllGatherStartOp>(onlyUser(pack.getResult())))
+        continue;
+      int64_t offset = 0;
+      for (Value input : pack.getInputs()) {
+        if (Value value = placeable(input, block))
+          segmentSlot[value] = {pack, offset};
+        offset += cast<RankedTensorType>(input.getType()).getNumElements();
+      }
+    }
+  }
+
+  /// An unpack of shards > 1 (stages 1-2: the gathered parameters) whose
+  /// part is only written to a state stored whole is computed into that
+  /// state, when no read of the state is live at the unpack and nothing
+  /// touches the state between the unpack and the write.
+  void findUnpacksIntoStates(Block &block, SymbolTable &symbols) {
+    llvm::StringMap<SmallVector<Operation *, 2>> accesses;
+    for (Operation &op : block) {
+      if (auto read = dyn_cast<ReadOp>(op))
+        accesses[read.getName()].push_back(&op);
+      else if (auto write = dyn_cast<WriteOp>(op))
+        accesses[write.getName()].push_back(&op);
+      else if (isStateUpdate(&op))
+        for (unsigned i : updatedOperands(&op))
+          if (auto read = op.getOperand(i).getDefiningOp<ReadOp>())
+            accesses[read.getName()].push_back(&op);
+    }
+    for (Operation &op : block) {
+      auto unpack = dyn_cast<UnpackOp>(op);
+      if (!unpack || unpack.getShards() == 1)
+        continue;
+      unsigned at = position.lookup(unpack);
+      for (Value part : unpack.getResults()) {
+        auto write = dyn_cast_or_null<WriteOp>(onlyUser(part));
+        if (!write || elidedWrites.contains(write))
+          continue;
+        Operation *decl = symbols.lookup(write.getName());
+        RankedTensorType storageType;
+        if (auto param = dyn_cast_or_null<ParamOp>(decl))
+          storageType = param.getStorageType();
+        else if (auto state = dyn_cast_or_null<StateOp>(decl))
+          storageType = state.getStorageType();
+        if (!storageType || storageType != part.getType())
+          continue;
+        unsigned written = position.lookup(write);
+        bool ok = true;
+        for (Operation *access : accesses[write.getName()]) {
+          unsigned p = position.lookup(access);
+          if (access == write.getOperation() || p > written)
+            continue;
+          // Before the write: a read that dies before the unpack.
+          auto read = dyn_cast<ReadOp>(access);
+          unsigned last = read && end.count(read.getResult())
+                              ? end.lookup(read.getResult())
+                              : p;
+          ok &= read && p < at && last < at;
+        }
+        if (!ok)
+          continue;
+        unpackInto[part] = write.getName();
+        elidedWrites.insert(write);
+      }
+    }
+  }
+
   void use(Value value, unsigned at) {
     auto [it, inserted] = end.try_emplace(value, at);
     if (!inserted)
@@ -230,8 +454,8 @@ int64_t payloadOf(Operation *start, int64_t full) {
 
 class FunctionBufferizer {
 public:
-  FunctionBufferizer(func::FuncOp func, Attribute host)
-      : func(func), host(host), builder(func.getContext()) {}
+  FunctionBufferizer(func::FuncOp func, Attribute host, SymbolTable &symbols)
+      : func(func), host(host), symbols(symbols), builder(func.getContext()) {}
 
   LogicalResult run();
 
@@ -335,6 +559,31 @@ private:
     return op.getResult();
   }
 
+  /// The storage of flat bucket `id` (its train.buffer, declared before
+  /// the function by run()).
+  Value bucketStorage(unsigned id) {
+    auto [it, inserted] = bucketValues.try_emplace(id, Value());
+    if (inserted)
+      it->second = storage(analysis->flat[id].name, analysis->flat[id].type);
+    return it->second;
+  }
+
+  /// The buffer of a gather's segment (the pack `pack`), allocated when
+  /// its first part is computed into it.
+  Value segmentBuffer(Operation *pack) {
+    auto [it, inserted] = segments.try_emplace(pack, Value());
+    if (inserted)
+      it->second = alloc(tensorOf(pack->getResult(0).getType()),
+                         MemoryCategory::gathered_parameters);
+    return it->second;
+  }
+
+  /// Whether `value`'s buffer is elements [offset, ...) of `base`.
+  bool isAt(Value value, Value base, int64_t offset) const {
+    Place place = places.lookup(bufferOf(value));
+    return place.base == base && place.offset == offset && !place.dynamicOffset;
+  }
+
   Value rank() {
     if (!rankValue) {
       OpBuilder::InsertionGuard guard(builder);
@@ -347,7 +596,10 @@ private:
 
   func::FuncOp func;
   Attribute host;
+  SymbolTable &symbols;
   OpBuilder builder;
+  llvm::DenseMap<unsigned, Value> bucketValues;
+  llvm::DenseMap<Operation *, Value> segments;
   std::unique_ptr<Analysis> analysis;
   Block *newBlock = nullptr;
   Operation *current = nullptr;
@@ -409,8 +661,27 @@ LogicalResult FunctionBufferizer::run() {
   Block &block = func.getBody().front();
   if (failed(checkCollectives(block)) || failed(checkHostUses(block)))
     return failure();
-  analysis = std::make_unique<Analysis>(block);
+  analysis = std::make_unique<Analysis>(block, symbols);
   bool isStep = trainDialect(func).getStepAttrHelper().isAttrPresent(func);
+
+  // One train.buffer per flat bucket, before the function; the symbol
+  // table renames it if its name is taken.
+  {
+    OpBuilder declare(func);
+    MLIRContext *ctx = func.getContext();
+    for (auto [id, bucket] : llvm::enumerate(analysis->flat)) {
+      SmallVector<Attribute> members;
+      for (StringRef member : bucket.members)
+        members.push_back(FlatSymbolRefAttr::get(ctx, member));
+      auto buffer = BufferOp::create(
+          declare, func.getLoc(),
+          ("zero.bucket" + Twine(id) + ".grads").str(), bucket.type,
+          MemoryCategory::gradients,
+          declare.getArrayAttr(members), bucket.offsets);
+      symbols.insert(buffer);
+      bucket.name = buffer.getSymName().str();
+    }
+  }
 
   // The entry point's signature.
   // Owned here until it replaces the body: a failure below frees it.
@@ -535,9 +806,42 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     }
     return success();
   }
+  if (auto pack = dyn_cast<PackOp>(op); pack && facts.flatPacks.count(pack)) {
+    // A flat bucket: the pack is the buffer; a gradient that is not
+    // already in its slice is copied there.
+    unsigned id = facts.flatPacks.lookup(pack);
+    Value bucket = bucketStorage(id);
+    for (auto [input, offset] :
+         llvm::zip(pack.getInputs(), facts.flat[id].offsets))
+      if (!isAt(input, bucket, offset))
+        memref::CopyOp::create(builder, loc(), bufferOf(input),
+                               view(bucket, tensorOf(input.getType()), offset,
+                                    nullptr));
+    buffers[pack.getResult()] = bucket;
+    return success();
+  }
+  if (auto pack = dyn_cast<PackOp>(op); pack && segments.count(pack)) {
+    // A gather's segment whose parts were computed into it: the others
+    // are copied to their slots.
+    Value segment = segments.lookup(pack);
+    int64_t offset = 0;
+    for (Value input : pack.getInputs()) {
+      if (!isAt(input, segment, offset))
+        memref::CopyOp::create(builder, loc(), bufferOf(input),
+                               view(segment, tensorOf(input.getType()), offset,
+                                    nullptr));
+      offset += tensorOf(input.getType()).getNumElements();
+    }
+    buffers[pack.getResult()] = segment;
+    return success();
+  }
   if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op)) {
     RankedTensorType type = tensorOf(op.getResult(0).getType());
-    Value recv = alloc(type, collectiveCategory(&op));
+    // A flat bucket's all-reduce runs in place.
+    auto pack = op.getOperand(0).getDefiningOp<PackOp>();
+    Value recv = pack && facts.flatPacks.count(pack)
+                     ? bufferOf(op.getOperand(0))
+                     : alloc(type, collectiveCategory(&op));
     CollectiveKind kind = isa<AllReduceStartOp>(op) ? CollectiveKind::all_reduce
                           : isa<ReduceScatterStartOp>(op)
                               ? CollectiveKind::reduce_scatter
@@ -594,9 +898,13 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     MemoryCategory sourceCategory = MemoryCategory::activations;
     if (auto wait = unpack.getInput().getDefiningOp<WaitOp>())
       sourceCategory = collectiveCategory(wait.getFuture().getDefiningOp());
+    // A part that only goes to a state is copied into that state.
     SmallVector<Value> outs;
     for (Value result : unpack.getResults()) {
-      outs.push_back(alloc(tensorOf(result.getType()), sourceCategory));
+      auto into = facts.unpackInto.find(result);
+      outs.push_back(into != facts.unpackInto.end()
+                         ? storage(into->second, tensorOf(result.getType()))
+                         : alloc(tensorOf(result.getType()), sourceCategory));
       buffers[result] = outs.back();
     }
     kernel(&op, {bufferOf(unpack.getInput())}, outs);
@@ -606,7 +914,20 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   for (Value operand : op.getOperands())
     ins.push_back(bufferOf(operand));
   for (Value result : op.getResults()) {
-    outs.push_back(alloc(tensorOf(result.getType()), category(&op)));
+    // Computed into its flat bucket, into its slot of a gather's segment,
+    // or into a new buffer.
+    auto dest = facts.destination.find(result);
+    auto slot = facts.segmentSlot.find(result);
+    if (dest != facts.destination.end())
+      outs.push_back(view(bucketStorage(dest->second.bucket),
+                          tensorOf(result.getType()), dest->second.offset,
+                          nullptr));
+    else if (slot != facts.segmentSlot.end())
+      outs.push_back(view(segmentBuffer(slot->second.first),
+                          tensorOf(result.getType()), slot->second.second,
+                          nullptr));
+    else
+      outs.push_back(alloc(tensorOf(result.getType()), category(&op)));
     buffers[result] = outs.back();
   }
   kernel(&op, ins, outs);
@@ -618,6 +939,7 @@ struct TrainBufferizePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Attribute host = HostMemoryAttr::get(&getContext());
+    SymbolTable symbols(module);
     for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (func.isExternal())
         continue;
@@ -625,7 +947,7 @@ struct TrainBufferizePass
         func.emitOpError("is already in buffer form (train.planned is set)");
         return signalPassFailure();
       }
-      FunctionBufferizer bufferizer(func, host);
+      FunctionBufferizer bufferizer(func, host, symbols);
       if (failed(bufferizer.run()))
         return signalPassFailure();
       trainDialect(func).getPlannedAttrHelper().setAttr(

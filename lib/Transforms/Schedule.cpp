@@ -175,20 +175,32 @@ struct TrainSchedulePass
     // with the ops that only pass its result on, goes down to where the
     // result is first needed, and no later than the start of the bucket
     // `limit` places behind it.
-    SmallVector<Operation *> bucketStarts;
-    for (const Collective &c : collectives)
+    // Stage 1-2's gathers of the updated parameters are bounded the same
+    // way: the gathered bucket i is unpacked into the parameters no later
+    // than the start of gather i + `limit`, so at most `limit` gathered
+    // buckets are live instead of every one until the step ends.
+    SmallVector<Operation *> bucketStarts, gatherStarts;
+    for (const Collective &c : collectives) {
       if (isGradientBucket(c.start))
         bucketStarts.push_back(c.start);
+      else if (isa<AllGatherStartOp>(c.start) && !isParameterGather(c))
+        gatherStarts.push_back(c.start);
+    }
+    auto bound = [&](ArrayRef<Operation *> starts, Operation *start,
+                     Operation *target) {
+      const auto *it = llvm::find(starts, start);
+      if (it != starts.end() && std::distance(it, starts.end()) > limit) {
+        Operation *later = *(it + limit);
+        if (later->isBeforeInBlock(target))
+          return later;
+      }
+      return target;
+    };
     for (const Collective &c : collectives) {
       SmallVector<Operation *> chain = waitChain(c.wait);
       Operation *target = firstNeed(chain);
-      auto it = llvm::find(bucketStarts, c.start);
-      if (it != bucketStarts.end() &&
-          std::distance(it, bucketStarts.end()) > limit) {
-        Operation *later = *(it + limit);
-        if (later->isBeforeInBlock(target))
-          target = later;
-      }
+      target = bound(bucketStarts, c.start, target);
+      target = bound(gatherStarts, c.start, target);
       moveBefore(chain, target);
     }
 

@@ -361,14 +361,18 @@ def TrainSchedule : Pass<"train-schedule", "mlir::ModuleOp"> {
       of group i + 1 starts when group i's gathered parameters arrive, so it
       runs while group i computes;
     * the parameters rebuilt by stage 1-2's all-gathers after the update are
-      unpacked and written at the end of the step, so each gather overlaps
-      the updates that follow it.
+      unpacked and written as late as `max-in-flight` allows: gather i's
+      wait, unpack and writes come no later than the start of gather
+      i + max-in-flight (the last ones at the end of the step), so each
+      gather overlaps the updates that follow it while at most
+      max-in-flight gathered buckets are live.
 
     The resulting order is the same on every rank, as collectives require.
   }];
   let options = [
     Option<"maxInFlight", "max-in-flight", "int64_t", "2",
-           "Gradient buckets whose reduction may be in flight at once">
+           "Gradient buckets whose reduction (and stage 1-2 parameter "
+           "buckets whose all-gather) may be in flight at once">
   ];
   let dependentDialects = ["zeroc::train::TrainDialect"];
 }
@@ -477,6 +481,28 @@ def TrainBufferize : Pass<"train-bufferize", "mlir::ModuleOp"> {
     * Collectives become `train.collective_start` / `train.collective_wait`
       with their payload (the elements that are not padding); `train.release`
       disappears (liveness places the end of the buffer's life).
+    * Flat gradient buckets (stage 0): a `train.pack` with `shards = 1`
+      whose all-reduce is averaged by one elementwise op, unpacked with
+      `shards = 1` and written part by part to `grad` states stored whole
+      that nothing reads or writes before those writes, becomes a
+      `train.buffer` declaration (`zero.bucketK.grads`, counted as
+      gradients) whose members are those states. Each gradient that is
+      only packed is computed into its slice of the buffer (through the
+      reshapes that lead to it), any other is copied there; the all-reduce
+      runs in place (`send == recv`), the averaging in place, and the pack,
+      the unpack and the writes are views. The bucket is then the
+      persistent gradients: no gradient-bucket allocation remains.
+    * Unpacks into their state (stages 1-2): a part of a `train.unpack`
+      with `shards > 1` (the gathered parameters) that is only written to a
+      state stored whole is unpacked into that state's buffer and its write
+      disappears, when no read of the state is live at the unpack and
+      nothing else touches the state before the write.
+    * Gather segments (stages 1-2): the segment a rank sends to the
+      all-gather of its updated parameters (a `train.pack` with
+      `shards = 1` feeding a `train.all_gather_start`) is allocated before
+      its first part, and each part used only by the pack (the bf16 cast
+      of an updated master) is computed into its slot; any other part is
+      copied there.
 
     ```mlir
     %w = train.read @w : tensor<4x8xf32>

@@ -99,8 +99,30 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
         " * runtime (include/zeroc/Runtime/zrt.h). */\n";
   os << (cuda ? cpp::cudaPreamble() : cpp::cpuPreamble()) << "\n";
 
-  // The state table: every train.param and train.state.
+  // The flat buffers (train.buffer) and where each member lies in one.
   cpp::StateTable table;
+  std::string bufferRows;
+  llvm::raw_string_ostream bufferOs(bufferRows);
+  llvm::StringMap<std::pair<unsigned, int64_t>> memberOf;
+  for (auto buffer : module.getOps<BufferOp>()) {
+    unsigned b = table.buffers.size();
+    table.buffers[buffer.getSymName()] = b;
+    for (auto [member, offset] :
+         llvm::zip(buffer.getMembers(), buffer.getOffsets())) {
+      StringRef name = cast<FlatSymbolRefAttr>(member).getValue();
+      if (!memberOf.try_emplace(name, b, offset).second)
+        return buffer.emitOpError("member @")
+               << name << " is a member of another train.buffer already";
+    }
+    RankedTensorType type = buffer.getTensorType();
+    bufferOs << "  {\"" << buffer.getSymName() << "\", "
+             << dtypeName(type.getElementType()) << ", "
+             << cpp::categoryName(buffer.getCategory()) << ", "
+             << type.getNumElements() << ", " << type.getNumElements()
+             << ", NULL},\n";
+  }
+
+  // The state table: every train.param and train.state.
   std::string shapes, rows;
   llvm::raw_string_ostream shapesOs(shapes), rowsOs(rows);
   unsigned index = 0;
@@ -137,8 +159,14 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
            << ", shape_" << index << ", " << type.getNumElements() << ", "
            << (shards ? *shards : 1) << ", " << storage.getNumElements() << ", "
            << init << ", " << llvm::formatv("{0:e17}", std).str() << ", "
-           << ((param && param.getWeightDecay()) ? 1 : 0)
-           << ", NULL, -1, 0},\n"; /* its own storage (no flat buffer) */
+           << ((param && param.getWeightDecay()) ? 1 : 0) << ", NULL, ";
+    // Its own storage (-1), or a member of a flat buffer at an offset.
+    auto member = memberOf.find(name);
+    if (member == memberOf.end())
+      rowsOs << "-1, 0},\n";
+    else
+      rowsOs << member->second.first << ", " << member->second.second
+             << "},\n";
     ++index;
   }
   if (index == 0)
@@ -146,6 +174,10 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
   os << "/* Parameters and optimizer state: logical shapes; each rank stores "
         "storage_numel elements. */\n"
      << shapes << "\nstatic zrt_state S[] = {\n" << rows << "};\n\n";
+  if (!table.buffers.empty())
+    os << "/* Flat buffers: members of S point into them (zrt_state_range). "
+          "*/\nstatic zrt_buffer B[] = {\n"
+       << bufferRows << "};\n\n";
 
   using Kind = cpp::FunctionEmitter::Kind;
   cpp::FunctionEmitter stepEmitter(os, table, target);
@@ -168,7 +200,10 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
      << vocabularyOf(step) << ", " << dtypeName(tokens.getElementType()) << ",\n"
      << "  " << index << ", S, train_step, " << (forward ? "forward" : "NULL")
      << ", " << (logits ? "logits" : "NULL") << ",\n"
-     << "  0, NULL, /* no flat buffers */\n};\n\n"
+     << "  " << table.buffers.size()
+     << (table.buffers.empty() ? ", NULL, /* no flat buffers */\n"
+                               : ", B,\n")
+     << "};\n\n"
      << "const zrt_program *zeroc_program(void) { return &program; }\n";
   return success();
 }

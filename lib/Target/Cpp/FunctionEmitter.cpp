@@ -26,6 +26,25 @@ using namespace zeroc::train;
 
 namespace zeroc::cpp {
 
+/// zrt.h's name of a memory category.
+const char *categoryName(MemoryCategory category) {
+  switch (category) {
+  case MemoryCategory::parameters:
+    return "ZRT_MEM_PARAMETERS";
+  case MemoryCategory::gradients:
+    return "ZRT_MEM_GRADIENTS";
+  case MemoryCategory::optimizer_states:
+    return "ZRT_MEM_OPTIMIZER_STATES";
+  case MemoryCategory::gathered_parameters:
+    return "ZRT_MEM_GATHERED_PARAMETERS";
+  case MemoryCategory::gradient_buckets:
+    return "ZRT_MEM_GRADIENT_BUCKETS";
+  case MemoryCategory::activations:
+    return "ZRT_MEM_ACTIVATIONS";
+  }
+  return "ZRT_MEM_ACTIVATIONS";
+}
+
 namespace {
 
 /// The shape and element type of a tensor, a memref, or a future's value.
@@ -68,25 +87,6 @@ std::string literal(double value) {
   if (std::isinf(value))
     return value > 0 ? "INFINITY" : "-INFINITY";
   return llvm::formatv("{0:e17}", value).str();
-}
-
-/// zrt.h's name of a memory category.
-const char *categoryName(MemoryCategory category) {
-  switch (category) {
-  case MemoryCategory::parameters:
-    return "ZRT_MEM_PARAMETERS";
-  case MemoryCategory::gradients:
-    return "ZRT_MEM_GRADIENTS";
-  case MemoryCategory::optimizer_states:
-    return "ZRT_MEM_OPTIMIZER_STATES";
-  case MemoryCategory::gathered_parameters:
-    return "ZRT_MEM_GATHERED_PARAMETERS";
-  case MemoryCategory::gradient_buckets:
-    return "ZRT_MEM_GRADIENT_BUCKETS";
-  case MemoryCategory::activations:
-    return "ZRT_MEM_ACTIVATIONS";
-  }
-  return "ZRT_MEM_ACTIVATIONS";
 }
 
 const char *categoryOf(memref::AllocOp alloc) {
@@ -285,16 +285,22 @@ LogicalResult FunctionEmitter::emitFusedKernel(FusedOp fused, Value out) {
                           ? "zc_f32_to_bf16(" + expr + ")"
                           : expr;
 
-  // The kernel: one thread per element of a grid-stride loop.
+  // The kernel: one thread per element of a grid-stride loop. In place
+  // (an input is the output's buffer, as train-bufferize plans a bucket's
+  // averaging) the pointers may alias, so none is __restrict__.
   std::string ct = cType(type.getElementType());
+  bool inPlace = llvm::any_of(kernelArgs, [&](const auto &arg) {
+    return arg.second == ptr(out);
+  });
+  const char *restrict = inPlace ? " *" : " *__restrict__ ";
   kernelOs << "/* " << shapeText(RankedTensorType::get(type.getShape(),
                                                       type.getElementType()))
            << " */\n"
-           << "__global__ void " << name << "(int64_t n, " << ct
-           << " *__restrict__ out";
+           << "__global__ void " << name << "(int64_t n, " << ct << restrict
+           << "out";
   for (auto &[value, host] : kernelArgs)
     kernelOs << ", const " << cType(typeOf(value).getElementType())
-             << " *__restrict__ " << kernelParams.lookup(value);
+             << restrict << kernelParams.lookup(value);
   int64_t n = type.getNumElements();
   const char *index = n < (int64_t{1} << 31) - (int64_t{1} << 24) ? "int32_t"
                                                                 : "int64_t";
@@ -675,10 +681,16 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case([&](StorageOp storage) {
         std::string ct =
             cType(cast<MemRefType>(storage.getType()).getElementType());
+        // A flat buffer's storage is the runtime's zrt_buffer; a member's
+        // is its state's pointer into it.
+        auto buffer = states.buffers.find(storage.getName());
         alias(storage.getBuffer(),
-              "((" + ct + " *)S[" +
-                  std::to_string(states.index.lookup(storage.getName())) +
-                  "].data)");
+              buffer != states.buffers.end()
+                  ? "((" + ct + " *)B[" + std::to_string(buffer->second) +
+                        "].data)"
+                  : "((" + ct + " *)S[" +
+                        std::to_string(states.index.lookup(storage.getName())) +
+                        "].data)");
         return success();
       })
       .Case([&](memref::CopyOp copy) {

@@ -20,7 +20,12 @@ namespace zeroc::cpp {
 /// Where each train.param / train.state lives in the generated state table.
 struct StateTable {
   llvm::StringMap<unsigned> index;
+  /// The train.buffer declarations, as indices into the zrt_buffer table.
+  llvm::StringMap<unsigned> buffers;
 };
+
+/// zrt.h's name of a memory category (ZRT_MEM_...).
+const char *categoryName(train::MemoryCategory category);
 
 /// Prints one function in buffer form (train.planned, see
 /// docs/backend.md): every op of the plan becomes its C++ counterpart,

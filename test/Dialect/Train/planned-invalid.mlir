@@ -129,7 +129,7 @@ func.func @storage_type() {
 // -----
 
 func.func @storage_symbol() {
-  // expected-error @+1 {{'train.storage' op no train.param or train.state named @nothing}}
+  // expected-error @+1 {{'train.storage' op no train.param, train.state or train.buffer named @nothing}}
   %w = train.storage @nothing : memref<4xf32>
   return
 }
@@ -257,3 +257,62 @@ func.func @wait_request(%r: !train.request) {
   train.collective_wait %r
   return
 }
+
+// -----
+
+// train.buffer: its members and offsets.
+
+train.param @w : tensor<4xf32> init = zeros
+// expected-error @+1 {{'train.buffer' op has 1 member(s) but 2 offset(s)}}
+train.buffer @b : tensor<8xf32> <gradients> members [@w] offsets [0, 4]
+
+// -----
+
+// expected-error @+1 {{'train.buffer' op has no members}}
+train.buffer @b : tensor<8xf32> <gradients> members [] offsets []
+
+// -----
+
+// expected-error @+1 {{'train.buffer' op member @nothing is not a train.param or train.state}}
+train.buffer @b : tensor<8xf32> <gradients> members [@nothing] offsets [0]
+
+// -----
+
+train.param @w : tensor<4xbf16> init = zeros
+// expected-error @+1 {{'train.buffer' op member @w has element type 'bf16', the buffer 'f32'}}
+train.buffer @b : tensor<8xf32> <gradients> members [@w] offsets [0]
+
+// -----
+
+train.param @w : tensor<4xf32> init = zeros shards = 2
+// expected-error @+1 {{'train.buffer' op member @w is sharded (shards = 2); members are stored whole}}
+train.buffer @b : tensor<8xf32> <gradients> members [@w] offsets [0]
+
+// -----
+
+train.param @w : tensor<4xf32> init = zeros
+train.param @v : tensor<4xf32> init = zeros
+// expected-error @+1 {{'train.buffer' op member @v at offset 3 overlaps the member before it (which ends at 4); offsets are increasing}}
+train.buffer @b : tensor<8xf32> <gradients> members [@w, @v] offsets [0, 3]
+
+// -----
+
+train.param @w : tensor<4xf32> init = zeros
+train.param @v : tensor<4xf32> init = zeros
+// expected-error @+1 {{'train.buffer' op member @v ends at element 9, past the buffer's 8}}
+train.buffer @b : tensor<8xf32> <gradients> members [@w, @v] offsets [0, 5]
+
+// -----
+
+train.param @w : tensor<4xf32> init = zeros
+train.buffer @b : tensor<8xf32> <gradients> members [@w] offsets [0]
+func.func @buffer_storage_type() {
+  // expected-error @+1 {{'train.storage' op buffer type 'memref<4xf32>' is not the storage 'tensor<8xf32>' of @b (identity layout, default memory)}}
+  %b = train.storage @b : memref<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'train.buffer' op type 'tensor<?xf32>' must have a static size}}
+train.buffer @b : tensor<?xf32> <gradients> members [@w] offsets [0]

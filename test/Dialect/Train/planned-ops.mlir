@@ -8,6 +8,18 @@
 module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
   shard.grid @dp(shape = 2)
   train.param @w : tensor<4x8xf32> init = zeros
+  train.state @w.grad : tensor<4x8xf32> grad of @w
+  train.param @b : tensor<8xf32> init = zeros
+  train.state @b.grad : tensor<8xf32> grad of @b
+  // CHECK: train.buffer @bucket : tensor<48xf32> <gradients> members [@w.grad, @b.grad] offsets [0, 40]
+  train.buffer @bucket : tensor<48xf32> <gradients> members [@w.grad, @b.grad] offsets [0, 40]
+
+  // CHECK-LABEL: func.func @flat_storage
+  // CHECK: train.storage @bucket : memref<48xf32>
+  func.func @flat_storage() {
+    %b = train.storage @bucket : memref<48xf32>
+    return
+  }
 
   // CHECK-LABEL: func.func @fused
   // CHECK: %[[Y:.*]] = train.fused %{{.*}}, %{{.*}} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32> {

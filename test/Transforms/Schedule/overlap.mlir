@@ -23,20 +23,25 @@
 // CHECK: %[[W1:.*]] = train.wait %[[F1]] : !train.future<tensor<10xf32>>
 // CHECK: train.reduce_scatter_start
 // Each bucket's updated parameters start their all-gather right after the
-// bucket's last update, so the gather overlaps the updates that follow; all
-// are unpacked and written at the end of the step, where the loss is
-// waited for too.
+// bucket's last update, so the gather overlaps the updates that follow; at
+// most two gathers are in flight: gather i is waited for, unpacked and
+// written right before gather i + 2 starts, and the last two at the end of
+// the step, where the loss is waited for too.
 // CHECK: train.adamw_update
-// CHECK: train.all_gather_start
+// CHECK: %[[G0:.*]] = train.all_gather_start
 // CHECK: train.adamw_update
-// CHECK: train.all_gather_start
+// CHECK: %[[G1:.*]] = train.all_gather_start
 // CHECK: train.adamw_update
-// CHECK: train.all_gather_start
-// CHECK: train.adamw_update
-// CHECK: %[[G3:.*]] = train.all_gather_start
-// CHECK: train.wait %[[LOSS]]
-// CHECK: train.wait
+// CHECK: train.wait %[[G0]]
 // CHECK: train.write %{{.*}} to @w1 : tensor<4x3xf32>
+// CHECK-NEXT: %[[G2:.*]] = train.all_gather_start
+// CHECK: train.adamw_update
+// CHECK: train.wait %[[G1]]
+// CHECK: train.write %{{.*}} to @b1 : tensor<4xf32>
+// CHECK-NEXT: %[[G3:.*]] = train.all_gather_start
+// CHECK: train.wait %[[LOSS]]
+// CHECK: train.wait %[[G2]]
+// CHECK: train.write %{{.*}} to @w2 : tensor<5x4xf32>
 // CHECK: train.wait %[[G3]]
 // CHECK: train.write %{{.*}} to @b2 : tensor<5xf32>
 // CHECK-NEXT: return

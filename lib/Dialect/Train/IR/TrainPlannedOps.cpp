@@ -133,6 +133,58 @@ void KernelOp::getEffects(
 // Buffers of state, collectives
 //===----------------------------------------------------------------------===//
 
+LogicalResult BufferOp::verify() {
+  if (!getTensorType().hasStaticShape())
+    return emitOpError("type ") << getType() << " must have a static size";
+  if (getMembers().empty())
+    return emitOpError("has no members");
+  if (getMembers().size() != getOffsets().size())
+    return emitOpError("has ")
+           << getMembers().size() << " member(s) but " << getOffsets().size()
+           << " offset(s)";
+  return success();
+}
+
+LogicalResult BufferOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  int64_t numel = getTensorType().getNumElements();
+  Type element = getTensorType().getElementType();
+  int64_t end = 0;
+  for (auto [member, offset] : llvm::zip(getMembers(), getOffsets())) {
+    auto name = cast<FlatSymbolRefAttr>(member);
+    Operation *symbol = symbolTable.lookupNearestSymbolFrom(*this, name);
+    RankedTensorType type;
+    std::optional<uint64_t> shards;
+    if (auto param = dyn_cast_or_null<ParamOp>(symbol)) {
+      type = param.getTensorType();
+      shards = param.getShards();
+    } else if (auto state = dyn_cast_or_null<StateOp>(symbol)) {
+      type = state.getTensorType();
+      shards = state.getShards();
+    } else {
+      return emitOpError("member ") << name << " is not a train.param or "
+                                       "train.state";
+    }
+    if (type.getElementType() != element)
+      return emitOpError("member ")
+             << name << " has element type " << type.getElementType()
+             << ", the buffer " << element;
+    if (shards && *shards > 1)
+      return emitOpError("member ") << name << " is sharded (shards = "
+                                    << *shards << "); members are stored whole";
+    if (offset < end)
+      return emitOpError("member ")
+             << name << " at offset " << offset
+             << " overlaps the member before it (which ends at " << end
+             << "); offsets are increasing";
+    end = offset + type.getNumElements();
+    if (end > numel)
+      return emitOpError("member ")
+             << name << " ends at element " << end << ", past the buffer's "
+             << numel;
+  }
+  return success();
+}
+
 LogicalResult StorageOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   Operation *symbol = symbolTable.lookupNearestSymbolFrom(*this, getNameAttr());
   RankedTensorType storage;
@@ -140,8 +192,11 @@ LogicalResult StorageOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     storage = param.getStorageType();
   else if (auto state = dyn_cast_or_null<StateOp>(symbol))
     storage = state.getStorageType();
+  else if (auto buffer = dyn_cast_or_null<BufferOp>(symbol))
+    storage = buffer.getTensorType();
   else
-    return emitOpError("no train.param or train.state named ") << getNameAttr();
+    return emitOpError("no train.param, train.state or train.buffer named ")
+           << getNameAttr();
   auto type = cast<MemRefType>(getBuffer().getType());
   if (!mirrors(storage, type) || !type.getLayout().isIdentity() ||
       type.getMemorySpace())

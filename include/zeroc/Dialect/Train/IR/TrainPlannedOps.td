@@ -130,12 +130,50 @@ def Train_RequestType : TypeDef<Train_Dialect, "Request"> {
   }];
 }
 
+def Train_BufferOp : Train_Op<"buffer", [Symbol, HasParent<"mlir::ModuleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "one contiguous allocation that holds several states";
+  let description = [{
+    A flat buffer of the planned form: persistent storage of `type` in which
+    the `train.param` / `train.state` declarations `members` are laid end to
+    end, member i from element `offsets[i]` (its flat elements in order).
+    Elements of no member are padding (zero). Members keep their own names,
+    shapes and `train.storage`; the buffer's `train.storage` is the whole
+    allocation, so a collective runs on it in place. `train-bufferize`
+    declares one per gradient bucket of stage 0, whose gradients are then
+    computed into it, all-reduced and averaged where they lie (no pack or
+    unpack copy). The back ends print it as a `zrt_buffer` whose members
+    point into it; checkpoints, `--init` and `--save` see the members as
+    the logical tensors they are. Members must not be sharded and belong to
+    one buffer at most.
+
+    ```mlir
+    train.buffer @zero.bucket0.grads : tensor<3168xf32> gradients members [@w.grad, @b.grad] offsets [0, 3072]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<Train_Flat>:$type,
+                       Train_MemoryCategoryAttr:$category,
+                       SymbolRefArrayAttr:$members,
+                       DenseI64ArrayAttr:$offsets);
+  let assemblyFormat = [{
+    $sym_name `:` $type $category `members` $members `offsets` $offsets attr-dict
+  }];
+  let extraClassDeclaration = [{
+    mlir::RankedTensorType getTensorType() {
+      return llvm::cast<mlir::RankedTensorType>(getType());
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 def Train_StorageOp : Train_Op<"storage", [Pure,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let summary = "the memory of a parameter or optimizer state";
+  let summary = "the memory of a parameter, optimizer state or flat buffer";
   let description = [{
     The buffer in which this rank keeps the `train.param` or `train.state`
-    named `name` (its storage type: the whole tensor, or its flat shard).
+    named `name` (its storage type: the whole tensor, or its flat shard),
+    or the whole of the `train.buffer` named `name`.
     Reads and in-place updates use it directly; `memref.copy` into it is a
     write.
 
