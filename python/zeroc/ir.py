@@ -24,6 +24,17 @@ from typing import Iterable, Mapping, Sequence, TextIO
 ELEMENT_TYPES = {"fp32": "f32", "bf16": "bf16"}
 """Element type of float tensors for each ``--dtype`` choice."""
 
+
+def check_micro_batches(micro_batches, batch_size):
+    """Raises ValueError unless micro_batches is a positive integer that
+    divides batch_size (a builder's --micro-batches, train.micro_batches)."""
+    if isinstance(micro_batches, bool) or not isinstance(micro_batches, int) or micro_batches < 1:
+        raise ValueError(f"micro_batches must be a positive integer, got {micro_batches!r}")
+    if batch_size % micro_batches:
+        raise ValueError(f"micro_batches ({micro_batches}) must divide batch_size "
+                         f"({batch_size})")
+
+
 _FLOAT_ELEMENTS = frozenset(ELEMENT_TYPES.values())
 _INDEX_ELEMENTS = frozenset({"i32", "i64"})
 _BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")  # symbol and attribute names

@@ -28,7 +28,7 @@ from typing import TextIO
 
 from zeroc import cli
 from zeroc.files import atomic_open
-from zeroc.ir import ELEMENT_TYPES, ModuleWriter, OptimizerConfig, Param, TensorType, Value
+from zeroc.ir import ELEMENT_TYPES, ModuleWriter, check_micro_batches, OptimizerConfig, Param, TensorType, Value
 
 SIZE_FIELDS = ("n_layer", "n_head", "n_embd", "vocab_size", "block_size", "batch_size")
 """The `GPT2Config` fields a preset sets."""
@@ -82,13 +82,7 @@ class GPT2Config:
             raise ValueError(f"gelu must be tanh or erf, got {self.gelu!r}")
         if self.dtype not in ELEMENT_TYPES:
             raise ValueError(f"dtype must be one of {', '.join(ELEMENT_TYPES)}, got {self.dtype!r}")
-        if (isinstance(self.micro_batches, bool) or not isinstance(self.micro_batches, int)
-                or self.micro_batches < 1):
-            raise ValueError(f"micro_batches must be a positive integer, got "
-                             f"{self.micro_batches!r}")
-        if self.batch_size % self.micro_batches:
-            raise ValueError(f"micro_batches ({self.micro_batches}) must divide batch_size "
-                             f"({self.batch_size})")
+        check_micro_batches(self.micro_batches, self.batch_size)
 
     @classmethod
     def preset(cls, name: str, **overrides) -> GPT2Config:
