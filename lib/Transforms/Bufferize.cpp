@@ -132,11 +132,23 @@ struct Analysis {
   /// Results of an unpack copied straight into the state their write
   /// names (the write disappears): the state, by result.
   llvm::DenseMap<Value, StringRef> unpackInto;
+  /// Each state's accesses in this function, in block order: its reads and
+  /// writes, and the updates whose updated operand reads it.
+  llvm::StringMap<SmallVector<Operation *, 2>> accesses;
 
   Analysis(Block &block, SymbolTable &symbols) {
     unsigned index = 0;
-    for (Operation &op : block)
+    for (Operation &op : block) {
       position[&op] = index++;
+      if (auto read = dyn_cast<ReadOp>(op))
+        accesses[read.getName()].push_back(&op);
+      else if (auto write = dyn_cast<WriteOp>(op))
+        accesses[write.getName()].push_back(&op);
+      else if (isStateUpdate(&op))
+        for (unsigned i : updatedOperands(&op))
+          if (auto read = op.getOperand(i).getDefiningOp<ReadOp>())
+            accesses[read.getName()].push_back(&op);
+    }
     findFlatBuckets(block, symbols);
     findGatherSegments(block);
     findInPlaceUpdates(block);
@@ -167,14 +179,6 @@ private:
   }
 
   void findFlatBuckets(Block &block, SymbolTable &symbols) {
-    // Each state's reads and writes in this function, in order.
-    llvm::StringMap<SmallVector<Operation *, 2>> accesses;
-    for (Operation &op : block) {
-      if (auto read = dyn_cast<ReadOp>(op))
-        accesses[read.getName()].push_back(&op);
-      else if (auto write = dyn_cast<WriteOp>(op))
-        accesses[write.getName()].push_back(&op);
-    }
     for (Operation &op : block) {
       auto pack = dyn_cast<PackOp>(op);
       if (!pack || pack.getShards() != 1)
@@ -298,17 +302,6 @@ private:
   /// state, when no read of the state is live at the unpack and nothing
   /// touches the state between the unpack and the write.
   void findUnpacksIntoStates(Block &block, SymbolTable &symbols) {
-    llvm::StringMap<SmallVector<Operation *, 2>> accesses;
-    for (Operation &op : block) {
-      if (auto read = dyn_cast<ReadOp>(op))
-        accesses[read.getName()].push_back(&op);
-      else if (auto write = dyn_cast<WriteOp>(op))
-        accesses[write.getName()].push_back(&op);
-      else if (isStateUpdate(&op))
-        for (unsigned i : updatedOperands(&op))
-          if (auto read = op.getOperand(i).getDefiningOp<ReadOp>())
-            accesses[read.getName()].push_back(&op);
-    }
     for (Operation &op : block) {
       auto unpack = dyn_cast<UnpackOp>(op);
       if (!unpack || unpack.getShards() == 1)
@@ -396,27 +389,32 @@ private:
     }
   }
 
+  /// Through the state's accesses only (a scan of the block from each
+  /// read to its last use was quadratic in a large model's parameters).
   void findCopyingReads(Block &block) {
     for (Operation &op : block) {
       auto read = dyn_cast<ReadOp>(op);
       if (!read)
         continue;
+      unsigned at = position.lookup(read);
       unsigned last = end.count(read.getResult()) ? end.lookup(read.getResult())
-                                                  : position.lookup(read);
-      for (Operation *next = read->getNextNode(); next; next = next->getNextNode()) {
-        if (position.lookup(next) >= last)
+                                                  : at;
+      for (Operation *next : accesses[read.getName()]) {
+        unsigned p = position.lookup(next);
+        if (p <= at)
+          continue;
+        if (p >= last)
           break;
         // A write of the state, or an update in place of it through another
         // read.
         if (auto write = dyn_cast<WriteOp>(next);
-            write && write.getName() == read.getName() &&
-            !elidedWrites.contains(write))
+            write && !elidedWrites.contains(write))
           copyingReads.insert(read);
         if (isStateUpdate(next))
           for (unsigned i : updatedOperands(next))
             if (inPlace.contains(&next->getOpOperand(i)))
               if (auto other = next->getOperand(i).getDefiningOp<ReadOp>();
-                  other != read && other.getName() == read.getName())
+                  other && other != read && other.getName() == read.getName())
                 copyingReads.insert(read);
       }
     }

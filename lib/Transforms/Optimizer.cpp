@@ -52,10 +52,13 @@ struct TrainOptimizerPass
       return func.emitError("train.gradients must name the parameter of each "
                             "result after the loss");
 
+    // One symbol table for the look-ups below and the states the update
+    // declares (module.lookupSymbol is linear in the module).
+    SymbolTable symbols(module);
     SmallVector<ParamOp> params;
     for (Attribute name : names) {
       auto ref = dyn_cast<FlatSymbolRefAttr>(name);
-      auto param = ref ? module.lookupSymbol<ParamOp>(ref) : ParamOp();
+      auto param = ref ? symbols.lookup<ParamOp>(ref.getAttr()) : ParamOp();
       if (!param)
         return func.emitError("train.gradients entry ")
                << name << " is not a train.param";
@@ -79,7 +82,7 @@ struct TrainOptimizerPass
       grads.push_back({param, grad});
     zeroc::FullLayout layout;
     Value gradNorm =
-        zeroc::emitOptimizerStep(builder, optimizer, step, grads, layout);
+        zeroc::emitOptimizerStep(builder, symbols, optimizer, step, grads, layout);
 
     Value loss = ret.getOperand(0);
     func::ReturnOp::create(builder, ret.getLoc(), ValueRange{loss, gradNorm});

@@ -13,10 +13,10 @@ std::string stateName(ParamOp param, StateKind kind) {
   return (param.getSymName() + "." + stringifyStateKind(kind)).str();
 }
 
-StateOp getOrDeclareState(OpBuilder &builder, ParamOp param, StateKind kind) {
-  auto module = param->getParentOfType<ModuleOp>();
+StateOp getOrDeclareState(OpBuilder &builder, SymbolTable &symbols,
+                          ParamOp param, StateKind kind) {
   std::string name = stateName(param, kind);
-  if (auto existing = module.lookupSymbol<StateOp>(name))
+  if (auto existing = symbols.lookup<StateOp>(name))
     return existing;
   // Keep a parameter's state together, after it and its earlier state.
   Operation *after = param;
@@ -32,14 +32,17 @@ StateOp getOrDeclareState(OpBuilder &builder, ParamOp param, StateKind kind) {
                      ? param.getTensorType().getElementType()
                      : builder.getF32Type();
   auto type = RankedTensorType::get(param.getTensorType().getShape(), element);
-  return StateOp::create(builder, param.getLoc(), name, type, kind,
-                         param.getSymName(), /*shards=*/IntegerAttr());
+  auto state = StateOp::create(builder, param.getLoc(), name, type, kind,
+                               param.getSymName(), /*shards=*/IntegerAttr());
+  symbols.insert(state);
+  return state;
 }
 
-Operation *getOrDeclareMaster(OpBuilder &builder, ParamOp param) {
+Operation *getOrDeclareMaster(OpBuilder &builder, SymbolTable &symbols,
+                              ParamOp param) {
   if (param.getTensorType().getElementType().isF32())
     return param;
-  return getOrDeclareState(builder, param, StateKind::master);
+  return getOrDeclareState(builder, symbols, param, StateKind::master);
 }
 
 /// The storage type and symbol of a param or state op.
@@ -64,7 +67,8 @@ void FullLayout::storeUpdated(TrainBuilder &tb, ParamOp param,
              param.getSymName());
 }
 
-Value emitOptimizerStep(OpBuilder &builder, OptimizerOp optimizer, Value step,
+Value emitOptimizerStep(OpBuilder &builder, SymbolTable &symbols,
+                        OptimizerOp optimizer, Value step,
                         ArrayRef<ParamGradient> grads, UpdateLayout &layout) {
   Location loc = optimizer.getLoc();
   TrainBuilder tb(builder, loc);
@@ -94,7 +98,7 @@ Value emitOptimizerStep(OpBuilder &builder, OptimizerOp optimizer, Value step,
   for (const ParamGradient &pg : grads) {
     ParamOp param = pg.param;
     tb.setLoc(param.getLoc());
-    Operation *master = getOrDeclareMaster(builder, param);
+    Operation *master = getOrDeclareMaster(builder, symbols, param);
     Value g = tb.cast(pg.grad, builder.getF32Type());
     if (clip)
       g = tb.mul(g, clip);
@@ -102,7 +106,7 @@ Value emitOptimizerStep(OpBuilder &builder, OptimizerOp optimizer, Value step,
     FloatAttr decay =
         builder.getF64FloatAttr(param.getWeightDecay() ? weightDecay : 0.0);
     auto readState = [&](StateKind kind) {
-      StateOp state = getOrDeclareState(builder, param, kind);
+      StateOp state = getOrDeclareState(builder, symbols, param, kind);
       return std::make_pair(tb.read(state.getStorageType(), state.getSymName()),
                             state.getSymName());
     };

@@ -10,6 +10,7 @@
 #ifndef ZEROC_LIB_TRANSFORMS_OPTIMIZEREMITTER_H
 #define ZEROC_LIB_TRANSFORMS_OPTIMIZEREMITTER_H
 
+#include "mlir/IR/SymbolTable.h"
 #include "zeroc/Dialect/Train/IR/TrainBuilder.h"
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 
@@ -57,19 +58,24 @@ std::string stateName(train::ParamOp param, train::StateKind kind);
 
 /// The train.state of `kind` for `param`, declared after the parameter's
 /// other state if it does not exist yet (f32, the parameter's shape; `grad`
-/// takes the parameter's element type).
-train::StateOp getOrDeclareState(mlir::OpBuilder &builder, train::ParamOp param,
-                                 train::StateKind kind);
+/// takes the parameter's element type). `symbols` is the module's symbol
+/// table: the look-up is constant time, and a new state is entered in it.
+train::StateOp getOrDeclareState(mlir::OpBuilder &builder,
+                                 mlir::SymbolTable &symbols,
+                                 train::ParamOp param, train::StateKind kind);
 
 /// The op holding `param`'s fp32 master value: its `master` state when the
 /// parameter is not f32 (declared if needed), else the parameter itself.
 mlir::Operation *getOrDeclareMaster(mlir::OpBuilder &builder,
+                                    mlir::SymbolTable &symbols,
                                     train::ParamOp param);
 
 /// Emits, at the builder's insertion point, the learning rate, the global
 /// gradient norm, clipping and one update per parameter (declaring missing
-/// optimizer state), and returns the gradient norm (before clipping).
+/// optimizer state in `symbols`, the module's symbol table), and returns
+/// the gradient norm (before clipping).
 mlir::Value emitOptimizerStep(mlir::OpBuilder &builder,
+                              mlir::SymbolTable &symbols,
                               train::OptimizerOp optimizer, mlir::Value step,
                               llvm::ArrayRef<ParamGradient> grads,
                               UpdateLayout &layout);

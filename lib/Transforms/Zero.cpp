@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_TRAINZERO
@@ -315,9 +316,14 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   auto names = trainDialect(func).getGradientsAttrHelper().getAttr(func);
+  // One symbol table for every look-up and new state below
+  // (module.lookupSymbol is linear in the module, so per parameter it is
+  // quadratic: a third of a 175B model's partition).
+  SymbolTable symbols(module);
   SmallVector<ParamOp> params;
   for (Attribute name : names ? names.getValue() : ArrayRef<Attribute>()) {
-    auto param = module.lookupSymbol<ParamOp>(cast<FlatSymbolRefAttr>(name));
+    auto param =
+        symbols.lookup<ParamOp>(cast<FlatSymbolRefAttr>(name).getAttr());
     if (!param)
       return func.emitError("train.gradients entry ")
              << name << " is not a train.param";
@@ -410,8 +416,9 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
       reducedTypes.push_back(S == 0 ? type : shardType(type, N));
       // Stages 0-1 keep a full gradient buffer per parameter.
       if (S == 1)
-        tb.write(grads[i], getOrDeclareState(builder, params[i], StateKind::grad)
-                               .getSymName());
+        tb.write(grads[i],
+                 getOrDeclareState(builder, symbols, params[i], StateKind::grad)
+                     .getSymName());
     }
     int64_t segment = 0;
     for (Type type : reducedTypes)
@@ -431,7 +438,8 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
         optimizerGrads[i] = value;
         continue;
       }
-      StateOp gradState = getOrDeclareState(builder, params[i], StateKind::grad);
+      StateOp gradState =
+          getOrDeclareState(builder, symbols, params[i], StateKind::grad);
       if (S >= 2)
         gradState.setShards(static_cast<uint64_t>(N));
       tb.write(value, gradState.getSymName());
@@ -442,14 +450,17 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
     return failure();
 
   // Stages 1-3 shard the optimizer state (and stage 3 the parameters).
-  if (S >= 1)
+  if (S >= 1) {
+    llvm::StringSet<> sharded;
     for (ParamOp param : params) {
       if (S == 3)
         param.setShards(static_cast<uint64_t>(N));
-      for (auto state : module.getOps<StateOp>())
-        if (state.getOf() == param.getSymName())
-          state.setShards(static_cast<uint64_t>(N));
+      sharded.insert(param.getSymName());
     }
+    for (auto state : module.getOps<StateOp>())
+      if (sharded.contains(state.getOf()))
+        state.setShards(static_cast<uint64_t>(N));
+  }
   // Stage 1 keeps its full gradient buffers unsharded.
   if (S == 1)
     for (auto state : module.getOps<StateOp>())
@@ -462,7 +473,7 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   for (auto [i, param] : llvm::enumerate(params)) {
     Value grad = optimizerGrads[i];
     if (!grad) {
-      StateOp state = getOrDeclareState(builder, param, StateKind::grad);
+      StateOp state = getOrDeclareState(builder, symbols, param, StateKind::grad);
       grad = tb.read(state.getStorageType(), state.getSymName());
     }
     updates.push_back({param, grad});
@@ -470,7 +481,8 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   FullLayout full;
   ShardedLayout sharded(collectives, S, N, bucket);
   UpdateLayout &layout = S == 0 ? static_cast<UpdateLayout &>(full) : sharded;
-  Value gradNorm = emitOptimizerStep(builder, optimizer, step, updates, layout);
+  Value gradNorm =
+      emitOptimizerStep(builder, symbols, optimizer, step, updates, layout);
   func::ReturnOp::create(builder, func.getLoc(), ValueRange{globalLoss, gradNorm});
 
   auto i64 = IntegerType::get(module.getContext(), 64);
