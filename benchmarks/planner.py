@@ -16,6 +16,7 @@ wall clock and the CPU time of the zeroc process.
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -88,7 +89,9 @@ def main():
                 print(f"| {text} | none: {got['no_fit']} | | | 0 of {len(got['candidates'])} |")
                 continue
             c = got["candidates"][got["picked"]]
+            micro = c["micro_batches"]
             print(f"| {text} | stage {c['stage']}, `--remat={c['remat']}`, "
+                  f"{micro} micro-batch{'' if micro == 1 else 'es'}, "
                   f"{c['bucket_bytes'] >> 20} MiB buckets "
                   f"| {c['peak_bytes_per_rank'] / GIB:.2f} GiB "
                   f"| {c['comm_bytes_per_step'] / GIB:.2f} GiB "
@@ -118,7 +121,9 @@ def main():
                 wall, cpu, out = timed(command)
                 if out.returncode not in (0, 1):
                     sys.exit(out.stderr)
-                print(f"| {name} | 64 | 24 | {threads} | {wall:.1f} s | {cpu:.1f} s |")
+                count = re.search(r"planned (\d+) candidates", out.stdout + out.stderr)
+                print(f"| {name} | 64 | {count.group(1) if count else '?'} | {threads} "
+                      f"| {wall:.1f} s | {cpu:.1f} s |")
 
 
 if __name__ == "__main__":

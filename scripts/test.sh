@@ -29,7 +29,8 @@ if [ "${ZEROC_SANITIZE_TESTS:-1}" != "0" ]; then
       build-sanitize/test/Dialect build-sanitize/test/Transforms \
       build-sanitize/test/Evaluator build-sanitize/test/Analysis \
       build-sanitize/test/tools/zeroc/outputs.test build-sanitize/test/tools/zeroc/devices.test \
-      build-sanitize/test/tools/zeroc/gpt2-tiny.test build-sanitize/test/Runtime/Kernels \
+      build-sanitize/test/tools/zeroc/gpt2-tiny.test build-sanitize/test/tools/zeroc/plan.test \
+      build-sanitize/test/tools/zeroc/plan-errors.test build-sanitize/test/Runtime/Kernels \
       build-sanitize/test/Runtime/Services build-sanitize/test/Integration/resume.test \
       build-sanitize/test/Fuzz 2>&1 | tee "$sanlog"
     sanitize_status=${PIPESTATUS[0]}

@@ -25,6 +25,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <set>
 #include <tuple>
 
 using namespace mlir;
@@ -117,12 +119,7 @@ std::vector<int64_t> defaultPlanBucketSizes() {
   return {25 << 20, 5 << 20};
 }
 
-std::vector<int64_t> defaultPlanMicroBatches() {
-  // One micro-batch unless the request fixes the count (--grad-accum, or
-  // the model's train.micro_batches): the planner does not search over
-  // micro-batch counts yet.
-  return {1};
-}
+std::vector<int64_t> defaultPlanMicroBatches() { return {1, 2, 4, 8}; }
 
 PipelineOptions candidateOptions(const PipelineOptions &base,
                                  const PlanCandidate &candidate) {
@@ -307,31 +304,79 @@ FailureOr<Plan> planMemory(ModuleOp model, const PlanRequest &request) {
   // on clones of the section before; the candidates of one policy (every
   // stage and bucket size) compile in parallel on the context's threads,
   // each on its own clone.
+  //
+  // Micro-batch counts after the first are searched, not given: a count
+  // whose micro-batch the per-rank batch does not divide is skipped, and
+  // a configuration (stage, policy, bucket size) that fits at a count is
+  // not compiled at larger ones: more micro-batches shrink the activations
+  // only, never send less, and the rule prefers fewer.
   MLIRContext *context = model.getContext();
-  for (int64_t micro : request.microBatches) {
+  auto configuration = [](const PlanCandidate &c) {
+    return std::make_tuple(c.zeroStage, c.remat, c.bucketBytes);
+  };
+  std::set<std::tuple<int64_t, std::string, int64_t>> fitted;
+  // The front (precision, logits, data parallelism, autodiff) reads none
+  // of the dimensions: once.
+  Clock::time_point frontStart = Clock::now();
+  OwningOpRef<ModuleOp> differentiated = model.clone();
+  if (failed(runPasses(*differentiated, [&](OpPassManager &pm) {
+        buildTrainingPipelineSection(pm, request.base, PipelineSection::Front);
+      })))
+    return fail(PlanCandidate(), "the pipeline");
+  lap("front of the pipeline (once)", frontStart);
+  for (auto [index, micro] : llvm::enumerate(request.microBatches)) {
+    bool searched = index > 0;
     PlanCandidate front;
     front.microBatches = micro;
-    PipelineOptions frontOptions = candidateOptions(request.base, front);
-    Clock::time_point t = Clock::now();
-    OwningOpRef<ModuleOp> differentiated = model.clone();
-    if (failed(runPasses(*differentiated, [&](OpPassManager &pm) {
-          buildTrainingPipelineSection(pm, frontOptions,
-                                       PipelineSection::Front);
-        })))
-      return fail(front, "the pipeline");
-    lap("front of the pipeline (once per micro-batch count)", t);
+    auto pending = [&](const PlanCandidate &c) {
+      return !fitted.count(configuration(c));
+    };
+    bool anyPending = false;
+    for (int64_t stage : request.stages)
+      for (const std::string &remat : request.remats)
+        for (int64_t bucket : request.bucketSizes) {
+          PlanCandidate c = front;
+          c.zeroStage = stage;
+          c.remat = remat;
+          c.bucketBytes = bucket;
+          anyPending |= pending(c);
+        }
+    if (!anyPending)
+      break;
     for (const std::string &remat : request.remats) {
       PlanCandidate rematted = front;
       rematted.remat = remat;
+      bool rematPending = false;
+      for (int64_t stage : request.stages)
+        for (int64_t bucket : request.bucketSizes) {
+          PlanCandidate c = rematted;
+          c.zeroStage = stage;
+          c.bucketBytes = bucket;
+          rematPending |= pending(c);
+        }
+      if (!rematPending)
+        continue;
       Clock::time_point t = Clock::now();
       OwningOpRef<ModuleOp> optimized = differentiated->clone();
-      if (failed(runPasses(*optimized, [&](OpPassManager &pm) {
-            buildTrainingPipelineSection(
-                pm, candidateOptions(request.base, rematted),
-                PipelineSection::Remat);
-          })))
-        return fail(rematted, "the pipeline");
-      lap("remat and optimizer (once per policy)", t);
+      {
+        std::optional<ScopedDiagnosticHandler> quiet;
+        if (searched)
+          quiet.emplace(context, [](Diagnostic &) { return success(); });
+        if (failed(runPasses(*optimized, [&](OpPassManager &pm) {
+              buildTrainingPipelineSection(
+                  pm, candidateOptions(request.base, rematted),
+                  PipelineSection::Remat);
+            }))) {
+          // A searched count whose micro-batch the per-rank batch does not
+          // divide (train-accumulate refuses it): skip the count.
+          if (!searched)
+            return fail(rematted, "the pipeline");
+          break;
+        }
+      }
+      lap("remat, accumulation and optimizer (once per policy and "
+          "micro-batch count)",
+          t);
 
       std::vector<PlanCandidate> batch;
       for (int64_t stage : request.stages) {
@@ -339,7 +384,8 @@ FailureOr<Plan> planMemory(ModuleOp model, const PlanRequest &request) {
           PlanCandidate c = rematted;
           c.zeroStage = stage;
           c.bucketBytes = bucket;
-          batch.push_back(std::move(c));
+          if (pending(c))
+            batch.push_back(std::move(c));
         }
       }
       std::vector<CandidateTimes> times(batch.size());
@@ -378,6 +424,8 @@ FailureOr<Plan> planMemory(ModuleOp model, const PlanRequest &request) {
           if (seconds > 0)
             addTime(what, seconds);
         }
+        if (c.fits)
+          fitted.insert(configuration(c));
         plan.candidates.push_back(std::move(c));
       }
     }
@@ -408,7 +456,13 @@ FailureOr<Plan> planMemory(ModuleOp model, const PlanRequest &request) {
     for (int64_t factor = 2; factor <= 64; factor *= 2) {
       PipelineOptions options = candidateOptions(request.base, smallest);
       options.worldSize = request.base.worldSize * factor;
+      // More ranks leave fewer sequences per rank: as many micro-batches
+      // as still divide them.
       FailureOr<int64_t> peak = quietPeak(model, options);
+      while (failed(peak) && options.gradAccum > 1) {
+        options.gradAccum /= 2;
+        peak = quietPeak(model, options);
+      }
       if (failed(peak))
         break;
       plan.triedWorldSize = options.worldSize;

@@ -16,8 +16,8 @@
 // memory and communication report (docs/memory-report.md) or its predicted
 // step time on a machine (docs/performance-model.md). With
 // --memory-budget the memory-budget planner (zeroc/Analysis/Planner.h,
-// docs/planner.md) picks the stage, rematerialization policy and bucket
-// size first: --emit=plan prints its candidates, anything else compiles the
+// docs/planner.md) picks the stage, rematerialization policy, micro-batch
+// count and bucket size first: --emit=plan prints its candidates, anything else compiles the
 // one it picks. Errors go to
 // stderr as "zeroc: error: ..." naming the stage, with a non-zero exit
 // status, and leave the -o file untouched.
@@ -131,11 +131,13 @@ static cl::opt<std::string> memoryBudget(
     cl::desc("Per-rank memory budget (80GiB, 24GB, 512MiB, bytes): the "
              "planner compiles every ZeRO stage (0-3) x --remat (none, "
              "selective, full) x bucket size (25 MiB, 5 MiB) at "
-             "--world-size, and picks among those whose static peak fits "
-             "the one that sends the least per step, then recomputes the "
-             "least, then has larger buckets, then the lower stage. "
-             "--zero-stage, --remat or --bucket-bytes given too fix that "
-             "dimension. --emit=plan prints the candidates; any other "
+             "--world-size, each at 1 micro-batch and, where it does not "
+             "fit, at 2, 4, 8 (those the per-rank batch splits into), and "
+             "picks among those whose static peak fits the one that sends "
+             "the least per step, then recomputes the least, then has fewer "
+             "micro-batches, then larger buckets, then the lower stage. "
+             "--zero-stage, --remat, --bucket-bytes or --grad-accum given "
+             "too fix that dimension. --emit=plan prints the candidates; any other "
              "--emit (an executable by default) is the picked one's. "
              "Nothing fits: an error naming the smallest peak"),
     cl::value_desc("SIZE"), cl::cat(category));
@@ -489,8 +491,8 @@ int main(int argc, char **argv) {
       "  predicted step time, MFU and memory on a machine\n"
       "  (--emit=perf-model --machine=M [--sweep]; see\n"
       "  docs/performance-model.md). --memory-budget=SIZE picks the stage,\n"
-      "  rematerialization and bucket size that fit (--emit=plan lists the\n"
-      "  candidates; see docs/planner.md).\n");
+      "  rematerialization, micro-batches and bucket size that fit\n"
+      "  (--emit=plan lists the candidates; see docs/planner.md).\n");
 
   if (std::optional<std::string> error = validateOptions())
     return fail(*error);

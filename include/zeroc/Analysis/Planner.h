@@ -60,8 +60,10 @@ int rematCost(llvm::StringRef policy);
 /// pipeline's default) and 5 MiB, largest first.
 std::vector<int64_t> defaultPlanBucketSizes();
 
-/// The micro-batch counts the planner tries: {1} until the pipeline can
-/// accumulate gradients (PipelineOptions::gradAccum).
+/// The micro-batch counts the planner searches without --grad-accum (or a
+/// model's train.micro_batches): 1, 2, 4, 8. A count after the first is
+/// tried only for the configurations that do not fit at the counts before
+/// it, and skipped when the per-rank batch does not split into it.
 std::vector<int64_t> defaultPlanMicroBatches();
 
 /// One configuration and its figures.

@@ -3,6 +3,7 @@
 # CHECK: 24 candidates: each one's peak, model states, transient peak and bytes sent equal --emit=memory-report's for its flags
 # CHECK: candidate step times equal --emit=perf-model-json's
 # CHECK: budgets {{.*}}: each pick fits, is the rule's, and its --memory-budget report equals the plan
+# CHECK: micro-batch search: {{[1-9][0-9]*}} candidates of 2 micro-batches, each its --grad-accum=2 report's, each for a configuration that does not fit at 1
 """The planner's figures are the memory report's, and its picks follow the rule.
 
 On the hand-written tiny GPT-2 at N = 2:
@@ -16,7 +17,11 @@ On the hand-written tiny GPT-2 at N = 2:
 * for budgets at every distinct peak and one byte below it, the pick fits,
   is the one the rule (docs/planner.md) picks from the figures, computed
   here independently, and `--memory-budget=B --emit=memory-report` (the
-  driver compiling the pick) reports the picked peak, at most B.
+  driver compiling the pick) reports the picked peak, at most B;
+* at those budgets the planner also searches micro-batch counts (the
+  per-rank batch of 6 takes 1 and 2): a candidate of 2 micro-batches
+  appears exactly for the configurations that do not fit at 1, with the
+  figures of --emit=memory-report at --grad-accum=2.
 """
 import argparse
 import json
@@ -46,7 +51,21 @@ def rule(candidates):
 
 def flags_of(c):
     return [f"--zero-stage={c['stage']}", f"--remat={c['remat']}",
-            f"--bucket-bytes={c['bucket_bytes']}"]
+            f"--bucket-bytes={c['bucket_bytes']}", f"--grad-accum={c['micro_batches']}"]
+
+
+def config(c):
+    return (c["stage"], c["remat"], c["bucket_bytes"])
+
+
+def report_figures(zeroc, model, c):
+    report = run(zeroc, model, *flags_of(c), "--emit=memory-report")
+    return {
+        "peak_bytes_per_rank": report["peak_bytes_per_rank"],
+        "model_state_bytes": report["per_rank_bytes"]["model_states"],
+        "transient_peak_bytes": report["transient_bytes"]["peak"],
+        "comm_bytes_per_step": report["communication_per_rank_per_step"]["bytes"],
+    }
 
 
 def main():
@@ -61,13 +80,9 @@ def main():
     if len(candidates) != 24:
         failures.append(f"{len(candidates)} candidates, expected 24")
     for c in candidates:
-        report = run(args.zeroc, args.model, *flags_of(c), "--emit=memory-report")
-        expected = {
-            "peak_bytes_per_rank": report["peak_bytes_per_rank"],
-            "model_state_bytes": report["per_rank_bytes"]["model_states"],
-            "transient_peak_bytes": report["transient_bytes"]["peak"],
-            "comm_bytes_per_step": report["communication_per_rank_per_step"]["bytes"],
-        }
+        if c["micro_batches"] != 1:
+            failures.append(f"1GiB: everything fits at 1 micro-batch, yet {c}")
+        expected = report_figures(args.zeroc, args.model, c)
         for key, value in expected.items():
             if c[key] != value:
                 failures.append(f"{flags_of(c)}: plan {key} {c[key]}, report {value}")
@@ -86,11 +101,27 @@ def main():
 
     peaks = sorted({c["peak_bytes_per_rank"] for c in candidates})
     budgets = sorted({b for p in peaks[::2] for b in (p - 1, p)})
+    searched = {}  # (config, micro-batches) -> figures, of every budget's plan
     for budget in budgets:
         out = subprocess.run([args.zeroc, args.model, f"--world-size={RANKS}",
                               f"--memory-budget={budget}", "--emit=plan-json"],
                              capture_output=True, text=True)
-        figures = [{**c, "fits": c["peak_bytes_per_rank"] <= budget} for c in candidates]
+        # The plan's own candidates (it adds 2 micro-batches where 1 does
+        # not fit; their figures are checked below), fits recomputed here.
+        listed = json.loads(out.stdout if out.returncode == 0 else
+                            out.stderr.partition("\n")[2])["candidates"]
+        fitting_at_one = {config(c) for c in candidates if c["peak_bytes_per_rank"] <= budget}
+        for c in listed:
+            if c["micro_batches"] == 1:
+                continue
+            if c["micro_batches"] != 2 or config(c) in fitting_at_one:
+                failures.append(f"budget {budget}: searched {c}, which fits at 1")
+            searched[(config(c), c["micro_batches"])] = c
+        for c in candidates:
+            if config(c) not in fitting_at_one and \
+                    not any(config(o) == config(c) and o["micro_batches"] == 2 for o in listed):
+                failures.append(f"budget {budget}: {config(c)} not searched at 2 micro-batches")
+        figures = [{**c, "fits": c["peak_bytes_per_rank"] <= budget} for c in listed]
         expected = rule(figures)
         if expected is None:
             if out.returncode == 0 or "no candidate fits" not in out.stderr:
@@ -108,11 +139,17 @@ def main():
                 report["stage"] != picked["stage"]:
             failures.append(f"budget {budget}: --memory-budget's report {report['stage']} "
                             f"{report['peak_bytes_per_rank']}, plan {picked}")
+    print(f"budgets {budgets}: each pick fits, is the rule's, and its --memory-budget report "
+          "equals the plan")
+    for c in searched.values():
+        for key, value in report_figures(args.zeroc, args.model, c).items():
+            if c[key] != value:
+                failures.append(f"{flags_of(c)}: plan {key} {c[key]}, report {value}")
     if failures:
         print("\n".join(failures))
         sys.exit(1)
-    print(f"budgets {budgets}: each pick fits, is the rule's, and its --memory-budget report "
-          "equals the plan")
+    print(f"micro-batch search: {len(searched)} candidates of 2 micro-batches, each its "
+          "--grad-accum=2 report's, each for a configuration that does not fit at 1")
 
 
 if __name__ == "__main__":
