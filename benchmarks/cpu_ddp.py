@@ -10,6 +10,9 @@ timed steps after warm-up) and zeroc's speed-up over DDP.
     /usr/bin/python3 benchmarks/cpu_ddp.py [--steps 30] [--ranks 2]
 
 Not a test: figures depend on the machine. docs/benchmarks.md records them.
+The last line names the OpenBLAS kernels zeroc's runs used (the summary's
+blas_core) and OPENBLAS_CORETYPE, which, when the environment sets it,
+overrides OpenBLAS's own pick for both PyTorch and zeroc.
 """
 import argparse
 import json
@@ -118,7 +121,13 @@ def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun):
     subprocess.run(mpirun + ["-np", str(ranks), exe, "--data", data, "--data-format=text",
                              "--steps", str(steps), "--log-json", log, "--quiet"],
                    check=True, env=env)
-    return [json.loads(l)["ms"] / 1000 for l in open(log) if '"loss"' in l]
+    records = [json.loads(l) for l in open(log)]
+    cores.update(r["blas_core"] for r in records if "blas_core" in r)
+    return [r["ms"] / 1000 for r in records if "loss" in r]
+
+
+# The OpenBLAS kernels zeroc's runs used (their summaries' blas_core).
+cores = set()
 
 
 def main():
@@ -155,6 +164,8 @@ def main():
         for stage in range(4):
             z = rate(zeroc_run(cfg, data, args.steps, args.ranks, stage, work, args.zeroc, mpirun))
             print(f"  zeroc ZeRO stage {stage}   {z:10,.0f} tokens/s   {z / ddp:5.2f}x DDP")
+        print(f"  OpenBLAS kernels (zeroc): {', '.join(sorted(cores))}; OPENBLAS_CORETYPE "
+              f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')}")
 
 
 if __name__ == "__main__":

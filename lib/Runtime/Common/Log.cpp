@@ -102,7 +102,10 @@ std::string summaryJson(int64_t steps, const std::vector<RankSummary> &ranks) {
       text += ", \"device_peak_bytes\": " + std::to_string(rank.devicePeak);
     text += "}";
   }
-  return text + "]}";
+  text += "]";
+  if (const char *core = blasCoreName())
+    text += std::string(", \"blas_core\": \"") + core + "\"";
+  return text + "}";
 }
 
 std::string summaryTable(const zrt_program &program, int64_t steps,

@@ -106,6 +106,10 @@ int64_t peakTotalAllocated();
 /// runtime loads MPI only when the program's world size, or the launcher's,
 /// is above 1; a world of one needs no MPI library.
 void commInitialize(int &argc, char **&argv, const zrt_program &program);
+/// The BLAS kernels the run uses, for the summary: OpenBLAS's core type on
+/// the CPU (openblas_get_corename, lib/Runtime/Cpu/BlasCore.cpp), null on
+/// the GPU (cuBLAS).
+const char *blasCoreName();
 /// Frees what commInitialize set up; before MPI_Finalize.
 void commFinalize();
 /// The world group that the runtime passes to the program.

@@ -404,6 +404,8 @@ void freeStates(const zrt_program &program) {
     ZRT_CUDA(cudaStreamSynchronize(context.compute));
 }
 
+const char *blasCoreName() { return nullptr; }
+
 int64_t devicePeakBytes() {
   if (!context.open)
     return 0;
