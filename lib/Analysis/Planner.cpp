@@ -321,8 +321,13 @@ FailureOr<Plan> planMemory(ModuleOp model, const PlanRequest &request) {
   OwningOpRef<ModuleOp> differentiated = model.clone();
   if (failed(runPasses(*differentiated, [&](OpPassManager &pm) {
         buildTrainingPipelineSection(pm, request.base, PipelineSection::Front);
-      })))
-    return fail(PlanCandidate(), "the pipeline");
+      }))) {
+    // No candidate yet: what failed is common to all of them.
+    model.emitError() << "planner: the front of the pipeline (precision, "
+                         "logits, data parallelism, autodiff) failed, for "
+                         "every candidate";
+    return failure();
+  }
   lap("front of the pipeline (once)", frontStart);
   for (auto [index, micro] : llvm::enumerate(request.microBatches)) {
     bool searched = index > 0;
