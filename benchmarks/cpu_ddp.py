@@ -122,12 +122,8 @@ def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun):
                              "--steps", str(steps), "--log-json", log, "--quiet"],
                    check=True, env=env)
     records = [json.loads(l) for l in open(log)]
-    cores.update(r["blas_core"] for r in records if "blas_core" in r)
-    return [r["ms"] / 1000 for r in records if "loss" in r]
-
-
-# The OpenBLAS kernels zeroc's runs used (their summaries' blas_core).
-cores = set()
+    core = next((r["blas_core"] for r in records if "blas_core" in r), "?")
+    return [r["ms"] / 1000 for r in records if "loss" in r], core
 
 
 def main():
@@ -161,8 +157,12 @@ def main():
               f"{args.threads} thread(s); median of steps {args.warmup}..{args.steps - 1}")
         ddp = rate(pytorch_ddp(cfg, data, args.steps, args.ranks, work))
         print(f"  PyTorch DDP (gloo)   {ddp:10,.0f} tokens/s")
+        cores = set()
         for stage in range(4):
-            z = rate(zeroc_run(cfg, data, args.steps, args.ranks, stage, work, args.zeroc, mpirun))
+            times, core = zeroc_run(cfg, data, args.steps, args.ranks, stage, work, args.zeroc,
+                                    mpirun)
+            cores.add(core)
+            z = rate(times)
             print(f"  zeroc ZeRO stage {stage}   {z:10,.0f} tokens/s   {z / ddp:5.2f}x DDP")
         print(f"  OpenBLAS kernels (zeroc): {', '.join(sorted(cores))}; OPENBLAS_CORETYPE "
               f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')}")

@@ -333,33 +333,21 @@ FailureOr<Plan> planMemory(ModuleOp model, const PlanRequest &request) {
     bool searched = index > 0;
     PlanCandidate front;
     front.microBatches = micro;
-    auto pending = [&](const PlanCandidate &c) {
-      return !fitted.count(configuration(c));
-    };
-    bool anyPending = false;
-    for (int64_t stage : request.stages)
-      for (const std::string &remat : request.remats)
-        for (int64_t bucket : request.bucketSizes) {
-          PlanCandidate c = front;
-          c.zeroStage = stage;
-          c.remat = remat;
-          c.bucketBytes = bucket;
-          anyPending |= pending(c);
-        }
-    if (!anyPending)
-      break;
     for (const std::string &remat : request.remats) {
       PlanCandidate rematted = front;
       rematted.remat = remat;
-      bool rematPending = false;
-      for (int64_t stage : request.stages)
+      // This policy's configurations that do not fit at a smaller count.
+      std::vector<PlanCandidate> batch;
+      for (int64_t stage : request.stages) {
         for (int64_t bucket : request.bucketSizes) {
           PlanCandidate c = rematted;
           c.zeroStage = stage;
           c.bucketBytes = bucket;
-          rematPending |= pending(c);
+          if (!fitted.count(configuration(c)))
+            batch.push_back(std::move(c));
         }
-      if (!rematPending)
+      }
+      if (batch.empty())
         continue;
       Clock::time_point t = Clock::now();
       OwningOpRef<ModuleOp> optimized = differentiated->clone();
@@ -383,16 +371,6 @@ FailureOr<Plan> planMemory(ModuleOp model, const PlanRequest &request) {
           "micro-batch count)",
           t);
 
-      std::vector<PlanCandidate> batch;
-      for (int64_t stage : request.stages) {
-        for (int64_t bucket : request.bucketSizes) {
-          PlanCandidate c = rematted;
-          c.zeroStage = stage;
-          c.bucketBytes = bucket;
-          if (pending(c))
-            batch.push_back(std::move(c));
-        }
-      }
       std::vector<CandidateTimes> times(batch.size());
       auto evaluate = [&](size_t i) {
         return evaluateCandidate(*optimized, request, batch[i], times[i]);

@@ -81,8 +81,8 @@ struct TrainOptimizerPass
          llvm::zip(params, ret.getOperands().drop_front()))
       grads.push_back({param, grad});
     zeroc::FullLayout layout;
-    Value gradNorm =
-        zeroc::emitOptimizerStep(builder, symbols, optimizer, step, grads, layout);
+    Value gradNorm = zeroc::emitOptimizerStep(builder, symbols, optimizer,
+                                              step, grads, layout);
 
     Value loss = ret.getOperand(0);
     func::ReturnOp::create(builder, ret.getLoc(), ValueRange{loss, gradNorm});

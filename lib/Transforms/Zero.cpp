@@ -473,7 +473,8 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   for (auto [i, param] : llvm::enumerate(params)) {
     Value grad = optimizerGrads[i];
     if (!grad) {
-      StateOp state = getOrDeclareState(builder, symbols, param, StateKind::grad);
+      StateOp state =
+          getOrDeclareState(builder, symbols, param, StateKind::grad);
       grad = tb.read(state.getStorageType(), state.getSymName());
     }
     updates.push_back({param, grad});

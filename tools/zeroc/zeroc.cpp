@@ -17,10 +17,10 @@
 // step time on a machine (docs/performance-model.md). With
 // --memory-budget the memory-budget planner (zeroc/Analysis/Planner.h,
 // docs/planner.md) picks the stage, rematerialization policy, micro-batch
-// count and bucket size first: --emit=plan prints its candidates, anything else compiles the
-// one it picks. Errors go to
-// stderr as "zeroc: error: ..." naming the stage, with a non-zero exit
-// status, and leave the -o file untouched.
+// count and bucket size first: --emit=plan prints its candidates, anything
+// else compiles the one it picks. Errors go to stderr as "zeroc: error:
+// ..." naming the stage, with a non-zero exit status, and leave the -o file
+// untouched.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,8 +137,9 @@ static cl::opt<std::string> memoryBudget(
              "the least per step, then recomputes the least, then has fewer "
              "micro-batches, then larger buckets, then the lower stage. "
              "--zero-stage, --remat, --bucket-bytes or --grad-accum given "
-             "too fix that dimension. --emit=plan prints the candidates; any other "
-             "--emit (an executable by default) is the picked one's. "
+             "too fix that dimension. --emit=plan prints the candidates; "
+             "any other --emit (an executable by default) is the picked "
+             "one's. "
              "Nothing fits: an error naming the smallest peak"),
     cl::value_desc("SIZE"), cl::cat(category));
 static cl::opt<std::string>
