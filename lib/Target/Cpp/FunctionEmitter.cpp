@@ -170,7 +170,14 @@ std::string FunctionEmitter::loadExpr(Value value, ArrayRef<int64_t> shape,
     at = "0";
   } else if (shape.drop_front(shape.size() - own.size()) == own) {
     // The operand repeats along the loop's leading dimensions (a bias).
-    at = index.str() + " % " + std::to_string(type.getNumElements());
+    int64_t period = type.getNumElements();
+    if (rowLength && period == rowLength)
+      at = "j";
+    else if (rowLength && period % rowLength == 0)
+      at = "r * " + std::to_string(rowLength) + " % " + std::to_string(period) +
+           " + j";
+    else
+      at = index.str() + " % " + std::to_string(period);
   } else {
     // NumPy broadcasting: sum over the loop's dimensions of the loop
     // coordinate times this operand's stride (0 where it is broadcast).
@@ -249,14 +256,51 @@ std::string FunctionEmitter::scalarExpr(Value value, ArrayRef<int64_t> shape,
 
 LogicalResult FunctionEmitter::emitFusedLoop(FusedOp fused, Value out) {
   ShapedType type = typeOf(out);
-  Value result = cast<YieldOp>(fused.getBody().front().getTerminator())
-                     .getValues()
-                     .front();
-  std::string expr = scalarExpr(result, type.getShape(), "i");
+  Block &body = fused.getBody().front();
+  Value result = cast<YieldOp>(body.getTerminator()).getValues().front();
+  int64_t n = type.getNumElements();
+  // An operand repeated along the loop's leading dimensions (a bias) read
+  // as `x[i % period]` is a gather, and GCC keeps such a loop scalar unless
+  // the period is a power of two. Written as rows of the shortest period
+  // (when every period is a multiple of it), each row is a unit-stride
+  // inner loop that vectorizes.
+  int64_t row = 0;
+  ArrayRef<int64_t> shape = type.getShape();
+  for (BlockArgument arg : body.getArguments()) {
+    ShapedType own = typeOf(arg);
+    if (arg.use_empty() || own.getShape() == shape ||
+        own.getNumElements() == 1 ||
+        shape.drop_front(shape.size() - own.getRank()) != own.getShape())
+      continue;
+    row = row ? std::min(row, own.getNumElements()) : own.getNumElements();
+  }
+  for (BlockArgument arg : body.getArguments()) {
+    ShapedType own = typeOf(arg);
+    if (row && !arg.use_empty() && own.getShape() != shape &&
+        own.getNumElements() != 1 &&
+        shape.drop_front(shape.size() - own.getRank()) == own.getShape() &&
+        own.getNumElements() % row != 0)
+      row = 0;
+  }
+  if (cuda || row < 8 || n % row != 0 || n == row)
+    row = 0;
+  rowLength = row;
+  std::string expr = scalarExpr(result, shape, "i");
+  rowLength = 0;
   std::string store = type.getElementType().isBF16()
                           ? "zrt_f32_to_bf16(" + expr + ")"
                           : expr;
-  int64_t n = type.getNumElements();
+  if (row) {
+    os << (n >= 32768 ? "  #pragma omp parallel for\n" : "")
+       << "  for (int64_t r = 0; r < " << n / row << "; ++r) {\n"
+       << "    #pragma omp simd\n"
+       << "    for (int64_t j = 0; j < " << row << "; ++j) {\n"
+       << "      const int64_t i = r * " << row << " + j;\n"
+       << "      " << ptr(out) << "[i] = " << store << ";\n"
+       << "    }\n"
+       << "  }\n";
+    return success();
+  }
   if (!cuda)
     os << (n >= 32768 ? "  #pragma omp parallel for simd\n"
                       : "  #pragma omp simd\n");

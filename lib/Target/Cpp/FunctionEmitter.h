@@ -85,6 +85,10 @@ private:
   llvm::DenseMap<mlir::Value, std::string> kernelParams;
   llvm::SmallVector<std::pair<mlir::Value, std::string>> kernelArgs;
   bool inKernel = false;
+  /// While a CPU loop is written as rows (emitFusedLoop): the row length;
+  /// element i is `r * rowLength + j`, and an operand repeated along the
+  /// leading dimensions is indexed from the row's offset and `j`.
+  int64_t rowLength = 0;
   unsigned nextKernel = 0;
   std::string functionName;
   llvm::DenseMap<mlir::Value, std::string> names;

@@ -26,16 +26,21 @@ const char *cpuPreamble() {
 /* Scalar functions of the fused elementwise loops. */
 static inline float zc_relu(float x) { return x > 0.0f ? x : 0.0f; }
 static inline float zc_relu_grad(float dy, float x) { return x > 0.0f ? dy : 0.0f; }
-/* exp for the GELU loops: range reduction to r in [-ln2/2, ln2/2] and a
- * degree-6 polynomial (relative error ~2e-7), branch-free so that the loops
- * vectorize, unlike libm's expf/tanhf. */
+/* exp for the GELU and SiLU loops: range reduction to r in [-ln2/2, ln2/2]
+ * and a degree-6 polynomial (relative error ~2e-7), branch-free and free of
+ * libm calls so that the loops vectorize (libm's expf and tanhf do not, and
+ * neither does floorf without -fno-trapping-math: GCC 12 keeps such loops
+ * scalar; test/Target/Cpp/vectorized.test checks it). */
 static inline float zc_exp(float x) {
   /* A NaN fails the first comparison and becomes -87: (int32_t)n below
    * must never see a NaN (undefined behaviour); the GELUs stay NaN through
    * their factor x. */
   x = x > -87.0f ? x : -87.0f;
   x = x < 88.0f ? x : 88.0f;
-  float n = floorf(fmaf(x, 1.4426950408889634f, 0.5f));
+  /* n = x / ln2 rounded to the nearest integer: adding and subtracting
+   * 1.5 * 2^23 rounds a float of magnitude under 2^22 (here under 128). */
+  const float round = 12582912.0f;
+  float n = (x * 1.4426950408889634f + round) - round;
   float r = fmaf(n, -0.693145751953125f, x);
   r = fmaf(n, -1.428606765330187e-06f, r);
   float p = 1.3888889e-3f;
