@@ -38,6 +38,17 @@ using bf16 = uint16_t;
 #define ZRT_HOT
 #endif
 
+/// The row helpers below are called from ZRT_HOT kernels and must be
+/// inlined into each clone: a helper the compiler keeps out of line is
+/// compiled once, for the baseline (SSE2, no FMA), and the clone calling it
+/// runs that code (layernorm's statistics did, at a third of AVX-512's
+/// speed).
+#if defined(__GNUC__)
+#define ZRT_INLINE inline __attribute__((always_inline))
+#else
+#define ZRT_INLINE inline
+#endif
+
 //===----------------------------------------------------------------------===//
 // Element access
 //===----------------------------------------------------------------------===//
@@ -49,20 +60,20 @@ inline void fromF32(float value, bf16 &out) { out = zrt_f32_to_bf16(value); }
 
 /// dst[i] = f32(src[i]).
 template <typename T>
-inline void loadRow(const T *src, float *dst, int64_t n) {
+ZRT_INLINE void loadRow(const T *src, float *dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     dst[i] = toF32(src[i]);
 }
 /// dst[i] = T(src[i]), rounded to nearest even for bf16.
 template <typename T>
-inline void storeRow(const float *src, T *dst, int64_t n) {
+ZRT_INLINE void storeRow(const float *src, T *dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     fromF32(src[i], dst[i]);
 }
 
 /// A row as f32: `src` itself when T is float, else converted into `scratch`.
 inline const float *rowF32(const float *src, float *, int64_t) { return src; }
-inline const float *rowF32(const bf16 *src, float *scratch, int64_t n) {
+ZRT_INLINE const float *rowF32(const bf16 *src, float *scratch, int64_t n) {
   loadRow(src, scratch, n);
   return scratch;
 }
@@ -90,7 +101,7 @@ void checkIds(const char *kernel, const char *what, const void *ids,
 /// and 2^n put into the exponent bits. Within 2 ulp of the correctly rounded
 /// result on [-87.3, 0] (the tests measure it); below -87.3 the result, which
 /// would be subnormal, is 0.
-inline float expNonPositive(float x) {
+ZRT_INLINE float expNonPositive(float x) {
   const float lo = -87.3365f;
   float xc = x < lo ? lo : x; // NaN stays
   float fn = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
@@ -118,7 +129,7 @@ inline float expNonPositive(float x) {
 // runs (ZRT_HOT), never on the thread count.
 
 /// Largest of x[0..n) (-inf for n == 0; NaNs are skipped).
-inline float rowMax(const float *x, int64_t n) {
+ZRT_INLINE float rowMax(const float *x, int64_t n) {
   float m = -__builtin_inff();
 #pragma omp simd reduction(max : m)
   for (int64_t i = 0; i < n; ++i)
@@ -128,7 +139,7 @@ inline float rowMax(const float *x, int64_t n) {
 
 /// Sum of x[0..n), accumulated in double (statistics such as a layernorm
 /// mean, where f32 partial sums would lose digits to a large offset).
-inline double rowSum(const float *x, int64_t n) {
+ZRT_INLINE double rowSum(const float *x, int64_t n) {
   double sum = 0;
 #pragma omp simd reduction(+ : sum)
   for (int64_t i = 0; i < n; ++i)
@@ -137,7 +148,7 @@ inline double rowSum(const float *x, int64_t n) {
 }
 
 /// Sum of x[i] * y[i]: f32 products accumulated in double.
-inline double rowDot(const float *x, const float *y, int64_t n) {
+ZRT_INLINE double rowDot(const float *x, const float *y, int64_t n) {
   double sum = 0;
 #pragma omp simd reduction(+ : sum)
   for (int64_t i = 0; i < n; ++i)
@@ -148,7 +159,7 @@ inline double rowDot(const float *x, const float *y, int64_t n) {
 /// y[i] = exp(x[i] - shift) for x[i] <= shift; returns their sum, in f32
 /// over blocks of 256 terms (each in [0, 1]) whose sums are added in double.
 /// y may be x.
-inline double expShiftedSum(const float *x, float *y, int64_t n, float shift) {
+ZRT_INLINE double expShiftedSum(const float *x, float *y, int64_t n, float shift) {
   double total = 0;
   for (int64_t b = 0; b < n; b += 256) {
     int64_t e = std::min<int64_t>(n, b + 256);

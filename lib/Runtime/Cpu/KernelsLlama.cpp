@@ -30,7 +30,7 @@ template <typename T> std::vector<float> widen(const T *v, int64_t n) {
 }
 
 /// 1 / sqrt(mean(x^2) + eps) of a row, accumulated in double.
-inline float rowRrms(const float *x, int64_t cols, double eps) {
+ZRT_INLINE float rowRrms(const float *x, int64_t cols, double eps) {
   double sum = rowDot(x, x, cols);
   return static_cast<float>(1.0 /
                             std::sqrt(sum / static_cast<double>(cols) + eps));

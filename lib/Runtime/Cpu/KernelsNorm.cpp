@@ -29,7 +29,7 @@ struct Moments {
   float centered(float x) const { return (x - hi) - lo; }
 };
 
-inline Moments rowMoments(const float *x, int64_t cols, double eps) {
+ZRT_INLINE Moments rowMoments(const float *x, int64_t cols, double eps) {
   double m = rowSum(x, cols) / static_cast<double>(cols);
   Moments mo;
   mo.hi = static_cast<float>(m);

@@ -140,6 +140,17 @@ template <typename T> ZRT_HOT double sumRun(const T *x, int64_t n) {
   return sum;
 }
 
+/// acc[c] += x[c] for c in [0, n), in double: one row of a reduction over
+/// leading dimensions (a bias gradient). A kernel of its own so that it is
+/// compiled for each ISA (ZRT_HOT); in the task lambda below it would be
+/// baseline code.
+template <typename T>
+ZRT_HOT void accumulateRow(double *acc, const T *x, int64_t n) {
+#pragma omp simd
+  for (int64_t c = 0; c < n; ++c)
+    acc[c] += static_cast<double>(toF32(x[c]));
+}
+
 template <typename T>
 void reduceImpl(const T *x, T *y, const std::vector<ReduceDim> &dims,
                 int64_t outNumel, double scale) {
@@ -178,11 +189,8 @@ void reduceImpl(const T *x, T *y, const std::vector<ReduceDim> &dims,
       Walker rho(reducedDims.data(), reducedDims.size());
       rho.seek(rho0);
       double acc[colBlock] = {};
-      for (int64_t i = rho0; i < rho1; ++i, rho.next()) {
-        const T *row = x + group.offset + rho.offset + c0;
-        for (int64_t c = 0; c < width; ++c)
-          acc[c] += static_cast<double>(toF32(row[c]));
-      }
+      for (int64_t i = rho0; i < rho1; ++i, rho.next())
+        accumulateRow(acc, x + group.offset + rho.offset + c0, width);
       if (chunks == 1) {
         for (int64_t c = 0; c < width; ++c)
           fromF32(static_cast<float>(acc[c] * scale), y[g * len + c0 + c]);
