@@ -96,10 +96,20 @@ def torch_worker(rank, world, cfg, data_path, steps, result_path):
     dist.destroy_process_group()
 
 
+def thread_env(threads):
+    """The thread counts both peers run with. OpenBLAS (Debian's pthread
+    build, which PyTorch and zeroc both load) starts one thread per core
+    unless told otherwise, and torch.set_num_threads does not reach it: two
+    ranks would run four BLAS threads on two cores."""
+    return {"OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads)}
+
+
 def pytorch_ddp(cfg, data, steps, ranks, work):
     import torch.multiprocessing as mp
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29533")
+    # Read by OpenBLAS when the spawned workers load it.
+    os.environ.update(thread_env(cfg["threads"]))
     result = os.path.join(work, "ddp.json")
     mp.spawn(torch_worker, args=(ranks, cfg, data, steps, result), nprocs=ranks, join=True)
     return json.load(open(result))["times"]
@@ -117,7 +127,7 @@ def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun):
     subprocess.run([zeroc, model, f"--zero-stage={stage}", f"--world-size={ranks}", "-o", exe],
                    check=True)
     log = exe + ".jsonl"
-    env = {**os.environ, "OMP_NUM_THREADS": str(cfg["threads"])}
+    env = {**os.environ, **thread_env(cfg["threads"])}
     subprocess.run(mpirun + ["-np", str(ranks), exe, "--data", data, "--data-format=text",
                              "--steps", str(steps), "--log-json", log, "--quiet"],
                    check=True, env=env)
