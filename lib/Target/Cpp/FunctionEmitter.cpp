@@ -214,44 +214,14 @@ std::string FunctionEmitter::loadExpr(Value value, ArrayRef<int64_t> shape,
 
 std::string FunctionEmitter::scalarExpr(Value value, ArrayRef<int64_t> shape,
                                         StringRef index) {
+  // The op's own formula (ScalarFormulaOpInterface, which the Elementwise
+  // trait's verifier requires of every op a fused body holds), with its
+  // operands' element expressions for $i and its constants as f32
+  // literals for #i.
   Operation *op = value.getDefiningOp();
-  auto arg = [&](unsigned i) { return loadExpr(op->getOperand(i), shape, index); };
-  return llvm::TypeSwitch<Operation *, std::string>(op)
-      .Case([&](AddOp) { return "(" + arg(0) + " + " + arg(1) + ")"; })
-      .Case([&](SubOp) { return "(" + arg(0) + " - " + arg(1) + ")"; })
-      .Case([&](MulOp) { return "(" + arg(0) + " * " + arg(1) + ")"; })
-      .Case([&](DivOp) { return "(" + arg(0) + " / " + arg(1) + ")"; })
-      .Case([&](ScaleOp s) {
-        return "(" + arg(0) + " * " +
-               literal(s.getFactorAttr().getValueAsDouble()) + "f)";
-      })
-      .Case([&](GeluOp g) {
-        return std::string(g.getApproximation() == GeluApproximation::tanh
-                               ? "zc_gelu_tanh("
-                               : "zc_gelu_erf(") +
-               arg(0) + ")";
-      })
-      .Case([&](GeluGradOp g) {
-        return std::string(g.getApproximation() == GeluApproximation::tanh
-                               ? "zc_gelu_tanh_grad("
-                               : "zc_gelu_erf_grad(") +
-               arg(0) + ", " + arg(1) + ")";
-      })
-      .Case([&](ReluOp) { return "zc_relu(" + arg(0) + ")"; })
-      .Case([&](SiluOp) { return "zc_silu(" + arg(0) + ")"; })
-      .Case([&](SiluGradOp) {
-        return "zc_silu_grad(" + arg(0) + ", " + arg(1) + ")";
-      })
-      .Case([&](ReluGradOp) {
-        return "zc_relu_grad(" + arg(0) + ", " + arg(1) + ")";
-      })
-      .Case([&](SqrtOp) { return "sqrtf(" + arg(0) + ")"; })
-      .Case([&](CastOp) { return arg(0); })
-      .Case([&](BroadcastOp) { return arg(0); })
-      .Case([&](FillOp f) {
-        return "(" + literal(f.getValueAttr().getValueAsDouble()) + "f)";
-      })
-      .Default([&](Operation *) { return std::string("0.0f"); });
+  return cast<ScalarFormulaOpInterface>(op).getScalarFormula().expand(
+      [&](unsigned i) { return loadExpr(op->getOperand(i), shape, index); },
+      [](double c) { return literal(c) + "f"; });
 }
 
 LogicalResult FunctionEmitter::emitFusedLoop(FusedOp fused, Value out) {

@@ -28,7 +28,7 @@ def Train_EmbeddingGradOp : Train_Op<"embedding_grad", [Pure]> {
 
 def Train_GeluGradOp : Train_Op<"gelu_grad", [Pure,
     SameOperandsAndResultType,
-     DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise]> {
+     DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>]> {
   let summary = "cotangent of train.gelu";
   let description = [{
     `result = grad * gelu'(input)` for the given approximation.
@@ -43,7 +43,7 @@ def Train_GeluGradOp : Train_Op<"gelu_grad", [Pure,
 
 def Train_ReluGradOp : Train_Op<"relu_grad", [Pure,
     SameOperandsAndResultType,
-     DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise]> {
+     DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>]> {
   let summary = "cotangent of train.relu";
   let description = [{ `result = input > 0 ? grad : 0`. }];
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input);

@@ -5,6 +5,8 @@
 
 #include "mlir/IR/OpDefinition.h"
 
+#include <string>
+
 namespace zeroc::train {
 
 class TrainBuilder;
@@ -31,11 +33,37 @@ public:
                                    mlir::Value cotangent) = 0;
 };
 
+/// One element of an elementwise op as a C expression
+/// (ScalarFormulaOpInterface): `$i` is operand i's element, `#i` is
+/// `constants[i]` as an f32 literal.
+struct ScalarFormula {
+  std::string pattern;
+  llvm::SmallVector<double, 1> constants;
+
+  /// The pattern with `$i` replaced by operand(i) and `#i` by
+  /// constant(constants[i]).
+  std::string
+  expand(llvm::function_ref<std::string(unsigned)> operand,
+         llvm::function_ref<std::string(double)> constant) const;
+  /// The largest operand index (`$i`) the pattern uses plus one, or 0; and
+  /// whether every `#i` names one of the constants.
+  unsigned operandsUsed() const;
+  bool constantsValid() const;
+};
+
+/// Fails, naming the op, unless `op` implements ScalarFormulaOpInterface.
+llvm::LogicalResult verifyElementwiseTrait(mlir::Operation *op);
+
 namespace OpTrait {
 /// See Train_Elementwise in TrainInterfaces.td.
 template <typename ConcreteType>
 class Elementwise
-    : public mlir::OpTrait::TraitBase<ConcreteType, Elementwise> {};
+    : public mlir::OpTrait::TraitBase<ConcreteType, Elementwise> {
+public:
+  static llvm::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifyElementwiseTrait(op);
+  }
+};
 } // namespace OpTrait
 
 /// Whether `op` carries the Elementwise trait.

@@ -36,11 +36,35 @@ def Train_AdjointOpInterface : OpInterface<"AdjointOpInterface"> {
   ];
 }
 
+def Train_ScalarFormulaOpInterface : OpInterface<"ScalarFormulaOpInterface"> {
+  let cppNamespace = "::zeroc::train";
+  let description = [{
+    How one element of an elementwise op is computed: a C expression over
+    its operands' elements, which the back ends print into their fused
+    loops (CPU) and kernels (CUDA). In the pattern, `$0`, `$1`, ... stand
+    for the operands' elements (as f32) and `#0`, `#1`, ... for the op's
+    floating-point constants, printed as f32 literals. The functions a
+    pattern calls (`zc_gelu_tanh`, ...) are defined under the same names by
+    both preambles (lib/Target/Cpp/Preambles.cpp). Every op with the
+    `Elementwise` trait must implement it (the trait's verifier checks), so
+    that a fused loop can print every op it holds.
+
+    Implementations live in lib/Dialect/Train/IR/TrainScalarFormulas.cpp,
+    one function per op.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The element's expression and its constants.
+      }],
+      "::zeroc::train::ScalarFormula", "getScalarFormula", (ins)>
+  ];
+}
+
 // Each result element is a function of the operand elements at the same
 // position once the operands are broadcast (NumPy rules) to the result
 // shape: the ops an elementwise fusion may compute inside one loop. A
 // constant (train.fill) and a broadcast (train.broadcast) are elementwise
-// in this sense.
+// in this sense. An elementwise op implements ScalarFormulaOpInterface.
 def Train_Elementwise : NativeOpTrait<"Elementwise"> {
   let cppNamespace = "::zeroc::train::OpTrait";
 }

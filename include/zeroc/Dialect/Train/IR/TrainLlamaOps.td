@@ -52,7 +52,7 @@ def Train_RmsNormOp : Train_Op<"rmsnorm", [Pure,
 }
 
 def Train_SiluOp : Train_Op<"silu", [Pure, SameOperandsAndResultType,
-    Train_Elementwise, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
+    Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "sigmoid linear unit, x * sigmoid(x)";
   let description = [{
     torch.nn.functional.silu. A SwiGLU MLP is `train.mul` of `train.silu`
@@ -218,7 +218,7 @@ def Train_RmsNormGradOp : Train_Op<"rmsnorm_grad", [Pure]> {
 }
 
 def Train_SiluGradOp : Train_Op<"silu_grad", [Pure, SameOperandsAndResultType,
-    Train_Elementwise]> {
+    Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>]> {
   let summary = "cotangent of train.silu";
   let description = [{
     `result = grad * s * (1 + x * (1 - s))` with `s = sigmoid(input)`.

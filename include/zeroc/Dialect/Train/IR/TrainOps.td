@@ -224,7 +224,7 @@ def Train_MatmulOp : Train_Op<"matmul", [Pure, InferTypeOpAdaptor,
 }
 
 class Train_BroadcastBinaryOp<string mnemonic, string formula>
-    : Train_Op<mnemonic, [Pure, Train_Elementwise, InferTypeOpAdaptor,
+    : Train_Op<mnemonic, [Pure, Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>, InferTypeOpAdaptor,
                           DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "elementwise " # formula # " with NumPy broadcasting";
   let description = [{
@@ -247,7 +247,7 @@ def Train_MulOp : Train_BroadcastBinaryOp<"mul", "*">;
 def Train_DivOp : Train_BroadcastBinaryOp<"div", "/">;
 
 def Train_ScaleOp : Train_Op<"scale", [Pure, SameOperandsAndResultType,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "multiplies every element by a constant";
   let description = [{
     ```mlir
@@ -260,7 +260,7 @@ def Train_ScaleOp : Train_Op<"scale", [Pure, SameOperandsAndResultType,
 }
 
 def Train_GeluOp : Train_Op<"gelu", [Pure, SameOperandsAndResultType,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `tanh`: GPT-2's approximation
@@ -278,7 +278,7 @@ def Train_GeluOp : Train_Op<"gelu", [Pure, SameOperandsAndResultType,
 }
 
 def Train_ReluOp : Train_Op<"relu", [Pure, SameOperandsAndResultType,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "max(x, 0)";
   let arguments = (ins Train_FloatTensor:$input);
   let results = (outs Train_FloatTensor:$result);
@@ -467,7 +467,7 @@ class Train_ReductionOp<string mnemonic, string what>
 def Train_SumOp : Train_ReductionOp<"sum", "sum">;
 def Train_MeanOp : Train_ReductionOp<"mean", "arithmetic mean">;
 
-def Train_BroadcastOp : Train_Op<"broadcast", [Pure, Train_Elementwise,
+def Train_BroadcastOp : Train_Op<"broadcast", [Pure, Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>,
     DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "broadcasts a tensor to a larger shape, NumPy style";
   let description = [{
@@ -484,7 +484,7 @@ def Train_BroadcastOp : Train_Op<"broadcast", [Pure, Train_Elementwise,
   let hasVerifier = 1;
 }
 
-def Train_FillOp : Train_Op<"fill", [Pure, ConstantLike, Train_Elementwise]> {
+def Train_FillOp : Train_Op<"fill", [Pure, ConstantLike, Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>]> {
   let summary = "a tensor with every element equal to a constant";
   let description = [{
     ```mlir
@@ -498,14 +498,14 @@ def Train_FillOp : Train_Op<"fill", [Pure, ConstantLike, Train_Elementwise]> {
 }
 
 def Train_SqrtOp : Train_Op<"sqrt", [Pure, SameOperandsAndResultType,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "elementwise square root";
   let arguments = (ins Train_FloatTensor:$input);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def Train_CastOp : Train_Op<"cast", [Pure, Train_Elementwise, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
+def Train_CastOp : Train_Op<"cast", [Pure, Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
   let summary = "converts between f32 and bf16";
   let description = [{
     Rounds to nearest even when narrowing.

@@ -1,0 +1,131 @@
+//===- TrainScalarFormulas.cpp - one element of each elementwise op -------===//
+//
+// ScalarFormulaOpInterface, one function per op: the C expression the back
+// ends print for one element (TrainInterfaces.td). `$i` is operand i's
+// element as f32, `#i` the op's i-th constant; the zc_* functions are the
+// preambles' (lib/Target/Cpp/Preambles.cpp), defined for both targets.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace zeroc::train;
+
+namespace {
+/// Calls `placeholder(kind, index)` for each `$i` / `#i` of `pattern` and
+/// `text` for the characters between them.
+void walkPattern(StringRef pattern,
+                 llvm::function_ref<void(char, unsigned)> placeholder,
+                 llvm::function_ref<void(char)> text) {
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if ((c != '$' && c != '#') || i + 1 == pattern.size() ||
+        !llvm::isDigit(pattern[i + 1])) {
+      text(c);
+      continue;
+    }
+    unsigned n = 0;
+    while (i + 1 < pattern.size() && llvm::isDigit(pattern[i + 1]))
+      n = n * 10 + static_cast<unsigned>(pattern[++i] - '0');
+    placeholder(c, n);
+  }
+}
+} // namespace
+
+std::string ScalarFormula::expand(
+    llvm::function_ref<std::string(unsigned)> operand,
+    llvm::function_ref<std::string(double)> constant) const {
+  std::string out;
+  walkPattern(
+      pattern,
+      [&](char kind, unsigned n) {
+        out += kind == '$' ? operand(n) : constant(constants[n]);
+      },
+      [&](char c) { out += c; });
+  return out;
+}
+
+unsigned ScalarFormula::operandsUsed() const {
+  unsigned used = 0;
+  walkPattern(
+      pattern,
+      [&](char kind, unsigned n) {
+        if (kind == '$')
+          used = std::max(used, n + 1);
+      },
+      [](char) {});
+  return used;
+}
+
+bool ScalarFormula::constantsValid() const {
+  bool valid = true;
+  walkPattern(
+      pattern,
+      [&](char kind, unsigned n) {
+        if (kind == '#' && n >= constants.size())
+          valid = false;
+      },
+      [](char) {});
+  return valid;
+}
+
+LogicalResult zeroc::train::verifyElementwiseTrait(Operation *op) {
+  auto formula = dyn_cast<ScalarFormulaOpInterface>(op);
+  if (!formula)
+    return op->emitOpError("is Elementwise but does not implement "
+                           "ScalarFormulaOpInterface: a fused loop could "
+                           "not print it");
+  ScalarFormula f = formula.getScalarFormula();
+  if (f.operandsUsed() > op->getNumOperands() || !f.constantsValid())
+    return op->emitOpError("has the scalar formula '")
+           << f.pattern << "', which names an operand or constant the op ("
+           << op->getNumOperands() << " operand(s), " << f.constants.size()
+           << " constant(s)) does not have";
+  return success();
+}
+
+ScalarFormula AddOp::getScalarFormula() { return {"($0 + $1)", {}}; }
+ScalarFormula SubOp::getScalarFormula() { return {"($0 - $1)", {}}; }
+ScalarFormula MulOp::getScalarFormula() { return {"($0 * $1)", {}}; }
+ScalarFormula DivOp::getScalarFormula() { return {"($0 / $1)", {}}; }
+
+ScalarFormula ScaleOp::getScalarFormula() {
+  return {"($0 * #0)", {getFactorAttr().getValueAsDouble()}};
+}
+
+ScalarFormula GeluOp::getScalarFormula() {
+  return {getApproximation() == GeluApproximation::tanh ? "zc_gelu_tanh($0)"
+                                                         : "zc_gelu_erf($0)",
+          {}};
+}
+
+ScalarFormula GeluGradOp::getScalarFormula() {
+  return {getApproximation() == GeluApproximation::tanh
+              ? "zc_gelu_tanh_grad($0, $1)"
+              : "zc_gelu_erf_grad($0, $1)",
+          {}};
+}
+
+ScalarFormula ReluOp::getScalarFormula() { return {"zc_relu($0)", {}}; }
+ScalarFormula ReluGradOp::getScalarFormula() {
+  return {"zc_relu_grad($0, $1)", {}};
+}
+
+ScalarFormula SiluOp::getScalarFormula() { return {"zc_silu($0)", {}}; }
+ScalarFormula SiluGradOp::getScalarFormula() {
+  return {"zc_silu_grad($0, $1)", {}};
+}
+
+ScalarFormula SqrtOp::getScalarFormula() { return {"sqrtf($0)", {}}; }
+
+// Loads and stores convert bf16 elements, so a cast is its operand.
+ScalarFormula CastOp::getScalarFormula() { return {"$0", {}}; }
+// The loop indexes a broadcast operand at its own shape.
+ScalarFormula BroadcastOp::getScalarFormula() { return {"$0", {}}; }
+
+ScalarFormula FillOp::getScalarFormula() {
+  return {"(#0)", {getValueAttr().getValueAsDouble()}};
+}
