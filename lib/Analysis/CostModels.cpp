@@ -92,11 +92,9 @@ OpCost streaming(Operation *op, double vectorFlopsPerElement) {
 // Elementwise chains
 //===----------------------------------------------------------------------===//
 
-bool isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, ReluOp, SqrtOp,
-             CastOp, GeluGradOp, ReluGradOp, FillOp, BroadcastOp, SiluOp,
-             SiluGradOp>(op);
-}
+/// The ops a fused loop computes: the dialect's Elementwise trait, not a
+/// list of ops here.
+bool isElementwise(Operation *op) { return train::isElementwise(op); }
 
 /// Arithmetic per element of one elementwise op.
 double elementwiseFlops(Operation *op) {
