@@ -34,11 +34,13 @@ zeroc-rt-kernel-tests (test/Runtime/Kernels) and the mask against a Python
 Philox-4x32-10 by test/Evaluator/llama-ops.mlir; gradients by finite
 differences with the mask fixed in test/Transforms/Autodiff/gradcheck-llama.mlir.
 """
-import argparse
-import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
+import harness  # noqa: E402
+from harness import mpirun, worst  # noqa: E402
 
 SIZES = ["--n-layer=2", "--dim=40", "--n-head=4", "--n-kv-head=2", "--ffn-dim=76",
          "--vocab-size=256", "--block-size=13", "--batch-size=12", "--grad-clip=1.0",
@@ -46,38 +48,17 @@ SIZES = ["--n-layer=2", "--dim=40", "--n-head=4", "--n-kv-head=2", "--ffn-dim=76
 STEPS = 5
 
 
-def mpirun(args):
-    """The mpirun command, with this test's own TMPDIR: Open MPI's session
-    folder under a shared one can collide with a concurrent test's."""
-    return ["env", f"TMPDIR={args.work}", *args.mpirun.split()]
-
-
-def worst(a, b):
-    return max(abs(x - y) / abs(y) for x, y in zip(a, b))
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    for flag in ("--zeroc", "--zeroc-opt", "--zeroc-run", "--src", "--work", "--mpirun"):
-        parser.add_argument(flag, required=True)
-    args = parser.parse_args()
+    args = harness.parse_args()
     work = args.work
-    models = {}
-    for name, extra in (("dropout", ["--dropout=0.1", "--dropout-seed=7"]), ("plain", [])):
-        models[name] = os.path.join(work, f"{name}.mlir")
-        subprocess.run([sys.executable, "-m", "zeroc.models.llama", *SIZES, *extra,
-                        "-o", models[name]], check=True)
+    models = {name: harness.build_model(args, name, "zeroc.models.llama", [*SIZES, *extra])
+              for name, extra in (("dropout", ["--dropout=0.1", "--dropout-seed=7"]),
+                                  ("plain", []))}
     failures = []
 
     def evaluate(mlir, stage, ranks):
-        step = os.path.join(work, f"{os.path.basename(mlir)}-s{stage}-n{ranks}.mlir")
-        subprocess.run([args.zeroc_opt, mlir,
-                        f"--train-pipeline=stage={stage} world-size={ranks}", "-o", step],
-                       check=True)
-        run = subprocess.run([args.zeroc_run, step, "--ranks", str(ranks), "--steps",
-                              str(STEPS), "--seed", "3"], check=True, capture_output=True,
-                             text=True)
-        steps = json.loads(run.stdout)["steps"]
+        steps = harness.evaluate(args, mlir, f"stage={stage} world-size={ranks}", ranks,
+                                 STEPS, f"{os.path.basename(mlir)}-s{stage}-n{ranks}")
         # Every rank reports the global mean loss.
         return [[s["results"][r][0] for s in steps] for r in range(ranks)]
 
@@ -100,32 +81,18 @@ def main():
         failures.append(f"dropout p = 0.1 changes the losses by only {changed:.2e}")
 
     # Executables under mpirun.
-    text = os.path.join(args.src, "data", "tinyshakespeare.txt")
+    text = harness.text_data(args)
     logs = []
     for stage, ranks in ((0, 1), (2, 2), (3, 4)):
         exe = os.path.join(work, f"dropout-s{stage}-n{ranks}")
-        subprocess.run([args.zeroc, models["dropout"], f"--zero-stage={stage}",
-                        f"--world-size={ranks}", "-o", exe], check=True)
-        log = exe + ".jsonl"
-        subprocess.run(mpirun(args) + ["-np", str(ranks), exe, "--data", text,
-                                              "--data-format=text", "--steps", str(STEPS),
-                                              "--seed", "5", "--log-json", log, "--quiet",
-                                              *(["--save", exe + ".saved"] if ranks == 1
-                                                else [])],
-                       check=True, stdout=subprocess.DEVNULL)
-        records = [json.loads(line) for line in open(log)]
-        logs.append([r["loss"] for r in records if "loss" in r])
         # The new ops have their place in the static memory report: every
         # category the runtime measured on rank 0 equals it.
-        report = json.loads(subprocess.run(
-            [args.zeroc, models["dropout"], f"--zero-stage={stage}", f"--world-size={ranks}",
-             "--emit=memory-report"], check=True, capture_output=True, text=True).stdout)
-        static = {**report["per_rank_bytes"], **report["transient_bytes"]}
-        measured = next(r for r in records if r.get("summary"))["ranks"][0]["peak_bytes"]
-        for key, value in measured.items():
-            if value != static[key]:
-                failures.append(f"stage {stage} N={ranks}: measured {key} {value} != "
-                                f"report {static[key]}")
+        report = harness.compile_executable(
+            args, models["dropout"], [f"--zero-stage={stage}", f"--world-size={ranks}"], exe)
+        records = harness.train(args, exe, ranks, STEPS,
+                                extra=["--save", exe + ".saved"] if ranks == 1 else [])
+        logs.append(harness.losses(records))
+        failures.extend(harness.peak_mismatches(records, report, f"stage {stage} N={ranks}"))
     w = max(worst(losses, logs[0]) for losses in logs[1:])
     print(f"executables: stage 0 on 1, stage 2 on 2, stage 3 on 4 ranks agree to {w:.2e}")
     if w > 1e-5 or any(len(losses) != STEPS for losses in logs):
@@ -136,14 +103,8 @@ def main():
     for name in ("dropout", "plain"):
         exe = os.path.join(work, f"{name}-eval")
         subprocess.run([args.zeroc, models[name], "-o", exe], check=True)
-        log = exe + ".jsonl"
-        subprocess.run(mpirun(args) + ["-np", "1", exe, "--data", text,
-                                              "--data-format=text", "--steps", "1",
-                                              "--seed", "5", "--eval-every", "1",
-                                              "--val-data", text, "--log-json", log,
-                                              "--quiet"],
-                       check=True, stdout=subprocess.DEVNULL)
-        records = [json.loads(line) for line in open(log)]
+        records = harness.train(args, exe, 1, 1,
+                                extra=["--eval-every", "1", "--val-data", text])
         val[name] = [r["val_loss"] for r in records if "val_loss" in r][0]
     print(f"evaluation runs without dropout: step-0 validation loss {val['dropout']:.6f} "
           f"(p = 0.1) and {val['plain']:.6f} (p = 0)")
@@ -153,18 +114,15 @@ def main():
     samples = []
     for name in ("dropout", "plain"):
         run = subprocess.run(mpirun(args) + ["-np", "1", os.path.join(work, f"{name}-eval"),
-                                                    "--init", saved, "--sample", "30",
-                                                    "--seed", "2", "--prompt", "ROMEO:"],
+                                             "--init", saved, "--sample", "30", "--seed",
+                                             "2", "--prompt", "ROMEO:"],
                              check=True, capture_output=True)
         samples.append(run.stdout)
     print(f"sampling runs without dropout: {len(samples[0])} bytes, "
           f"{'the same' if samples[0] == samples[1] else 'DIFFERENT'} text")
     if samples[0] != samples[1] or len(samples[0]) < 20:
         failures.append("sampling depends on dropout")
-    if failures:
-        print("\n".join(failures))
-        sys.exit(1)
-    print("dropout keeps the invariant")
+    harness.finish(failures, "dropout keeps the invariant")
 
 
 if __name__ == "__main__":

@@ -44,11 +44,12 @@ step-0 norm is above the threshold):
 The schedule (one gradient collective per bucket and step in stages 0-1,
 one per micro-batch in stages 2-3) is checked in test/Transforms/Accumulate.
 """
-import argparse
-import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
+import harness  # noqa: E402
+from harness import worst  # noqa: E402
 
 STEPS = 10
 GPT2 = ["--n-layer", "1", "--n-head", "2", "--n-embd", "20", "--vocab-size", "256",
@@ -59,35 +60,19 @@ LLAMA = ["--n-layer=1", "--dim=40", "--n-head=4", "--n-kv-head=2", "--ffn-dim=76
 TOLERANCE = 1e-5
 
 
-def worst(losses, reference):
-    return max(abs(a - b) / abs(b) for a, b in zip(losses, reference))
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    for flag in ("--zeroc", "--zeroc-opt", "--zeroc-run", "--src", "--work", "--mpirun"):
-        parser.add_argument(flag, required=True)
-    args = parser.parse_args()
+    args = harness.parse_args()
     work = args.work
-    mpirun = ["env", f"TMPDIR={work}", *args.mpirun.split()]
-    data = os.path.join(args.src, "data", "tinyshakespeare.txt")
-    models = {}
-    for name, module, sizes in (("gpt2", "zeroc.models.gpt2", GPT2),
-                                ("llama", "zeroc.models.llama", LLAMA)):
-        models[name] = os.path.join(work, f"{name}.mlir")
-        subprocess.run([sys.executable, "-m", module, *sizes, "-o", models[name]], check=True)
+    models = {"gpt2": harness.build_model(args, "gpt2", "zeroc.models.gpt2", GPT2),
+              "llama": harness.build_model(args, "llama", "zeroc.models.llama", LLAMA)}
     failures = []
 
     # The reference evaluator: losses per step (rank 0's results).
     def evaluate(name, stage, ranks, k):
-        step = os.path.join(work, f"{name}-eval-s{stage}-n{ranks}-k{k}.mlir")
-        subprocess.run([args.zeroc_opt, models[name],
-                        f"--train-pipeline=stage={stage} world-size={ranks} grad-accum={k} "
-                        "bucket-bytes=4096", "-o", step], check=True)
-        run = subprocess.run([args.zeroc_run, step, "--ranks", str(ranks), "--steps",
-                              str(STEPS), "--seed", "3"], check=True, capture_output=True,
-                             text=True)
-        return [s["results"][0] for s in json.loads(run.stdout)["steps"]]
+        steps = harness.evaluate(
+            args, models[name], f"stage={stage} world-size={ranks} grad-accum={k} "
+            "bucket-bytes=4096", ranks, STEPS, f"{name}-eval-s{stage}-n{ranks}-k{k}")
+        return [s["results"][0] for s in steps]
 
     reference = evaluate("gpt2", 0, 1, 1)
     if not reference[0][1] > 0.5:
@@ -117,24 +102,13 @@ def main():
         exe = os.path.join(work, f"{name}-s{stage}-n{ranks}-k{k}")
         flags = [f"--zero-stage={stage}", f"--world-size={ranks}", f"--grad-accum={k}",
                  "--bucket-bytes=4096"]
-        subprocess.run([args.zeroc, models[name], *flags, "-o", exe], check=True)
-        report = json.loads(subprocess.run(
-            [args.zeroc, models[name], *flags, "--emit=memory-report"], check=True,
-            capture_output=True, text=True).stdout)
-        log = exe + ".jsonl"
-        subprocess.run(mpirun + ["-np", str(ranks), exe, "--data", data, "--data-format=text",
-                                 "--steps", str(STEPS), "--seed", "5", "--log-json", log,
-                                 "--quiet"], check=True, stdout=subprocess.DEVNULL)
-        records = [json.loads(line) for line in open(log)]
-        losses = [r["loss"] for r in records if "loss" in r]
-        rank0 = next(r for r in records if r.get("summary"))["ranks"][0]
-        static = {**report["per_rank_bytes"], **report["transient_bytes"]}
-        for key, value in rank0["peak_bytes"].items():
-            if value != static[key]:
-                failures.append(f"{name} stage {stage}, {ranks} rank(s), K = {k}: measured "
-                                f"{key} {value} != report {static[key]}")
-        sent = rank0["bytes_sent"] / STEPS
-        return losses, sent, report["communication_per_rank_per_step"]["bytes"]
+        report = harness.compile_executable(args, models[name], flags, exe)
+        records = harness.train(args, exe, ranks, STEPS)
+        failures.extend(harness.peak_mismatches(
+            records, report, f"{name} stage {stage}, {ranks} rank(s), K = {k}"))
+        sent = harness.rank0(records)["bytes_sent"] / STEPS
+        return (harness.losses(records), sent,
+                report["communication_per_rank_per_step"]["bytes"])
 
     references = {"gpt2": train("gpt2", 0, 1, 1)[0], "llama": train("llama", 0, 1, 1)[0]}
     for name, stage, ranks, k in (("gpt2", 0, 4, 4), ("gpt2", 1, 2, 2), ("gpt2", 2, 2, 4),
@@ -153,10 +127,9 @@ def main():
 
     # The report's traffic for each K: bytes per kind of collective.
     def traffic(stage, k):
-        report = json.loads(subprocess.run(
-            [args.zeroc, models["gpt2"], f"--zero-stage={stage}", "--world-size=4",
-             f"--grad-accum={k}", "--bucket-bytes=4096", "--emit=memory-report"],
-            check=True, capture_output=True, text=True).stdout)
+        report = harness.memory_report(args, models["gpt2"], [
+            f"--zero-stage={stage}", "--world-size=4", f"--grad-accum={k}",
+            "--bucket-bytes=4096"])
         step = report["communication_per_rank_per_step"]
         return step["bytes"], {kind: step[kind]["bytes"]
                                for kind in ("all_reduce", "reduce_scatter", "all_gather")}
@@ -180,10 +153,9 @@ def main():
     # Activations: one micro-batch's, plus (stages 0-1) one full-size
     # running sum of the gradients, not one per micro-batch.
     def memory(stage, k):
-        return json.loads(subprocess.run(
-            [args.zeroc, models["gpt2"], f"--zero-stage={stage}", "--world-size=2",
-             f"--grad-accum={k}", "--bucket-bytes=4096", "--emit=memory-report"],
-            check=True, capture_output=True, text=True).stdout)
+        return harness.memory_report(args, models["gpt2"], [
+            f"--zero-stage={stage}", "--world-size=2", f"--grad-accum={k}",
+            "--bucket-bytes=4096"])
     sums = memory(0, 4)["per_rank_bytes"]["gradients"]  # f32: one gradient per parameter
     act = {(stage, k): memory(stage, k)["transient_bytes"]["activations"]
            for stage in (0, 2) for k in (1, 4)}
@@ -193,10 +165,7 @@ def main():
         print(f"report: activations {act[(2, 1)]} bytes at K = 1, {act[(2, 4)]} at K = 4 "
               f"(stage 2), plus at most the {sums}-byte running sums in stage 0 "
               f"({act[(0, 4)]})")
-    if failures:
-        print("\n".join(failures))
-        sys.exit(1)
-    print("gradient accumulation keeps the losses of one micro-batch")
+    harness.finish(failures, "gradient accumulation keeps the losses of one micro-batch")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,6 @@ with gradient clipping:
   zeroc-opt --train-pipeline, on one fixed batch (zeroc-run's inputs are the
   same every step), against PyTorch on that batch, within 1e-4 relative.
 """
-import argparse
 import json
 import os
 import subprocess
@@ -42,20 +41,17 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python", "Inputs"))
+sys.path.insert(0, os.path.join(HERE, "Inputs"))
+import harness  # noqa: E402
 import llama_models  # noqa: E402
 import torch_models  # noqa: E402
+from harness import mpirun, worst  # noqa: E402
 from zeroc import data, weights  # noqa: E402
 
 SIZES = dict(n_layer=2, dim=40, n_head=4, n_kv_head=2, ffn_dim=76, vocab_size=256,
              block_size=13, batch_size=12)
 THETA, EPS_NORM = 10000.0, 1e-5
 LR, BETAS, EPS, WD, CLIP, STEPS = 1e-3, (0.9, 0.95), 1e-8, 0.1, 1.0, 10
-
-
-def mpirun(args):
-    """The mpirun command, with this test's own TMPDIR: Open MPI's session
-    folder under a shared one can collide with a concurrent test's."""
-    return ["env", f"TMPDIR={args.work}", *args.mpirun.split()]
 
 
 def export(save):
@@ -108,15 +104,8 @@ def fixed_batch_losses(model, x, y):
     return losses
 
 
-def worst(losses, reference):
-    return max(abs(a - b) / abs(b) for a, b in zip(losses, reference))
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    for flag in ("--zeroc", "--zeroc-opt", "--zeroc-run", "--src", "--work", "--mpirun"):
-        parser.add_argument(flag, required=True)
-    args = parser.parse_args()
+    args = harness.parse_args()
 
     torch.set_num_threads(1)
     model = initial_model()

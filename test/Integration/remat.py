@@ -30,11 +30,11 @@ steps with clipping under mpirun:
 
 The IR of each policy is checked in test/Transforms/Remat.
 """
-import argparse
-import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
+import harness  # noqa: E402
 
 GPT2 = ["--n-layer", "2", "--n-head", "2", "--n-embd", "20", "--vocab-size", "256",
         "--block-size", "7", "--batch-size", "12", "--lr", "0.003", "--grad-clip", "0.5"]
@@ -47,32 +47,19 @@ POLICIES = ("none", "full", "selective")
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    for flag in ("--zeroc", "--zeroc-opt", "--zeroc-run", "--src", "--work", "--mpirun"):
-        parser.add_argument(flag, required=True)
-    args = parser.parse_args()
+    args = harness.parse_args()
     work = args.work
-    # Open MPI's session folder under this test's own TMPDIR.
-    mpirun = ["env", f"TMPDIR={work}", *args.mpirun.split()]
-    data = os.path.join(args.src, "data", "tinyshakespeare.txt")
-    models = {}
-    for name, module, sizes in (("gpt2", "zeroc.models.gpt2", GPT2),
-                                ("llama", "zeroc.models.llama", LLAMA)):
-        models[name] = os.path.join(work, f"{name}.mlir")
-        subprocess.run([sys.executable, "-m", module, *sizes, "-o", models[name]], check=True)
+    models = {"gpt2": harness.build_model(args, "gpt2", "zeroc.models.gpt2", GPT2),
+              "llama": harness.build_model(args, "llama", "zeroc.models.llama", LLAMA)}
     failures = []
 
     # The reference evaluator.
     results = {}
     for policy in POLICIES:
-        step = os.path.join(work, f"llama-eval-{policy}.mlir")
-        subprocess.run([args.zeroc_opt, models["llama"],
-                        f"--train-pipeline=stage=3 world-size={RANKS} remat={policy}",
-                        "-o", step], check=True)
-        run = subprocess.run([args.zeroc_run, step, "--ranks", str(RANKS), "--steps",
-                              str(STEPS), "--seed", "3"], check=True, capture_output=True,
-                             text=True)
-        results[policy] = [s["results"] for s in json.loads(run.stdout)["steps"]]
+        steps = harness.evaluate(args, models["llama"],
+                                 f"stage=3 world-size={RANKS} remat={policy}", RANKS, STEPS,
+                                 f"llama-eval-{policy}")
+        results[policy] = [s["results"] for s in steps]
     if all(results[p] == results["none"] for p in POLICIES):
         print(f"evaluator: llama stage 3 N={RANKS}: full and selective give the losses and "
               "gradient norms of none, bit for bit")
@@ -84,22 +71,13 @@ def main():
         exe = os.path.join(work, f"{name}-s{stage}-{policy}{''.join(extra)}")
         flags = [f"--zero-stage={stage}", f"--world-size={RANKS}", f"--remat={policy}",
                  *extra]
-        subprocess.run([args.zeroc, models[name], *flags, "-o", exe], check=True)
-        report = json.loads(subprocess.run(
-            [args.zeroc, models[name], *flags, "--emit=memory-report"], check=True,
-            capture_output=True, text=True).stdout)
-        log = exe + ".jsonl"
-        subprocess.run(mpirun + ["-np", str(RANKS), exe, "--data", data, "--data-format=text",
-                                 "--steps", str(STEPS), "--seed", "5", "--log-json", log,
-                                 "--quiet"], check=True, stdout=subprocess.DEVNULL)
-        records = [json.loads(line) for line in open(log)]
-        losses = [r["loss"] for r in records if "loss" in r]
-        measured = next(r for r in records if r.get("summary"))["ranks"][0]["peak_bytes"]
+        report = harness.compile_executable(args, models[name], flags, exe)
+        records = harness.train(args, exe, RANKS, STEPS)
+        losses = harness.losses(records)
+        measured = harness.rank0(records)["peak_bytes"]
         static = {**report["per_rank_bytes"], **report["transient_bytes"]}
         tag = f"{name} stage {stage} {policy}{' ' + ' '.join(extra) if extra else ''}"
-        for key, value in measured.items():
-            if value != static[key]:
-                failures.append(f"{tag}: measured {key} {value} != report {static[key]}")
+        failures.extend(harness.peak_mismatches(records, report, tag))
         if len(losses) != STEPS:
             failures.append(f"{tag}: {len(losses)} losses")
         return losses, measured["activations"], static["activations"]
@@ -123,10 +101,8 @@ def main():
     train("gpt2", 0, "full", ("--precision=bf16",))
     if len(failures) == count:
         print("gpt2 bf16 stage 0 full: measured equals the report")
-    if failures:
-        print("\n".join(failures))
-        sys.exit(1)
-    print("rematerialization keeps the losses; measured peaks equal the report")
+    harness.finish(failures,
+                   "rematerialization keeps the losses; measured peaks equal the report")
 
 
 if __name__ == "__main__":
