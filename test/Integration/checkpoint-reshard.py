@@ -18,13 +18,15 @@ after a reset of /proc/self/clear_refs), far below its 19 MB shard, let
 alone the whole model: no rank gathers anything. Loading it back through
 the same buffer grows them as little.
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
 
 from zeroc import checkpoint
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+import harness  # noqa: E402
 
 CONFIG = ["--n-layer", "2", "--n-head", "2", "--n-embd", "20", "--vocab-size", "256",
           "--block-size", "7", "--batch-size", "12", "--lr", "0.003", "--grad-clip", "0.5"]
@@ -33,12 +35,7 @@ WIDE = ["--n-layer", "4", "--n-head", "4", "--n-embd", "256", "--vocab-size", "2
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--zeroc", required=True)
-    parser.add_argument("--src", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--mpirun", required=True)
-    args = parser.parse_args()
+    args = harness.parse_args(tools=("--zeroc",))
     data = os.path.join(args.src, "data", "tinyshakespeare.txt")
     failures = []
 
@@ -122,10 +119,7 @@ def main():
     if any(p > buffer + (3 << 20) for p in loaded["peak_extra_bytes"]):
         failures.append(f"loading grew the ranks' memory by {loaded['peak_extra_bytes']} bytes")
 
-    if failures:
-        print("\n".join(failures))
-        sys.exit(1)
-    print("every world size and stage resumes the checkpoint")
+    harness.finish(failures, "every world size and stage resumes the checkpoint")
 
 
 if __name__ == "__main__":

@@ -15,11 +15,13 @@ same program: model-state bytes per rank equal it, the bytes sent per step
 equal it, and the transient peaks stay within it: gathered parameters in
 stage 3, gradient buckets in flight in stage 2.
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+import harness  # noqa: E402
 
 STEPS = 10
 CONFIG = ["--n-layer", "2", "--n-head", "2", "--n-embd", "20", "--vocab-size", "256",
@@ -28,12 +30,7 @@ CONFIG = ["--n-layer", "2", "--n-head", "2", "--n-embd", "20", "--vocab-size", "
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--zeroc", required=True)
-    parser.add_argument("--src", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--mpirun", required=True)
-    args = parser.parse_args()
+    args = harness.parse_args(tools=("--zeroc",))
     data = os.path.join(args.src, "data", "tinyshakespeare.txt")
     model = os.path.join(args.work, "gpt2.mlir")
     subprocess.run([sys.executable, "-m", "zeroc.models.gpt2", *CONFIG, "-o", model],
@@ -93,10 +90,7 @@ def main():
                 if peak["gradients"] + peak["gradient_buckets"] > bound:
                     failures.append(f"{tag}: gradients + buckets in flight "
                                     f"{peak['gradients'] + peak['gradient_buckets']} > {bound}")
-    if failures:
-        print("\n".join(failures))
-        sys.exit(1)
-    print(f"16 executables reproduce the single-rank losses over {STEPS} steps")
+    harness.finish(failures, f"16 executables reproduce the single-rank losses over {STEPS} steps")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ and stage 3 on two ranks, and the weights of the checkpoint the executable
 saves, exported (python3 -m zeroc checkpoint export), load into the PyTorch
 model with strict load_state_dict.
 """
-import argparse
 import json
 import os
 import subprocess
@@ -27,6 +26,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import torch_models  # noqa: E402
 from zeroc import data, weights  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+import harness  # noqa: E402
+
 N_LAYER, N_HEAD, N_EMBD, VOCAB, BLOCK, BATCH = 2, 2, 32, 256, 16, 4
 LR, BETAS, EPS, WD, CLIP, STEPS = 1e-3, (0.9, 0.95), 1e-8, 0.1, 1.0, 10
 
@@ -38,12 +40,7 @@ def gpt():
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--zeroc", required=True)
-    parser.add_argument("--src", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--mpirun", required=True)
-    args = parser.parse_args()
+    args = harness.parse_args(tools=("--zeroc",))
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -92,10 +89,7 @@ def main():
             assert tensor.dtype == torch.float32, (name, tensor.dtype)
         check = gpt()
         check.load_state_dict(saved, strict=True)
-    if failures:
-        print("\n".join(failures))
-        sys.exit(1)
-    print("zeroc matches PyTorch")
+    harness.finish(failures, "zeroc matches PyTorch")
 
 
 if __name__ == "__main__":

@@ -25,12 +25,14 @@ trace-event format by this script, not by zeroc's own reader:
 nothing; bad --trace flags are errors that name the flag; --help lists
 them.
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+import harness  # noqa: E402
 
 CONFIG = ["--n-layer", "2", "--n-head", "2", "--n-embd", "32", "--vocab-size", "256",
           "--block-size", "16", "--batch-size", "8", "--grad-clip", "1.0"]
@@ -93,12 +95,7 @@ def validate(events, failures):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--zeroc", required=True)
-    parser.add_argument("--src", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--mpirun", required=True)
-    args = parser.parse_args()
+    args = harness.parse_args(tools=("--zeroc",))
     data = os.path.join(args.src, "data", "tinyshakespeare.txt")
     model = os.path.join(args.work, "gpt2.mlir")
     subprocess.run([sys.executable, "-m", "zeroc.models.gpt2", *CONFIG, "-o", model], check=True)
