@@ -24,19 +24,32 @@ const char *cpuPreamble() {
 #define ZC_LIST(T, ...) (std::initializer_list<T>{__VA_ARGS__}.begin())
 
 /* Scalar functions of the fused elementwise loops. */
-static inline float zc_relu(float x) { return x > 0.0f ? x : 0.0f; }
-static inline float zc_relu_grad(float dy, float x) { return x > 0.0f ? dy : 0.0f; }
+/* c ? a : b as a select of bits: GCC 12 does not vectorize a loop in which a
+ * float ?: is followed by arithmetic that may trap (without
+ * -fno-trapping-math) unless the target has AVX-512's masks. */
+static inline float zc_select(int c, float a, float b) {
+  uint32_t m = -(uint32_t)(c != 0), ab, bb;
+  memcpy(&ab, &a, sizeof ab);
+  memcpy(&bb, &b, sizeof bb);
+  uint32_t r = (ab & m) | (bb & ~m);
+  float out;
+  memcpy(&out, &r, sizeof out);
+  return out;
+}
+static inline float zc_relu(float x) { return zc_select(x > 0.0f, x, 0.0f); }
+static inline float zc_relu_grad(float dy, float x) { return zc_select(x > 0.0f, dy, 0.0f); }
 /* exp for the GELU and SiLU loops: range reduction to r in [-ln2/2, ln2/2]
  * and a degree-6 polynomial (relative error ~2e-7), branch-free and free of
  * libm calls so that the loops vectorize (libm's expf and tanhf do not, and
  * neither does floorf without -fno-trapping-math: GCC 12 keeps such loops
- * scalar; test/Target/Cpp/vectorized.test checks it). */
+ * scalar; test/Target/Cpp/vectorized.test checks it, for AVX2 and for the
+ * host). */
 static inline float zc_exp(float x) {
   /* A NaN fails the first comparison and becomes -87: (int32_t)n below
    * must never see a NaN (undefined behaviour); the GELUs stay NaN through
    * their factor x. */
-  x = x > -87.0f ? x : -87.0f;
-  x = x < 88.0f ? x : 88.0f;
+  x = zc_select(x > -87.0f, x, -87.0f);
+  x = zc_select(x < 88.0f, x, 88.0f);
   /* n = x / ln2 rounded to the nearest integer: adding and subtracting
    * 1.5 * 2^23 rounds a float of magnitude under 2^22 (here under 128). */
   const float round = 12582912.0f;
@@ -50,9 +63,10 @@ static inline float zc_exp(float x) {
   p = fmaf(p, r, 0.5f);
   p = fmaf(p, r, 1.0f);
   p = fmaf(p, r, 1.0f);
-  union { float f; int32_t i; } scale;
-  scale.i = ((int32_t)n + 127) << 23;
-  return p * scale.f;
+  int32_t bits = ((int32_t)n + 127) << 23;
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
 }
 /* tanh(u) = 1 - 2 / (exp(2u) + 1). */
 static inline float zc_tanh(float u) { return 1.0f - 2.0f / (zc_exp(2.0f * u) + 1.0f); }
