@@ -101,10 +101,17 @@ void checkIds(const char *kernel, const char *what, const void *ids,
 /// and 2^n put into the exponent bits. Within 2 ulp of the correctly rounded
 /// result on [-87.3, 0] (the tests measure it); below -87.3 the result, which
 /// would be subnormal, is 0.
+ZRT_INLINE float selectBits(bool c, float a, float b);
+
 ZRT_INLINE float expNonPositive(float x) {
   const float lo = -87.3365f;
-  float xc = x < lo ? lo : x; // NaN stays
-  float fn = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float xc = selectBits(x < lo, lo, x); // NaN stays
+  // fn = round(xc / ln2): adding 1.5 * 2^23 rounds, and leaves n in the
+  // low bits of t (t's bits - 0x4B400000), so that no float-to-int
+  // conversion (undefined for a NaN, and a possible trap that keeps GCC
+  // from vectorizing) is needed.
+  float t = xc * 1.44269504088896341f + 12582912.0f;
+  float fn = t - 12582912.0f;
   float r = xc - fn * 0.693359375f;
   r = r - fn * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
@@ -114,13 +121,28 @@ ZRT_INLINE float expNonPositive(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  // A NaN input would make the conversion undefined (UBSan); the result is
-  // NaN through p anyway.
-  int32_t n = fn == fn ? static_cast<int32_t>(fn) : 0;
-  uint32_t bits = static_cast<uint32_t>(n + 127) << 23;
+  // 2^n: n + 127 in the exponent field (unsigned arithmetic: a NaN's bits
+  // give some finite or infinite scale, and the result is NaN through p).
+  uint32_t bits;
+  std::memcpy(&bits, &t, sizeof(bits));
+  bits = (bits - 0x4B400000u + 127u) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
-  return x < lo ? 0.0f : p * scale;
+  return selectBits(x < lo, 0.0f, p * scale);
+}
+
+/// c ? a : b, as a select of the bits: GCC 12 does not vectorize a loop in
+/// which a float ?: is followed by arithmetic that may trap, except in the
+/// AVX-512 clone (its masks), so the AVX2 and baseline clones of every
+/// loop over expNonPositive stayed scalar.
+ZRT_INLINE float selectBits(bool c, float a, float b) {
+  uint32_t m = 0u - static_cast<uint32_t>(c), ab, bb;
+  std::memcpy(&ab, &a, sizeof(ab));
+  std::memcpy(&bb, &b, sizeof(bb));
+  uint32_t r = (ab & m) | (bb & ~m);
+  float out;
+  std::memcpy(&out, &r, sizeof(out));
+  return out;
 }
 
 // The reductions below vectorize through `omp simd reduction` (compiled with
