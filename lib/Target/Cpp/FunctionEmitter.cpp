@@ -234,24 +234,23 @@ LogicalResult FunctionEmitter::emitFusedLoop(FusedOp fused, Value out) {
   // the period is a power of two. Written as rows of the shortest period
   // (when every period is a multiple of it), each row is a unit-stride
   // inner loop that vectorizes.
-  int64_t row = 0;
   ArrayRef<int64_t> shape = type.getShape();
-  for (BlockArgument arg : body.getArguments()) {
+  // The period of an operand loadExpr reads as `x[i % period]`, else 0.
+  auto period = [&](BlockArgument arg) -> int64_t {
     ShapedType own = typeOf(arg);
     if (arg.use_empty() || own.getShape() == shape ||
         own.getNumElements() == 1 ||
         shape.drop_front(shape.size() - own.getRank()) != own.getShape())
-      continue;
-    row = row ? std::min(row, own.getNumElements()) : own.getNumElements();
-  }
-  for (BlockArgument arg : body.getArguments()) {
-    ShapedType own = typeOf(arg);
-    if (row && !arg.use_empty() && own.getShape() != shape &&
-        own.getNumElements() != 1 &&
-        shape.drop_front(shape.size() - own.getRank()) == own.getShape() &&
-        own.getNumElements() % row != 0)
+      return 0;
+    return own.getNumElements();
+  };
+  int64_t row = 0;
+  for (BlockArgument arg : body.getArguments())
+    if (int64_t p = period(arg))
+      row = row ? std::min(row, p) : p;
+  for (BlockArgument arg : body.getArguments())
+    if (int64_t p = period(arg); row && p && p % row != 0)
       row = 0;
-  }
   if (cuda || row < 8 || n % row != 0 || n == row)
     row = 0;
   rowLength = row;
