@@ -4,7 +4,8 @@
 The same GPT-2 (default: 4 layers, n_embd 128, 4 heads, block 64, global
 batch 16, byte-level tinyshakespeare) trained on 2 ranks on this machine, in
 the same run: PyTorch DistributedDataParallel with the gloo backend, then
-zeroc's executable for ZeRO stages 0-3. Prints tokens/s (median of the
+zeroc's executable for ZeRO stages 0-3, both with OMP_NUM_THREADS and
+OPENBLAS_NUM_THREADS set to --threads. Prints tokens/s (median of the
 timed steps after warm-up) and zeroc's speed-up over DDP.
 
     /usr/bin/python3 benchmarks/cpu_ddp.py [--steps 30] [--ranks 2]
