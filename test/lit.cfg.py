@@ -58,6 +58,12 @@ if config.zeroc_sanitize:
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1:abort_on_error=1"
     mpirun_env += " -x ASAN_OPTIONS -x UBSAN_OPTIONS"
     mpicxx = config.zeroc_generated_cxx
+# The CPU kernels are compiled for AVX-512, AVX2 and the baseline and picked
+# at load time (GCC's target_clones, ZRT_HOT in KernelsCommon.h) when GCC
+# builds them for x86-64; the tests that inspect the clones in the library
+# say `REQUIRES: target-clones` (the sanitizer build uses clang: no clones).
+if config.cxx_compiler_id == "GNU" and config.host_processor in ("x86_64", "AMD64"):
+    config.available_features.add("target-clones")
 # Tests that make device nodes (mknod) need root.
 if hasattr(os, "geteuid") and os.geteuid() == 0:
     config.available_features.add("root")
