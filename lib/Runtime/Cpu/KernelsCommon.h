@@ -41,8 +41,8 @@ using bf16 = uint16_t;
 /// The row helpers below are called from ZRT_HOT kernels and must be
 /// inlined into each clone: a helper the compiler keeps out of line is
 /// compiled once, for the baseline (SSE2, no FMA), and the clone calling it
-/// runs that code (layernorm's statistics did, at a third of AVX-512's
-/// speed).
+/// runs that code (layernorm's statistics did, at a seventh of
+/// AVX-512's speed).
 #if defined(__GNUC__)
 #define ZRT_INLINE inline __attribute__((always_inline))
 #else
@@ -95,14 +95,26 @@ void checkIds(const char *kernel, const char *what, const void *ids,
 // Math
 //===----------------------------------------------------------------------===//
 
+/// c ? a : b, as a select of the bits: GCC 12 does not vectorize a loop in
+/// which a float ?: is followed by arithmetic that may trap, except in the
+/// AVX-512 clone (its masks), so the AVX2 and baseline clones of every
+/// loop over expNonPositive stayed scalar.
+ZRT_INLINE float selectBits(bool c, float a, float b) {
+  uint32_t m = 0u - static_cast<uint32_t>(c), ab, bb;
+  std::memcpy(&ab, &a, sizeof(ab));
+  std::memcpy(&bb, &b, sizeof(bb));
+  uint32_t r = (ab & m) | (bb & ~m);
+  float out;
+  std::memcpy(&out, &r, sizeof(out));
+  return out;
+}
+
 /// exp(x) for x <= 0 (and -inf, which gives 0; NaN stays NaN), written so
 /// that loops over it vectorize: Cody-Waite range reduction x = n ln2 + r,
 /// |r| <= ln2/2, a degree-6 polynomial for e^r (Cephes' expf coefficients)
 /// and 2^n put into the exponent bits. Within 2 ulp of the correctly rounded
 /// result on [-87.3, 0] (the tests measure it); below -87.3 the result, which
 /// would be subnormal, is 0.
-ZRT_INLINE float selectBits(bool c, float a, float b);
-
 ZRT_INLINE float expNonPositive(float x) {
   const float lo = -87.3365f;
   float xc = selectBits(x < lo, lo, x); // NaN stays
@@ -129,20 +141,6 @@ ZRT_INLINE float expNonPositive(float x) {
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
   return selectBits(x < lo, 0.0f, p * scale);
-}
-
-/// c ? a : b, as a select of the bits: GCC 12 does not vectorize a loop in
-/// which a float ?: is followed by arithmetic that may trap, except in the
-/// AVX-512 clone (its masks), so the AVX2 and baseline clones of every
-/// loop over expNonPositive stayed scalar.
-ZRT_INLINE float selectBits(bool c, float a, float b) {
-  uint32_t m = 0u - static_cast<uint32_t>(c), ab, bb;
-  std::memcpy(&ab, &a, sizeof(ab));
-  std::memcpy(&bb, &b, sizeof(bb));
-  uint32_t r = (ab & m) | (bb & ~m);
-  float out;
-  std::memcpy(&out, &r, sizeof(out));
-  return out;
 }
 
 // The reductions below vectorize through `omp simd reduction` (compiled with
