@@ -48,25 +48,12 @@ std::string ScalarFormula::expand(
   return out;
 }
 
-unsigned ScalarFormula::operandsUsed() const {
-  unsigned used = 0;
-  walkPattern(
-      pattern,
-      [&](char kind, unsigned n) {
-        if (kind == '$')
-          used = std::max(used, n + 1);
-      },
-      [](char) {});
-  return used;
-}
-
-bool ScalarFormula::constantsValid() const {
+bool ScalarFormula::fits(unsigned operands) const {
   bool valid = true;
   walkPattern(
       pattern,
       [&](char kind, unsigned n) {
-        if (kind == '#' && n >= constants.size())
-          valid = false;
+        valid &= n < (kind == '$' ? operands : constants.size());
       },
       [](char) {});
   return valid;
@@ -79,7 +66,7 @@ LogicalResult zeroc::train::verifyElementwiseTrait(Operation *op) {
                            "ScalarFormulaOpInterface: a fused loop could "
                            "not print it");
   ScalarFormula f = formula.getScalarFormula();
-  if (f.operandsUsed() > op->getNumOperands() || !f.constantsValid())
+  if (!f.fits(op->getNumOperands()))
     return op->emitOpError("has the scalar formula '")
            << f.pattern << "', which names an operand or constant the op ("
            << op->getNumOperands() << " operand(s), " << f.constants.size()

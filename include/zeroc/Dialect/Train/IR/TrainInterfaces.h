@@ -45,10 +45,9 @@ struct ScalarFormula {
   std::string
   expand(llvm::function_ref<std::string(unsigned)> operand,
          llvm::function_ref<std::string(double)> constant) const;
-  /// The largest operand index (`$i`) the pattern uses plus one, or 0; and
-  /// whether every `#i` names one of the constants.
-  unsigned operandsUsed() const;
-  bool constantsValid() const;
+  /// Whether every `$i` names one of `operands` operands and every `#i`
+  /// one of the constants.
+  bool fits(unsigned operands) const;
 };
 
 /// Fails, naming the op, unless `op` implements ScalarFormulaOpInterface.
