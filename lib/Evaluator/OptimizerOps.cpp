@@ -71,8 +71,29 @@ LogicalResult evalClipCoef(ClipCoefOp op, Operands in, Results &out,
   return success();
 }
 
+/// Whether element i of an update's n elements takes weight decay: all do,
+/// unless `decay_ranges` names the logical indices (rank * n + i) that do.
+class DecayMask {
+public:
+  DecayMask(std::optional<ArrayRef<int64_t>> ranges, int64_t rank, int64_t n)
+      : ranges(ranges), first(rank * n) {}
+  bool operator()(int64_t i) const {
+    if (!ranges)
+      return true;
+    int64_t index = first + i;
+    for (size_t k = 0; k + 1 < ranges->size(); k += 2)
+      if ((*ranges)[k] <= index && index < (*ranges)[k + 1])
+        return true;
+    return false;
+  }
+
+private:
+  std::optional<ArrayRef<int64_t>> ranges;
+  int64_t first;
+};
+
 LogicalResult evalAdamWUpdate(AdamWUpdateOp op, Operands in, Results &out,
-                              RankContext &) {
+                              RankContext &context) {
   const Tensor &param = *in[0], &grad = *in[1], &expAvg = *in[2],
                &expAvgSq = *in[3];
   double lr = in[4]->data[0];
@@ -83,9 +104,11 @@ LogicalResult evalAdamWUpdate(AdamWUpdateOp op, Operands in, Results &out,
   double weightDecay = op.getWeightDecay().convertToDouble();
   double correction1 = 1.0 - std::pow(beta1, t);
   double correction2 = 1.0 - std::pow(beta2, t);
+  DecayMask decays(op.getDecayRanges(), context.rank, param.numElements());
   for (int64_t i = 0; i < param.numElements(); ++i) {
     double p = param.data[i], g = grad.data[i];
-    p = p - lr * weightDecay * p;
+    if (decays(i))
+      p = p - lr * weightDecay * p;
     double m = beta1 * expAvg.data[i] + (1.0 - beta1) * g;
     double v = beta2 * expAvgSq.data[i] + (1.0 - beta2) * g * g;
     p = p - lr * (m / correction1) / (std::sqrt(v / correction2) + eps);
@@ -97,13 +120,14 @@ LogicalResult evalAdamWUpdate(AdamWUpdateOp op, Operands in, Results &out,
 }
 
 LogicalResult evalSGDUpdate(SGDUpdateOp op, Operands in, Results &out,
-                            RankContext &) {
+                            RankContext &context) {
   const Tensor &param = *in[0], &grad = *in[1], &buffer = *in[2];
   double lr = in[3]->data[0];
   double momentum = op.getMomentum().convertToDouble();
   double weightDecay = op.getWeightDecay().convertToDouble();
+  DecayMask decays(op.getDecayRanges(), context.rank, param.numElements());
   for (int64_t i = 0; i < param.numElements(); ++i) {
-    double d = grad.data[i] + weightDecay * param.data[i];
+    double d = grad.data[i] + (decays(i) ? weightDecay * param.data[i] : 0.0);
     double b = momentum * buffer.data[i] + d;
     out[0].data[i] = param.data[i] - lr * b;
     out[1].data[i] = b;

@@ -117,7 +117,7 @@ Value emitOptimizerStep(OpBuilder &builder, SymbolTable &symbols,
       auto update = AdamWUpdateOp::create(
           builder, param.getLoc(), p, g, expAvg, expAvgSq, lr, step,
           optimizer.getBeta1Attr(), optimizer.getBeta2Attr(),
-          optimizer.getEpsAttr(), decay);
+          optimizer.getEpsAttr(), decay, /*decay_ranges=*/nullptr);
       tb.write(update.getNewExpAvg(), m);
       tb.write(update.getNewExpAvgSq(), v);
       updated = update.getNewParam();
@@ -127,7 +127,8 @@ Value emitOptimizerStep(OpBuilder &builder, SymbolTable &symbols,
                                ? optimizer.getMomentumAttr()
                                : builder.getF64FloatAttr(0.0);
       auto update = SGDUpdateOp::create(builder, param.getLoc(), p, g, buffer,
-                                        lr, momentum, decay);
+                                        lr, momentum, decay,
+                                        /*decay_ranges=*/nullptr);
       tb.write(update.getNewMomentumBuffer(), buf);
       updated = update.getNewParam();
     }

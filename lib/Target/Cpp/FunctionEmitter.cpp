@@ -391,21 +391,52 @@ LogicalResult FunctionEmitter::emitKernel(KernelOp kernel) {
 LogicalResult FunctionEmitter::emitUpdate(Operation *op) {
   Value grad = op->getOperand(1);
   int64_t n = numel(grad);
+  auto ranges = op->getAttrOfType<DenseI64ArrayAttr>("decay_ranges");
+  if (ranges) {
+    // A rank's shard of a sharded flat buffer: the segments that take
+    // weight decay, in the buffer's logical indices; the shard starts at
+    // rank * n.
+    ArrayRef<int64_t> r = ranges.asArrayRef();
+    SmallVector<std::string> begins, ends, flags;
+    for (size_t k = 0; k + 1 < r.size(); k += 2) {
+      begins.push_back(std::to_string(r[k]));
+      ends.push_back(std::to_string(r[k + 1]));
+      flags.push_back("1");
+    }
+    // A zero-length array is not C++: one unused entry when there is none.
+    auto list = [](ArrayRef<std::string> items) {
+      return items.empty() ? std::string("0") : llvm::join(items, ", ");
+    };
+    os << "  {\n"
+       << "    static const int64_t zc_begin[] = {" << list(begins) << "};\n"
+       << "    static const int64_t zc_end[] = {" << list(ends) << "};\n"
+       << "    static const uint8_t zc_decay[] = {" << list(flags) << "};\n";
+  }
+  std::string segments =
+      ranges ? ", (int64_t)zrt_rank(comm) * " + std::to_string(n) + ", " +
+                   std::to_string(ranges.size() / 2) +
+                   ", zc_begin, zc_end, zc_decay"
+             : "";
+  StringRef close = ranges ? "  }\n" : "";
   if (auto a = dyn_cast<AdamWUpdateOp>(op)) {
-    os << "  zrt_adamw(" << ptr(a.getParam()) << ", " << ptr(grad) << ", "
+    os << "  " << (ranges ? "  zrt_adamw_buffer(" : "zrt_adamw(")
+       << ptr(a.getParam()) << ", " << ptr(grad) << ", "
        << ptr(a.getExpAvg()) << ", " << ptr(a.getExpAvgSq()) << ", " << n
-       << ", " << ptr(a.getLr()) << "[0], " << ptr(a.getStep()) << "[0], "
+       << segments << ", " << ptr(a.getLr()) << "[0], " << ptr(a.getStep())
+       << "[0], "
        << literal(a.getBeta1Attr().getValueAsDouble()) << ", "
        << literal(a.getBeta2Attr().getValueAsDouble()) << ", "
        << literal(a.getEpsAttr().getValueAsDouble()) << ", "
-       << literal(a.getWeightDecayAttr().getValueAsDouble()) << ");\n";
+       << literal(a.getWeightDecayAttr().getValueAsDouble()) << ");\n"
+       << close;
     return success();
   }
   auto s = cast<SGDUpdateOp>(op);
-  os << "  zrt_sgd(" << ptr(s.getParam()) << ", " << ptr(grad) << ", "
-     << ptr(s.getMomentumBuffer()) << ", " << n << ", " << ptr(s.getLr())
-     << "[0], " << literal(s.getMomentumAttr().getValueAsDouble()) << ", "
-     << literal(s.getWeightDecayAttr().getValueAsDouble()) << ");\n";
+  os << "  " << (ranges ? "  zrt_sgd_buffer(" : "zrt_sgd(") << ptr(s.getParam())
+     << ", " << ptr(grad) << ", " << ptr(s.getMomentumBuffer()) << ", " << n
+     << segments << ", " << ptr(s.getLr()) << "[0], "
+     << literal(s.getMomentumAttr().getValueAsDouble()) << ", "
+     << literal(s.getWeightDecayAttr().getValueAsDouble()) << ");\n" << close;
   return success();
 }
 

@@ -1684,6 +1684,46 @@ func.func @adamw_update_weight_decay(%p: tensor<4xf32>, %lr: tensor<f32>, %step:
 
 // -----
 
+func.func @adamw_update_decay_ranges_odd(%p: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
+  // expected-error @+1 {{'train.adamw_update' op decay_ranges must hold [begin, end) pairs, got 3 value(s)}}
+  %0:3 = train.adamw_update %p, %p, %p, %p, %lr, %step beta1 = 0.9 beta2 = 0.999 eps = 1.0e-8 weight_decay = 0.1 decay_ranges [0, 2, 4] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @adamw_update_decay_ranges_overlap(%p: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
+  // expected-error @+1 {{'train.adamw_update' op decay range #1 is [3, 6): the ranges must be non-empty, sorted, non-negative and not overlap}}
+  %0:3 = train.adamw_update %p, %p, %p, %p, %lr, %step beta1 = 0.9 beta2 = 0.999 eps = 1.0e-8 weight_decay = 0.1 decay_ranges [0, 4, 3, 6] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_update_decay_ranges_empty(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'train.sgd_update' op decay range #0 is [2, 2): the ranges must be non-empty, sorted, non-negative and not overlap}}
+  %0:2 = train.sgd_update %p, %p, %p, %lr momentum = 0.9 weight_decay = 0.1 decay_ranges [2, 2] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_update_decay_ranges_negative(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'train.sgd_update' op decay range #0 is [-1, 2): the ranges must be non-empty, sorted, non-negative and not overlap}}
+  %0:2 = train.sgd_update %p, %p, %p, %lr momentum = 0.9 weight_decay = 0.1 decay_ranges [-1, 2] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_update_decay_ranges_2d(%p: tensor<2x2xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'train.sgd_update' op with decay_ranges updates a shard of a flat buffer, so its operands must be 1-D, got 'tensor<2x2xf32>'}}
+  %0:2 = train.sgd_update %p, %p, %p, %lr momentum = 0.9 weight_decay = 0.1 decay_ranges [0, 2] : tensor<2x2xf32>
+  return
+}
+
+// -----
+
 func.func @adamw_update_nan(%p: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
   // expected-error @+1 {{'train.adamw_update' op eps must be finite, got nan}}
   %0:3 = train.adamw_update %p, %p, %p, %p, %lr, %step beta1 = 0.9 beta2 = 0.999 eps = 0x7FF8000000000000 weight_decay = 0.0 : tensor<4xf32>

@@ -820,6 +820,33 @@ LogicalResult CrossEntropyGradOp::verify() {
 // Optimizer math
 //===----------------------------------------------------------------------===//
 
+/// `decay_ranges` of an optimizer update: [begin, end) pairs of logical
+/// buffer indices, sorted, non-empty and not overlapping, on a 1-D shard.
+static LogicalResult verifyDecayRanges(Operation *op,
+                                       std::optional<ArrayRef<int64_t>> ranges) {
+  if (!ranges)
+    return success();
+  auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+  if (type.getRank() != 1)
+    return op->emitOpError("with decay_ranges updates a shard of a flat "
+                           "buffer, so its operands must be 1-D, got ")
+           << type;
+  if (ranges->size() % 2 != 0)
+    return op->emitOpError("decay_ranges must hold [begin, end) pairs, got ")
+           << ranges->size() << " value(s)";
+  int64_t previousEnd = 0;
+  for (size_t k = 0; k < ranges->size(); k += 2) {
+    int64_t begin = (*ranges)[k], end = (*ranges)[k + 1];
+    if (begin < previousEnd || end <= begin)
+      return op->emitOpError("decay range #")
+             << k / 2 << " is [" << begin << ", " << end
+             << "): the ranges must be non-empty, sorted, non-negative and "
+                "not overlap";
+    previousEnd = end;
+  }
+  return success();
+}
+
 LogicalResult AdamWUpdateOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
@@ -841,7 +868,7 @@ LogicalResult AdamWUpdateOp::verify() {
   if (getWeightDecayAttr().getValueAsDouble() < 0.0)
     return emitOpError("weight_decay must be non-negative, got ")
            << getWeightDecayAttr().getValueAsDouble();
-  return success();
+  return verifyDecayRanges(*this, getDecayRanges());
 }
 
 LogicalResult LRScheduleOp::verify() {
@@ -877,7 +904,7 @@ LogicalResult SGDUpdateOp::verify() {
   if (weightDecay < 0.0)
     return emitOpError("weight_decay must be non-negative, got ")
            << weightDecay;
-  return success();
+  return verifyDecayRanges(*this, getDecayRanges());
 }
 
 //===----------------------------------------------------------------------===//

@@ -89,19 +89,35 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
     ```mlir
     %p1, %m1, %v1 = train.adamw_update %p, %g, %m, %v, %lr, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 : tensor<48xf32>
     ```
+
+    With `decay_ranges`, the operands are this rank's shard of a flat
+    buffer sharded over the ranks (a `train.buffer` with `shards`): element
+    i is the buffer's logical element `rank * n + i`, n the operands'
+    element count, and it takes weight decay only when that index lies in
+    one of the ranges `[decay_ranges[2k], decay_ranges[2k + 1])` (the
+    members that take decay); padding, gaps and the other members get none.
+    The ranges are sorted and do not overlap. The back ends call the
+    runtime's `zrt_adamw_buffer`, whose per-element result is that of
+    `zrt_adamw`.
+
+    ```mlir
+    %p1, %m1, %v1 = train.adamw_update %p, %g, %m, %v, %lr, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 decay_ranges [0, 3072] : tensor<1584xf32>
+    ```
   }];
   let arguments = (ins Train_F32Tensor:$param, Train_F32Tensor:$grad,
                        Train_F32Tensor:$exp_avg, Train_F32Tensor:$exp_avg_sq,
                        Train_ScalarF32Tensor:$lr, Train_StepTensor:$step,
                        F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
-                       F64Attr:$weight_decay);
+                       F64Attr:$weight_decay,
+                       OptionalAttr<DenseI64ArrayAttr>:$decay_ranges);
   let results = (outs Train_F32Tensor:$new_param,
                       Train_F32Tensor:$new_exp_avg,
                       Train_F32Tensor:$new_exp_avg_sq);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step
     `beta1` `=` $beta1 `beta2` `=` $beta2 `eps` `=` $eps
-    `weight_decay` `=` $weight_decay attr-dict `:` type($param)
+    `weight_decay` `=` $weight_decay (`decay_ranges` $decay_ranges^)?
+    attr-dict `:` type($param)
   }];
   let hasVerifier = 1;
 }
@@ -124,16 +140,23 @@ def Train_SGDUpdateOp : Train_Op<"sgd_update", [Pure,
     ```mlir
     %p1, %b1 = train.sgd_update %p, %g, %b, %lr momentum = 9.000000e-01 weight_decay = 0.000000e+00 : tensor<48xf32>
     ```
+
+    `decay_ranges` is as in `train.adamw_update`: the operands are this
+    rank's shard of a sharded flat buffer, and only the elements whose
+    logical index `rank * n + i` lies in a range take weight decay
+    (`zrt_sgd_buffer`).
   }];
   let arguments = (ins Train_F32Tensor:$param, Train_F32Tensor:$grad,
                        Train_F32Tensor:$momentum_buffer,
                        Train_ScalarF32Tensor:$lr, F64Attr:$momentum,
-                       F64Attr:$weight_decay);
+                       F64Attr:$weight_decay,
+                       OptionalAttr<DenseI64ArrayAttr>:$decay_ranges);
   let results = (outs Train_F32Tensor:$new_param,
                       Train_F32Tensor:$new_momentum_buffer);
   let assemblyFormat = [{
     $param `,` $grad `,` $momentum_buffer `,` $lr `momentum` `=` $momentum
-    `weight_decay` `=` $weight_decay attr-dict `:` type($param)
+    `weight_decay` `=` $weight_decay (`decay_ranges` $decay_ranges^)?
+    attr-dict `:` type($param)
   }];
   let hasVerifier = 1;
 }
