@@ -169,6 +169,18 @@ public:
   /// Rank `rank`'s value of `name`, or null if there is no such symbol.
   Tensor *lookupState(int64_t rank, llvm::StringRef name);
 
+  /// A train.buffer: its members are stored as declarations of their own
+  /// (above), and the buffer is a view of them.
+  bool isBuffer(llvm::StringRef name) const { return buffers.count(name.str()); }
+  /// The sharded buffer `name` is a member of, or "" (replicated or none).
+  llvm::StringRef shardedBufferOf(llvm::StringRef member) const;
+  /// What rank `rank` stores of buffer `name` (the whole buffer, or its
+  /// flat shard), assembled from the members, padding zero.
+  Tensor readBuffer(int64_t rank, llvm::StringRef name) const;
+  /// Stores `value` (what readBuffer gives) into the members' elements on
+  /// rank `rank`.
+  void writeBuffer(int64_t rank, llvm::StringRef name, const Tensor &value);
+
 private:
   /// Flat element `i` of the value the param `paramOp` starts from, in f32
   /// precision (before rounding to the param's element type): loaded, or
@@ -195,10 +207,24 @@ private:
   struct Layout {
     std::vector<int64_t> shape; // the declared (logical) shape
     int64_t shards = 0;         // N of `shards = N`, 0 if replicated
+    /// A member of a sharded train.buffer: the buffer's shard size S and
+    /// the member's offset in it (element i lives on rank (offset + i) / S).
+    std::string shardedBuffer;
+    int64_t bufferShard = 0, bufferOffset = 0;
   };
+  /// A train.buffer: members (declarations) at offsets, numel elements,
+  /// with `shards = N` (0: replicated) rank r holding [r*S, (r+1)*S).
+  struct Buffer {
+    std::vector<std::string> members;
+    std::vector<int64_t> offsets;
+    int64_t numel = 0, shards = 0;
+    ElementType type = ElementType::F32;
+  };
+  mlir::LogicalResult initializeBuffers();
 
   std::vector<std::string> names;
   std::map<std::string, Layout> layouts;
+  std::map<std::string, Buffer> buffers;
   std::vector<NamedTensors> stateByRank;
   NamedTensors initValues; // from --init
 };

@@ -163,12 +163,97 @@ LogicalResult Interpreter::initializeState() {
     layout.shards = shardsOf(&op).value_or(0);
     layouts[names.back()] = std::move(layout);
   }
+  return initializeBuffers();
+}
+
+LogicalResult Interpreter::initializeBuffers() {
+  buffers.clear();
+  for (auto buffer : moduleOp.getOps<BufferOp>()) {
+    Buffer info;
+    info.numel = buffer.getTensorType().getNumElements();
+    info.shards = static_cast<int64_t>(buffer.getShards().value_or(0));
+    if (info.shards == 1)
+      info.shards = 0;
+    if (info.shards && info.shards != opts.ranks)
+      return buffer.emitOpError("is sharded over ")
+             << info.shards << " ranks (shards = " << info.shards
+             << "), but the evaluator runs " << opts.ranks
+             << " (--ranks): run the partitioned program on as many ranks "
+                "as it was partitioned for";
+    std::optional<ElementType> element =
+        elementTypeOf(buffer.getTensorType().getElementType());
+    if (!element)
+      return buffer.emitOpError("element type ")
+             << buffer.getTensorType().getElementType() << " is not supported";
+    info.type = *element;
+    for (auto [member, offset] :
+         llvm::zip(buffer.getMembers(), buffer.getOffsets())) {
+      std::string name = cast<FlatSymbolRefAttr>(member).getValue().str();
+      auto layout = layouts.find(name);
+      if (layout == layouts.end())
+        return buffer.emitOpError("member @")
+               << name << " is not a train.param or train.state";
+      if (!layout->second.shardedBuffer.empty())
+        return buffer.emitOpError("member @")
+               << name << " is also a member of @"
+               << layout->second.shardedBuffer;
+      if (info.shards) {
+        layout->second.shardedBuffer = buffer.getSymName().str();
+        layout->second.bufferShard = info.numel / info.shards;
+        layout->second.bufferOffset = offset;
+      }
+      info.members.push_back(name);
+      info.offsets.push_back(offset);
+    }
+    buffers[buffer.getSymName().str()] = std::move(info);
+  }
   return success();
+}
+
+StringRef Interpreter::shardedBufferOf(StringRef member) const {
+  auto it = layouts.find(member.str());
+  return it == layouts.end() ? StringRef() : StringRef(it->second.shardedBuffer);
+}
+
+Tensor Interpreter::readBuffer(int64_t rank, StringRef name) const {
+  const Buffer &buffer = buffers.at(name.str());
+  int64_t shard = buffer.shards ? buffer.numel / buffer.shards : buffer.numel;
+  int64_t first = buffer.shards ? rank * shard : 0;
+  Tensor value({shard}, buffer.type);
+  for (auto [member, offset] : llvm::zip(buffer.members, buffer.offsets)) {
+    const Tensor &part = stateByRank[rank].at(member);
+    int64_t lo = std::max(offset, first), hi = std::min(offset + part.numElements(), first + shard);
+    for (int64_t i = lo; i < hi; ++i)
+      value.data[i - first] = part.data[i - offset];
+  }
+  return value;
+}
+
+void Interpreter::writeBuffer(int64_t rank, StringRef name, const Tensor &value) {
+  const Buffer &buffer = buffers.at(name.str());
+  int64_t shard = value.numElements();
+  int64_t first = buffer.shards ? rank * shard : 0;
+  for (auto [member, offset] : llvm::zip(buffer.members, buffer.offsets)) {
+    Tensor &part = stateByRank[rank].at(member);
+    int64_t lo = std::max(offset, first), hi = std::min(offset + part.numElements(), first + shard);
+    for (int64_t i = lo; i < hi; ++i)
+      part.data[i - offset] = value.data[i - first];
+    part.round();
+  }
 }
 
 Tensor Interpreter::logicalState(StringRef name) const {
   const Layout &layout = layouts.at(name.str());
   const Tensor &first = stateByRank[0].at(name.str());
+  if (!layout.shardedBuffer.empty()) {
+    // Each element from the rank whose shard of the buffer holds it.
+    Tensor value = first;
+    for (int64_t i = 0; i < value.numElements(); ++i)
+      value.data[i] = stateByRank[(layout.bufferOffset + i) / layout.bufferShard]
+                          .at(name.str())
+                          .data[i];
+    return value;
+  }
   if (layout.shards == 0)
     return first;
   // Rank-ordered shards, the padding dropped.
@@ -181,7 +266,8 @@ Tensor Interpreter::logicalState(StringRef name) const {
 }
 
 std::optional<double> Interpreter::replicaMaxAbsDiff(StringRef name) const {
-  if (layouts.at(name.str()).shards != 0)
+  const Layout &layout = layouts.at(name.str());
+  if (layout.shards != 0 || !layout.shardedBuffer.empty())
     return std::nullopt;
   const Tensor &first = stateByRank[0].at(name.str());
   double worst = 0.0;
@@ -255,11 +341,34 @@ llvm::Error Interpreter::saveState(const std::string &path) const {
 
 namespace {
 
+/// A member of a sharded buffer is stored only through the buffer.
+LogicalResult checkNotShardedMember(Operation *op, StringRef name,
+                                    Interpreter &interpreter) {
+  StringRef buffer = interpreter.shardedBufferOf(name);
+  if (buffer.empty())
+    return success();
+  return op->emitOpError("@")
+         << name << " is a member of the sharded buffer @" << buffer
+         << ", which each rank stores only a shard of: read and write the "
+            "buffer";
+}
+
 LogicalResult evalRead(ReadOp op, ArrayRef<const Tensor *>,
                        std::vector<Tensor> &out, RankContext &ctx) {
+  if (ctx.interpreter.isBuffer(op.getName())) {
+    Tensor value = ctx.interpreter.readBuffer(ctx.rank, op.getName());
+    if (value.shape != out[0].shape || value.type != out[0].type)
+      return op.emitOpError("buffer @")
+             << op.getName() << " holds " << formatShape(value.shape)
+             << " on a rank, not " << op.getType();
+    out[0].data = std::move(value.data);
+    return success();
+  }
+  if (failed(checkNotShardedMember(op, op.getName(), ctx.interpreter)))
+    return failure();
   Tensor *value = ctx.interpreter.lookupState(ctx.rank, op.getName());
   if (!value)
-    return op.emitOpError("no train.param or train.state named @")
+    return op.emitOpError("no train.param, train.state or train.buffer named @")
            << op.getName() << " (was the state initialized?)";
   if (value->shape != out[0].shape || value->type != out[0].type)
     return op.emitOpError("@")
@@ -271,9 +380,20 @@ LogicalResult evalRead(ReadOp op, ArrayRef<const Tensor *>,
 
 LogicalResult evalWrite(WriteOp op, ArrayRef<const Tensor *> in,
                         std::vector<Tensor> &, RankContext &ctx) {
+  if (ctx.interpreter.isBuffer(op.getName())) {
+    Tensor stored = ctx.interpreter.readBuffer(ctx.rank, op.getName());
+    if (stored.shape != in[0]->shape || stored.type != in[0]->type)
+      return op.emitOpError("cannot store a ")
+             << formatShape(in[0]->shape) << " " << elementTypeName(in[0]->type)
+             << " value into buffer @" << op.getName();
+    ctx.interpreter.writeBuffer(ctx.rank, op.getName(), *in[0]);
+    return success();
+  }
+  if (failed(checkNotShardedMember(op, op.getName(), ctx.interpreter)))
+    return failure();
   Tensor *value = ctx.interpreter.lookupState(ctx.rank, op.getName());
   if (!value)
-    return op.emitOpError("no train.param or train.state named @")
+    return op.emitOpError("no train.param, train.state or train.buffer named @")
            << op.getName() << " (was the state initialized?)";
   if (value->shape != in[0]->shape || value->type != in[0]->type)
     return op.emitOpError("cannot store a ")

@@ -259,7 +259,7 @@ train.optimizer sgd lr = 0.1 schedule = linear
 
 train.param @w : tensor<4x4xf32> init = zeros
 func.func @read_missing() -> tensor<4x4xf32> {
-  // expected-error @+1 {{'train.read' op no train.param or train.state named @v}}
+  // expected-error @+1 {{'train.read' op no train.param, train.state or train.buffer named @v}}
   %0 = train.read @v : tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
@@ -267,7 +267,7 @@ func.func @read_missing() -> tensor<4x4xf32> {
 // -----
 
 func.func @not_a_param() -> tensor<4xf32> {
-  // expected-error @+1 {{'train.read' op no train.param or train.state named @not_a_param}}
+  // expected-error @+1 {{'train.read' op no train.param, train.state or train.buffer named @not_a_param}}
   %0 = train.read @not_a_param : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -297,7 +297,7 @@ func.func @read_wrong_element_type() -> tensor<4x4xbf16> {
 train.param @w : tensor<4xf32> init = zeros
 module @inner {
   func.func @read_outer() -> tensor<4xf32> {
-    // expected-error @+1 {{'train.read' op no train.param or train.state named @w}}
+    // expected-error @+1 {{'train.read' op no train.param, train.state or train.buffer named @w}}
     %0 = train.read @w : tensor<4xf32>
     return %0 : tensor<4xf32>
   }
@@ -1307,7 +1307,7 @@ train.state @m : tensor<4xf32> velocity of @w
 // -----
 
 func.func @write_missing(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'train.write' op no train.param or train.state named @w}}
+  // expected-error @+1 {{'train.write' op no train.param, train.state or train.buffer named @w}}
   train.write %x to @w : tensor<4xf32>
   return
 }

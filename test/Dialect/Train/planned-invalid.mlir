@@ -268,6 +268,38 @@ train.buffer @b : tensor<8xf32> <gradients> members [@w] offsets [0, 4]
 
 // -----
 
+train.param @w : tensor<4xf32> init = zeros
+// expected-error @+1 {{'train.buffer' op has 5 elements, not a multiple of shards = 2 (a sharded buffer is padded to N equal shards)}}
+train.buffer @b : tensor<5xf32> <gradients> members [@w] offsets [0] shards = 2
+
+// -----
+
+train.param @w : tensor<4xf32> init = zeros
+// expected-error @+1 {{'train.buffer' op attribute 'shards' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+train.buffer @b : tensor<4xf32> <gradients> members [@w] offsets [0] shards = 0
+
+// -----
+
+train.param @w : tensor<4xf32> init = zeros
+train.buffer @b : tensor<4xf32> <parameters> members [@w] offsets [0] shards = 2
+func.func @whole_read_of_sharded() {
+  // expected-error @+1 {{'train.read' op result type 'tensor<4xf32>' differs from the type 'tensor<2xf32>' declared by @b}}
+  %0 = train.read @b : tensor<4xf32>
+  return
+}
+
+// -----
+
+train.param @w : tensor<4xf32> init = zeros
+train.buffer @b : tensor<4xf32> <parameters> members [@w] offsets [0] shards = 2
+func.func @whole_storage_of_sharded() {
+  // expected-error @+1 {{'train.storage' op buffer type 'memref<4xf32>' is not the storage 'tensor<2xf32>' of @b (identity layout, default memory)}}
+  %0 = train.storage @b : memref<4xf32>
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'train.buffer' op has no members}}
 train.buffer @b : tensor<8xf32> <gradients> members [] offsets []
 

@@ -13,6 +13,23 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
   train.state @b.grad : tensor<8xf32> grad of @b
   // CHECK: train.buffer @bucket : tensor<48xf32> <gradients> members [@w.grad, @b.grad] offsets [0, 40]
   train.buffer @bucket : tensor<48xf32> <gradients> members [@w.grad, @b.grad] offsets [0, 40]
+  // A buffer sharded contiguously over the ranks: reads, writes and its
+  // storage see this rank's 24 elements.
+  train.state @w.exp_avg : tensor<4x8xf32> exp_avg of @w
+  train.state @b.exp_avg : tensor<8xf32> exp_avg of @b
+  // CHECK: train.buffer @moments : tensor<48xf32> <optimizer_states> members [@w.exp_avg, @b.exp_avg] offsets [0, 32] shards = 2
+  train.buffer @moments : tensor<48xf32> <optimizer_states> members [@w.exp_avg, @b.exp_avg] offsets [0, 32] shards = 2
+
+  // CHECK-LABEL: func.func @sharded_buffer
+  // CHECK: train.read @moments : tensor<24xf32>
+  // CHECK: train.write %{{.*}} to @moments : tensor<24xf32>
+  // CHECK: train.storage @moments : memref<24xf32>
+  func.func @sharded_buffer() {
+    %m = train.read @moments : tensor<24xf32>
+    train.write %m to @moments : tensor<24xf32>
+    %s = train.storage @moments : memref<24xf32>
+    return
+  }
 
   // CHECK-LABEL: func.func @flat_storage
   // CHECK: train.storage @bucket : memref<48xf32>

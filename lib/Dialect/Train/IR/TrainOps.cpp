@@ -271,7 +271,10 @@ static Type lookupStateType(Operation *user, FlatSymbolRefAttr name,
     return param.getStorageType();
   if (auto state = dyn_cast_or_null<StateOp>(symbol))
     return state.getStorageType();
-  user->emitOpError("no train.param or train.state named ") << name;
+  if (auto buffer = dyn_cast_or_null<BufferOp>(symbol))
+    return buffer.getStorageType();
+  user->emitOpError("no train.param, train.state or train.buffer named ")
+      << name;
   return nullptr;
 }
 

@@ -142,6 +142,12 @@ LogicalResult BufferOp::verify() {
     return emitOpError("has ")
            << getMembers().size() << " member(s) but " << getOffsets().size()
            << " offset(s)";
+  if (std::optional<uint64_t> shards = getShards();
+      shards && getTensorType().getNumElements() % static_cast<int64_t>(*shards))
+    return emitOpError("has ")
+           << getTensorType().getNumElements()
+           << " elements, not a multiple of shards = " << *shards
+           << " (a sharded buffer is padded to N equal shards)";
   return success();
 }
 
@@ -193,7 +199,7 @@ LogicalResult StorageOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   else if (auto state = dyn_cast_or_null<StateOp>(symbol))
     storage = state.getStorageType();
   else if (auto buffer = dyn_cast_or_null<BufferOp>(symbol))
-    storage = buffer.getTensorType();
+    storage = buffer.getStorageType();
   else
     return emitOpError("no train.param, train.state or train.buffer named ")
            << getNameAttr();

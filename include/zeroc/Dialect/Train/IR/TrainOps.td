@@ -104,7 +104,9 @@ def Train_ReadOp : Train_Op<"read", [
   let summary = "reads the current value of a parameter or optimizer state";
   let description = [{
     Yields the value of the `train.param` or `train.state` named by `name`. The result type
-    must equal the parameter's declared type.
+    must equal the parameter's declared type (its storage type: this rank's
+    flat shard with `shards = N`). A `train.buffer` reads as the whole
+    buffer, or this rank's shard of a sharded one (its storage type).
 
     ```mlir
     %wte = train.read @transformer.wte.weight : tensor<65x48xf32>
@@ -160,7 +162,8 @@ def Train_WriteOp : Train_Op<"write", [
   let description = [{
     Stores `value` into the `train.param` or `train.state` named by `name`;
     later `train.read`s of that symbol see it. The value's type must equal
-    the declared type.
+    the declared (storage) type. A write of a `train.buffer` replaces the
+    elements of its members that this rank stores.
 
     ```mlir
     train.write %new to @transformer.wte.weight : tensor<65x48xf32>

@@ -147,21 +147,44 @@ def Train_BufferOp : Train_Op<"buffer", [Symbol, HasParent<"mlir::ModuleOp">,
     the logical tensors they are. Members must not be sharded and belong to
     one buffer at most.
 
+    With `shards = N` the buffer is sharded contiguously, as Megatron's
+    distributed optimizer shards its buffers: its numel is a multiple of N
+    and rank r stores only its elements `[r * S, (r + 1) * S)`, S = numel /
+    N, which may cut members anywhere (the runtime's `zrt_buffer` with
+    `shard_numel = S`). `train.read` and `train.write` of the buffer see
+    that flat shard (`tensor<S x ...>`), and a member of a sharded buffer is
+    read and written only through it. Without `shards` every rank stores the
+    whole buffer, and a member's reads and writes are views of it.
+
     ```mlir
     train.buffer @zero.bucket0.grads : tensor<3168xf32> gradients members [@w.grad, @b.grad] offsets [0, 3072]
+    train.buffer @zero.bucket0.exp_avg : tensor<3168xf32> optimizer_states members [@w.exp_avg, @b.exp_avg] offsets [0, 3072] shards = 2
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<Train_Flat>:$type,
                        Train_MemoryCategoryAttr:$category,
                        SymbolRefArrayAttr:$members,
-                       DenseI64ArrayAttr:$offsets);
+                       DenseI64ArrayAttr:$offsets,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$shards);
   let assemblyFormat = [{
-    $sym_name `:` $type $category `members` $members `offsets` $offsets attr-dict
+    $sym_name `:` $type $category `members` $members `offsets` $offsets
+    (`shards` `=` $shards^)? attr-dict
   }];
   let extraClassDeclaration = [{
     mlir::RankedTensorType getTensorType() {
       return llvm::cast<mlir::RankedTensorType>(getType());
+    }
+    /// What train.read, train.write and train.storage see: the whole
+    /// buffer, or with `shards = N` this rank's numel / N elements.
+    mlir::RankedTensorType getStorageType() {
+      mlir::RankedTensorType type = getTensorType();
+      std::optional<uint64_t> n = getShards();
+      if (!n || *n <= 1)
+        return type;
+      return mlir::RankedTensorType::get(
+          {type.getNumElements() / static_cast<int64_t>(*n)},
+          type.getElementType());
     }
   }];
   let hasVerifier = 1;
