@@ -26,8 +26,8 @@ void buildTrainingPipelineSection(mlir::OpPassManager &pm,
     pm.addPass(createTrainOptimizer());
     return;
   case PipelineSection::Zero:
-    pm.addPass(createTrainZero(
-        {options.zeroStage, options.worldSize, options.bucketBytes}));
+    pm.addPass(createTrainZero({options.zeroStage, options.worldSize,
+                                options.bucketBytes, options.flatBuffers}));
     pm.addPass(createTrainSchedule({options.maxInFlight}));
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
@@ -77,6 +77,11 @@ struct TrainingPipelineOptions
       *this, "grad-accum",
       llvm::cl::desc("Micro-batches per step (gradient accumulation)"),
       llvm::cl::init(1)};
+  Option<bool> flatBuffers{
+      *this, "flat-buffers",
+      llvm::cl::desc("Stages 1-2 in Megatron's flat layout (train-zero's "
+                     "flat-buffers; not yet bufferized)"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -99,6 +104,7 @@ void registerTrainingPipeline() {
         options.maxInFlight = o.maxInFlight;
         options.remat = o.remat;
         options.gradAccum = o.gradAccum;
+        options.flatBuffers = o.flatBuffers;
         buildTrainingPipeline(pm, options);
       });
 }

@@ -67,12 +67,43 @@ void FullLayout::storeUpdated(TrainBuilder &tb, ParamOp param,
              param.getSymName());
 }
 
-Value emitOptimizerStep(OpBuilder &builder, SymbolTable &symbols,
-                        OptimizerOp optimizer, Value step,
-                        ArrayRef<ParamGradient> grads, UpdateLayout &layout) {
+Value emitUpdate(TrainBuilder &tb, OptimizerOp optimizer, Value p, Value g,
+                 Value lr, Value step, FloatAttr decay,
+                 DenseI64ArrayAttr decayRanges,
+                 llvm::function_ref<StringRef(StateKind)> stateOf) {
+  OpBuilder &builder = tb.builder();
+  auto readState = [&](StateKind kind) {
+    StringRef name = stateOf(kind);
+    return std::make_pair(tb.read(TrainBuilder::typeOf(p), name), name);
+  };
+  if (optimizer.getKind() == OptimizerKind::adamw) {
+    auto [expAvg, m] = readState(StateKind::exp_avg);
+    auto [expAvgSq, v] = readState(StateKind::exp_avg_sq);
+    auto update = AdamWUpdateOp::create(
+        builder, tb.getLoc(), p, g, expAvg, expAvgSq, lr, step,
+        optimizer.getBeta1Attr(), optimizer.getBeta2Attr(),
+        optimizer.getEpsAttr(), decay, decayRanges);
+    tb.write(update.getNewExpAvg(), m);
+    tb.write(update.getNewExpAvgSq(), v);
+    return update.getNewParam();
+  }
+  auto [buffer, buf] = readState(StateKind::momentum_buffer);
+  FloatAttr momentum = optimizer.getMomentumAttr()
+                           ? optimizer.getMomentumAttr()
+                           : builder.getF64FloatAttr(0.0);
+  auto update = SGDUpdateOp::create(builder, tb.getLoc(), p, g, buffer, lr,
+                                    momentum, decay, decayRanges);
+  tb.write(update.getNewMomentumBuffer(), buf);
+  return update.getNewParam();
+}
+
+StepScalars emitStepScalars(OpBuilder &builder, OptimizerOp optimizer,
+                            Value step, ArrayRef<Value> grads,
+                            UpdateLayout &layout) {
   Location loc = optimizer.getLoc();
   TrainBuilder tb(builder, loc);
-  Value lr = LRScheduleOp::create(
+  StepScalars scalars;
+  scalars.lr = LRScheduleOp::create(
       builder, loc, step, optimizer.getLrAttr(), optimizer.getScheduleAttr(),
       optimizer.getWarmupAttr(), optimizer.getMinLrAttr(),
       optimizer.getMaxStepsAttr() ? optimizer.getMaxStepsAttr()
@@ -80,21 +111,30 @@ Value emitOptimizerStep(OpBuilder &builder, SymbolTable &symbols,
 
   // Global norm over every gradient, accumulated in f32.
   Value squaredNorm;
-  for (const ParamGradient &pg : grads) {
-    Value partial = SquaredNormOp::create(builder, loc, pg.grad);
+  for (Value grad : grads) {
+    Value partial = SquaredNormOp::create(builder, loc, grad);
     squaredNorm = squaredNorm ? tb.add(squaredNorm, partial) : partial;
   }
   squaredNorm = layout.combineSquaredNorm(tb, squaredNorm);
-  Value gradNorm = tb.sqrt(squaredNorm);
+  scalars.gradNorm = tb.sqrt(squaredNorm);
   double maxNorm = optimizer.getGradClipAttr().getValueAsDouble();
-  Value clip = maxNorm > 0.0
-                   ? ClipCoefOp::create(builder, loc, squaredNorm,
-                                        builder.getF64FloatAttr(maxNorm))
-                         .getResult()
-                   : Value();
+  if (maxNorm > 0.0)
+    scalars.clip = ClipCoefOp::create(builder, loc, squaredNorm,
+                                      builder.getF64FloatAttr(maxNorm));
+  return scalars;
+}
+
+Value emitOptimizerStep(OpBuilder &builder, SymbolTable &symbols,
+                        OptimizerOp optimizer, Value step,
+                        ArrayRef<ParamGradient> grads, UpdateLayout &layout) {
+  TrainBuilder tb(builder, optimizer.getLoc());
+  SmallVector<Value> gradValues;
+  for (const ParamGradient &pg : grads)
+    gradValues.push_back(pg.grad);
+  auto [lr, gradNorm, clip] =
+      emitStepScalars(builder, optimizer, step, gradValues, layout);
 
   double weightDecay = optimizer.getWeightDecayAttr().getValueAsDouble();
-  bool adamw = optimizer.getKind() == OptimizerKind::adamw;
   for (const ParamGradient &pg : grads) {
     ParamOp param = pg.param;
     tb.setLoc(param.getLoc());
@@ -105,33 +145,12 @@ Value emitOptimizerStep(OpBuilder &builder, SymbolTable &symbols,
     Value p = layout.loadMaster(tb, param, master);
     FloatAttr decay =
         builder.getF64FloatAttr(param.getWeightDecay() ? weightDecay : 0.0);
-    auto readState = [&](StateKind kind) {
-      StateOp state = getOrDeclareState(builder, symbols, param, kind);
-      return std::make_pair(tb.read(state.getStorageType(), state.getSymName()),
-                            state.getSymName());
-    };
-    Value updated;
-    if (adamw) {
-      auto [expAvg, m] = readState(StateKind::exp_avg);
-      auto [expAvgSq, v] = readState(StateKind::exp_avg_sq);
-      auto update = AdamWUpdateOp::create(
-          builder, param.getLoc(), p, g, expAvg, expAvgSq, lr, step,
-          optimizer.getBeta1Attr(), optimizer.getBeta2Attr(),
-          optimizer.getEpsAttr(), decay, /*decay_ranges=*/nullptr);
-      tb.write(update.getNewExpAvg(), m);
-      tb.write(update.getNewExpAvgSq(), v);
-      updated = update.getNewParam();
-    } else {
-      auto [buffer, buf] = readState(StateKind::momentum_buffer);
-      FloatAttr momentum = optimizer.getMomentumAttr()
-                               ? optimizer.getMomentumAttr()
-                               : builder.getF64FloatAttr(0.0);
-      auto update = SGDUpdateOp::create(builder, param.getLoc(), p, g, buffer,
-                                        lr, momentum, decay,
-                                        /*decay_ranges=*/nullptr);
-      tb.write(update.getNewMomentumBuffer(), buf);
-      updated = update.getNewParam();
-    }
+    Value updated = emitUpdate(
+        tb, optimizer, p, g, lr, step, decay, /*decayRanges=*/nullptr,
+        [&](StateKind kind) {
+          return getOrDeclareState(builder, symbols, param, kind)
+              .getSymName();
+        });
     layout.storeUpdated(tb, param, master, updated);
   }
   layout.finish(tb);

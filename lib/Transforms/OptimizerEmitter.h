@@ -70,6 +70,32 @@ mlir::Operation *getOrDeclareMaster(mlir::OpBuilder &builder,
                                     mlir::SymbolTable &symbols,
                                     train::ParamOp param);
 
+/// The scalars every update of a step reads: the learning rate, the global
+/// gradient norm (before clipping) and the clip coefficient (null without
+/// clipping).
+struct StepScalars {
+  mlir::Value lr, gradNorm, clip;
+};
+
+/// Emits, at the builder's insertion point, the step's learning rate, the
+/// squared norm of `grads` (this rank's part of every gradient, combined
+/// over ranks by `layout`), its root and the clip coefficient.
+StepScalars emitStepScalars(mlir::OpBuilder &builder,
+                            train::OptimizerOp optimizer, mlir::Value step,
+                            llvm::ArrayRef<mlir::Value> grads,
+                            UpdateLayout &layout);
+
+/// One optimizer update of `p` (f32, a whole master or a shard of it) by
+/// `g` (f32) under `optimizer`: reads the states that `stateOf` names for
+/// each kind (of p's type), writes them back updated, and returns the new
+/// value. `decayRanges` (or null) is the update's `decay_ranges`.
+mlir::Value emitUpdate(train::TrainBuilder &tb, train::OptimizerOp optimizer,
+                       mlir::Value p, mlir::Value g, mlir::Value lr,
+                       mlir::Value step, mlir::FloatAttr decay,
+                       mlir::DenseI64ArrayAttr decayRanges,
+                       llvm::function_ref<llvm::StringRef(train::StateKind)>
+                           stateOf);
+
 /// Emits, at the builder's insertion point, the learning rate, the global
 /// gradient norm, clipping and one update per parameter (declaring missing
 /// optimizer state in `symbols`, the module's symbol table), and returns

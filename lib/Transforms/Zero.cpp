@@ -260,6 +260,14 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
     return {};
   }
 
+  /// Stages 1-2 with flat-buffers: Megatron's layout (see partitionFlat);
+  /// returns the gradient norm.
+  FailureOr<Value> partitionFlat(ModuleOp module, Block &body,
+                                 ArrayRef<ParamOp> params, ArrayRef<Value> grads,
+                                 ArrayRef<unsigned> order, OptimizerOp optimizer,
+                                 Value step, SymbolTable &symbols,
+                                 OpBuilder &builder, Collectives &collectives);
+
   /// Stages 2-3 with micro-batches: each micro-batch's buckets are
   /// reduce-scattered as backward produces them and added into the
   /// sharded gradient buffers.
@@ -395,6 +403,21 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   llvm::stable_sort(order, [&](unsigned a, unsigned b) {
     return defOf(a) != defOf(b) && defOf(a)->isBeforeInBlock(defOf(b));
   });
+  if (flatBuffers && (S == 1 || S == 2)) {
+    FailureOr<Value> gradNorm = partitionFlat(module, body, params, grads,
+                                              order, optimizer, step, symbols,
+                                              builder, collectives);
+    if (failed(gradNorm))
+      return failure();
+    builder.setInsertionPointToEnd(&body);
+    func::ReturnOp::create(builder, func.getLoc(),
+                           ValueRange{globalLoss, *gradNorm});
+    auto i64 = IntegerType::get(module.getContext(), 64);
+    trainDialect(module).getWorldSizeAttrHelper().setAttr(module, IntegerAttr::get(i64, N));
+    trainDialect(module).getZeroStageAttrHelper().setAttr(module, IntegerAttr::get(i64, S));
+    return success();
+  }
+
   int64_t packRanks = S == 0 ? 1 : N;
   auto buckets = groupByBytes<unsigned>(
       order,
@@ -490,6 +513,212 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   trainDialect(module).getWorldSizeAttrHelper().setAttr(module, IntegerAttr::get(i64, N));
   trainDialect(module).getZeroStageAttrHelper().setAttr(module, IntegerAttr::get(i64, S));
   return success();
+}
+
+/// One bucket of the flat layout: parameters of one element type laid end
+/// to end (member i at element offsets[i]), padded to N equal shards of
+/// `shard` elements.
+struct FlatBucket {
+  SmallVector<unsigned> members;
+  SmallVector<int64_t> offsets;
+  int64_t shard = 0;
+  Type element;
+  std::string name;          // zero.flat<k>
+  Value reduced;             // stage 1: this rank's averaged gradient shard
+};
+
+FailureOr<Value> TrainZeroPass::partitionFlat(
+    ModuleOp module, Block &body, ArrayRef<ParamOp> params,
+    ArrayRef<Value> grads, ArrayRef<unsigned> order, OptimizerOp optimizer,
+    Value step, SymbolTable &symbols, OpBuilder &builder,
+    Collectives &collectives) {
+  MLIRContext *ctx = module.getContext();
+  auto elementOf = [&](unsigned i) {
+    return ParamOp(params[i]).getTensorType().getElementType();
+  };
+  auto numelOf = [&](unsigned i) {
+    return ParamOp(params[i]).getTensorType().getNumElements();
+  };
+  // Buckets as for the per-tensor layout, each cut where the element type
+  // changes (a buffer holds one type).
+  SmallVector<FlatBucket> buckets;
+  for (auto &group : groupByBytes<unsigned>(
+           order,
+           [&](const unsigned &i) { return byteSize(ParamOp(params[i]).getTensorType()); },
+           bucket)) {
+    for (auto [position, i] : llvm::enumerate(group)) {
+      if (position == 0 || buckets.back().element != elementOf(i)) {
+        buckets.emplace_back();
+        buckets.back().element = elementOf(i);
+      }
+      FlatBucket &b = buckets.back();
+      b.offsets.push_back(b.members.empty()
+                              ? 0
+                              : b.offsets.back() + numelOf(b.members.back()));
+      b.members.push_back(i);
+    }
+  }
+
+  // The buffers: parameters (replicated), gradients (whole at stage 1,
+  // sharded at stage 2), masters and moments (sharded); members keep their
+  // names and shapes.
+  builder.setInsertionPoint(body.getParentOp());
+  auto declare = [&](FlatBucket &b, StringRef what, Type element,
+                     MemoryCategory category, bool sharded,
+                     llvm::function_ref<StringRef(ParamOp)> memberOf) {
+    SmallVector<Attribute> members;
+    for (unsigned i : b.members)
+      members.push_back(FlatSymbolRefAttr::get(ctx, memberOf(params[i])));
+    auto buffer = BufferOp::create(
+        builder, module.getLoc(), (b.name + "." + what).str(),
+        RankedTensorType::get({N * b.shard}, element), category,
+        builder.getArrayAttr(members), b.offsets,
+        sharded ? builder.getI64IntegerAttr(N) : IntegerAttr());
+    symbols.insert(buffer);
+    return buffer.getSymName();
+  };
+  bool adamw = optimizer.getKind() == OptimizerKind::adamw;
+  auto stateKinds = adamw ? SmallVector<StateKind>{StateKind::exp_avg,
+                                                   StateKind::exp_avg_sq}
+                          : SmallVector<StateKind>{StateKind::momentum_buffer};
+  Type f32 = builder.getF32Type();
+  for (auto [k, b] : llvm::enumerate(buckets)) {
+    b.name = ("zero.flat" + Twine(k)).str();
+    int64_t numel = b.offsets.back() + numelOf(b.members.back());
+    b.shard = (numel + N - 1) / N;
+    declare(b, "params", b.element, MemoryCategory::parameters, false,
+            [](ParamOp p) { return p.getSymName(); });
+    declare(b, "grads", b.element, MemoryCategory::gradients, S == 2,
+            [&](ParamOp p) {
+              return getOrDeclareState(builder, symbols, p, StateKind::grad)
+                  .getSymName();
+            });
+    if (!b.element.isF32())
+      declare(b, "master", f32, MemoryCategory::optimizer_states, true,
+              [&](ParamOp p) {
+                return getOrDeclareState(builder, symbols, p, StateKind::master)
+                    .getSymName();
+              });
+    for (StateKind kind : stateKinds)
+      declare(b, stringifyStateKind(kind), f32,
+              MemoryCategory::optimizer_states, true, [&](ParamOp p) {
+                return getOrDeclareState(builder, symbols, p, kind).getSymName();
+              });
+  }
+
+  // Backward: each bucket's gradients packed end to end (no chunking, the
+  // padding a zero tail), reduce-scattered so that each rank receives its
+  // contiguous shard, and averaged; at stage 2 with micro-batches, once per
+  // micro-batch, summed into the sharded buffer.
+  for (FlatBucket &b : buckets) {
+    SmallVector<SmallVector<Value>> parts;
+    for (unsigned i : b.members)
+      parts.push_back(S == 2 ? microBatchParts(grads[i])
+                             : SmallVector<Value>{grads[i]});
+    size_t count = parts.front().size();
+    if (llvm::any_of(parts, [&](auto &p) { return p.size() != count; }))
+      count = 1, parts.clear();
+    if (parts.empty())
+      for (unsigned i : b.members)
+        parts.push_back({grads[i]});
+    int64_t padding = N * b.shard - (b.offsets.back() + numelOf(b.members.back()));
+    auto packType = RankedTensorType::get({N * b.shard}, b.element);
+    auto shardType = RankedTensorType::get({b.shard}, b.element);
+    for (size_t m = 0; m < count; ++m) {
+      Operation *last = nullptr;
+      SmallVector<Value> values;
+      for (auto &p : parts) {
+        values.push_back(p[m]);
+        Operation *def = p[m].getDefiningOp();
+        if (def && (!last || last->isBeforeInBlock(def)))
+          last = def;
+      }
+      if (last)
+        builder.setInsertionPointAfter(last);
+      else
+        builder.setInsertionPointToStart(&body);
+      TrainBuilder tb(builder, last ? last->getLoc() : module.getLoc());
+      Value accumulated =
+          m > 0 ? tb.read(shardType, b.name + ".grads") : Value();
+      if (padding > 0)
+        values.push_back(
+            tb.fill(RankedTensorType::get({padding}, b.element), 0.0));
+      Value buffer = PackOp::create(builder, tb.getLoc(), packType, values, 1);
+      if (S == 1)
+        tb.write(buffer, b.name + ".grads"); // the full local gradients
+      Value reduced = collectives.reduceScatter(tb.getLoc(), buffer);
+      Value averaged = tb.scale(reduced, 1.0 / static_cast<double>(N));
+      if (accumulated) {
+        averaged = tb.add(accumulated, averaged);
+        averaged.getDefiningOp()->setAttr("train.accumulate",
+                                          builder.getUnitAttr());
+        averaged.getDefiningOp()->setAttr(
+            "train.micro_batch", builder.getI64IntegerAttr(static_cast<int64_t>(m)));
+      }
+      if (S == 1)
+        b.reduced = averaged;
+      else
+        tb.write(averaged, b.name + ".grads");
+    }
+    if (count > 1)
+      for (unsigned i : b.members)
+        eraseDeadAccumulation(grads[i]);
+  }
+
+  // The optimizer: one update per bucket over this rank's shard, weight
+  // decay on the members that take it, then one all-gather of the updated
+  // shards into the replicated parameter buffer.
+  builder.setInsertionPointToEnd(&body);
+  TrainBuilder tb(builder, optimizer.getLoc());
+  SmallVector<Value> shardGrads;
+  for (FlatBucket &b : buckets)
+    shardGrads.push_back(
+        S == 1 ? b.reduced
+               : tb.read(RankedTensorType::get({b.shard}, b.element),
+                         b.name + ".grads"));
+  ShardedLayout normLayout(collectives, S, N, bucket);
+  StepScalars scalars =
+      emitStepScalars(builder, optimizer, step, shardGrads, normLayout);
+  double weightDecay = optimizer.getWeightDecayAttr().getValueAsDouble();
+  for (auto [b, grad] : llvm::zip(buckets, shardGrads)) {
+    auto shardF32 = RankedTensorType::get({b.shard}, f32);
+    Value g = tb.cast(grad, f32);
+    if (scalars.clip)
+      g = tb.mul(g, scalars.clip);
+    // An f32 bucket's master is the parameters' own shard.
+    Value master =
+        b.element.isF32()
+            ? collectives.allSlice(
+                  tb.getLoc(),
+                  tb.read(RankedTensorType::get({N * b.shard}, f32),
+                          b.name + ".params"))
+            : tb.read(shardF32, b.name + ".master");
+    SmallVector<int64_t> ranges;
+    for (auto [i, offset] : llvm::zip(b.members, b.offsets)) {
+      if (!ParamOp(params[i]).getWeightDecay())
+        continue;
+      if (!ranges.empty() && ranges.back() == offset)
+        ranges.back() = offset + numelOf(i);
+      else
+        ranges.append({offset, offset + numelOf(i)});
+    }
+    std::string prefix = b.name;
+    Value updated = emitUpdate(
+        tb, optimizer, master, g, scalars.lr, step,
+        builder.getF64FloatAttr(weightDecay),
+        builder.getDenseI64ArrayAttr(ranges), [&](StateKind kind) {
+          auto name = symbols.lookup<BufferOp>(prefix + "." +
+                                               stringifyStateKind(kind).str());
+          return name.getSymName();
+        });
+    Value shard = updated;
+    if (!b.element.isF32()) {
+      tb.write(updated, b.name + ".master");
+      shard = tb.cast(updated, b.element);
+    }
+    tb.write(collectives.allGather(tb.getLoc(), shard), b.name + ".params");
+  }
+  return scalars.gradNorm;
 }
 
 LogicalResult TrainZeroPass::reducePerMicroBatch(Block &body, OpBuilder &b,

@@ -32,6 +32,9 @@ struct PipelineOptions {
   std::string remat = "none";
   /// Micro-batches per step (--grad-accum): train-accumulate's K.
   int64_t gradAccum = 1;
+  /// Stages 1-2 in Megatron's flat layout (train-zero's flat-buffers; the
+  /// evaluator runs it, train-bufferize does not plan it yet).
+  bool flatBuffers = false;
 };
 
 /// Adds the training pipeline to `pm` (a pass manager on builtin.module):

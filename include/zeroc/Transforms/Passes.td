@@ -324,6 +324,23 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
       gathered and released again around its use in backward. These ops
       have side effects, so CSE cannot merge the two gathers.
 
+    With `flat-buffers` (stages 1-2; other stages ignore it) the layout is
+    Megatron's distributed optimizer's instead: each bucket (one element
+    type) is a set of `train.buffer` declarations -- its parameters
+    (replicated), gradients (replicated at stage 1, `shards = N` at stage
+    2), fp32 masters and moments (`shards = N`) -- whose members are the
+    usual per-parameter declarations, end to end in backward order and
+    padded to N equal shards. Backward packs the bucket's gradients end to
+    end (a zero tail for the padding) and reduce-scatters them, so rank r
+    receives the contiguous elements `[r * S, (r + 1) * S)`; the optimizer
+    runs one `train.adamw_update` / `train.sgd_update` per bucket on those
+    elements, with `decay_ranges` naming the members that take weight
+    decay, and one all-gather rebuilds the parameter buffer. There is no
+    unpack: members are views of their buffer. With micro-batches, stage 2
+    reduce-scatters each micro-batch's bucket and sums it into the sharded
+    gradient buffer. The evaluator runs this form; train-bufferize does
+    not plan it yet.
+
     The loss is averaged over ranks; the gradient norm combines every
     rank's partial squared norm with an all-reduce, so clipping is global.
     Tensors whose size N does not divide are zero-padded in their flat
@@ -336,7 +353,10 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
     Option<"worldSize", "world-size", "int64_t", "1",
            "Number of data-parallel ranks">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
-           "Target size of a gradient bucket (and of a stage-3 gather group)">
+           "Target size of a gradient bucket (and of a stage-3 gather group)">,
+    Option<"flatBuffers", "flat-buffers", "bool", "false",
+           "Stages 1-2: Megatron's layout (contiguous per-bucket buffers "
+           "sharded over the ranks; not yet bufferized)">
   ];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::func::FuncDialect",

@@ -100,11 +100,20 @@ class Tools:
 
 
 def state_kinds(mlir_path):
-    """{symbol: kind} of the train.state declarations, {symbol: shards}."""
+    """{symbol: kind} of the train.state declarations, {symbol: shards}: a
+    declaration's own `shards = N`, or that of the sharded train.buffer it
+    is a member of (the flat layout)."""
     kinds, shards = {}, {}
     decl = re.compile(r"^\s*train\.(param|state) @(\S+) : [^ ]+ (.*)$")
+    buffer = re.compile(r"^\s*train\.buffer @\S+ : .* members \[([^]]*)\]"
+                        r" offsets \[[^]]*\] shards = (\d+)")
+    in_buffer = {}
     with open(mlir_path) as f:
         for line in f:
+            b = buffer.match(line)
+            if b:
+                for member in b.group(1).split(","):
+                    in_buffer[member.strip().lstrip("@")] = int(b.group(2))
             m = decl.match(line)
             if not m:
                 continue
@@ -112,6 +121,8 @@ def state_kinds(mlir_path):
             kinds[name] = "param" if what == "param" else rest.split()[0]
             s = re.search(r"shards = (\d+)", rest)
             shards[name] = int(s.group(1)) if s else 0
+    for name, n in in_buffer.items():
+        shards[name] = n
     return kinds, shards
 
 
@@ -191,11 +202,15 @@ def check_replicas(report, config, zero, kinds, stage):
     return checked
 
 
-def fp32_config(tools, stage, world, bucket, refs):
-    config = "stage=%d world-size=%d bucket-bytes=%d" % (stage, world, bucket)
-    name = "s%d-n%d-b%d" % (stage, world, bucket)
+def fp32_config(tools, stage, world, bucket, refs, flat=False, accum=1):
+    config = "%sstage=%d world-size=%d bucket-bytes=%d%s" % (
+        "flat " if flat else "", stage, world, bucket,
+        " grad-accum=%d" % accum if accum > 1 else "")
+    name = "%ss%d-n%d-b%d-k%d" % ("flat-" if flat else "", stage, world,
+                                  bucket, accum)
     mlir = tools.compile(name, ["--train-pipeline=stage=%d world-size=%d "
-                                "bucket-bytes=%d" % (stage, world, bucket)])
+                                "bucket-bytes=%d flat-buffers=%d grad-accum=%d"
+                                % (stage, world, bucket, flat, accum)])
     kinds, shards = state_kinds(mlir)
     report = Report()
     line = {"config": config, "sharded": sum(1 for s in shards.values() if s),
@@ -210,6 +225,8 @@ def fp32_config(tools, stage, world, bucket, refs):
         for sym, kind in kinds.items():
             if kind in ("exp_avg", "exp_avg_sq", "master"):
                 expected = stage >= 1
+            elif kind == "grad" and flat:
+                expected = stage == 2
             elif kind == "param":
                 expected = stage == 3
             else:
@@ -252,13 +269,14 @@ def fp32_config(tools, stage, world, bucket, refs):
     return line, report
 
 
-def bf16_config(tools, stage, world, bucket, refs):
-    config = "bf16 stage=%d world-size=%d bucket-bytes=%d" % (stage, world,
-                                                              bucket)
-    name = "bf16-s%d-n%d-b%d" % (stage, world, bucket)
+def bf16_config(tools, stage, world, bucket, refs, flat=False):
+    config = "bf16 %sstage=%d world-size=%d bucket-bytes=%d" % (
+        "flat " if flat else "", stage, world, bucket)
+    name = "bf16-%ss%d-n%d-b%d" % ("flat-" if flat else "", stage, world,
+                                   bucket)
     mlir = tools.compile(name, [
         "--train-pipeline=stage=%d world-size=%d bucket-bytes=%d "
-        "precision=bf16" % (stage, world, bucket)])
+        "precision=bf16 flat-buffers=%d" % (stage, world, bucket, flat)])
     kinds, _ = state_kinds(mlir)
     report = Report()
     zero = tools.evaluate(mlir, world, False)
@@ -361,12 +379,20 @@ def main():
     print("f32 reference vs fp64 reference: worst @%s %.2g"
           % (worst_noise[0], worst_noise[1]))
 
-    jobs = [(fp32_config, s, n, b) for s in STAGES for n in WORLD_SIZES
-            for b in BUCKETS]
-    jobs += [(bf16_config, s, 2, b) for s in (0, 3) for b in BUCKETS]
+    jobs = [(fp32_config, s, n, b, False) for s in STAGES
+            for n in WORLD_SIZES for b in BUCKETS]
+    jobs += [(bf16_config, s, 2, b, False) for s in (0, 3) for b in BUCKETS]
+    # Megatron's flat layout of stages 1-2 (train-zero flat-buffers).
+    jobs += [(fp32_config, s, n, b, True) for s in (1, 2)
+             for n in WORLD_SIZES for b in BUCKETS]
+    jobs += [(bf16_config, s, 2, b, True) for s in (1, 2) for b in BUCKETS]
+    # With two micro-batches (stage 2 sums each one's reduced shard into
+    # the sharded gradient buffer).
+    jobs += [(fp32_config, 2, n, b, True, 2) for n, b in ((2, 1),
+                                                         (3, 100000000))]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda j: j[0](tools, j[1], j[2], j[3], refs),
-                                jobs))
+        results = list(pool.map(
+            lambda j: j[0](tools, j[1], j[2], j[3], refs, *j[4:]), jobs))
 
     failures = []
     totals = {"fp64": (0.0, ""), "f32": (0.0, "")}
