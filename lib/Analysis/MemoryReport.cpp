@@ -18,6 +18,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 
@@ -226,6 +227,12 @@ FailureOr<MemoryReport> zeroc::computeMemoryReport(ModuleOp module) {
   bool sawF32 = false, sawBF16 = false, sawOther = false;
   SmallVector<BufferOp> buffers;
   llvm::StringMap<int64_t> declared;
+  // Members of a sharded buffer are stored only as its shard (below).
+  llvm::StringSet<> inShardedBuffer;
+  for (auto buffer : module.getBody()->getOps<BufferOp>())
+    if (buffer.getStorageType() != buffer.getTensorType())
+      for (Attribute member : buffer.getMembers())
+        inShardedBuffer.insert(cast<FlatSymbolRefAttr>(member).getValue());
   for (Operation &op : module.getBody()->getOperations()) {
     if (auto param = dyn_cast<ParamOp>(op)) {
       RankedTensorType type = param.getTensorType();
@@ -234,9 +241,13 @@ FailureOr<MemoryReport> zeroc::computeMemoryReport(ModuleOp module) {
       sawF32 |= element.isF32();
       sawBF16 |= element.isBF16();
       sawOther |= !element.isF32() && !element.isBF16();
-      report.perRank.parameters += storageBytes(type, param.getShards());
+      if (!inShardedBuffer.contains(param.getSymName()))
+        report.perRank.parameters += storageBytes(type, param.getShards());
     } else if (auto state = dyn_cast<StateOp>(op)) {
-      int64_t bytes = storageBytes(state.getTensorType(), state.getShards());
+      int64_t bytes =
+          inShardedBuffer.contains(state.getSymName())
+              ? 0
+              : storageBytes(state.getTensorType(), state.getShards());
       if (state.getKind() == StateKind::grad)
         report.perRank.gradients += bytes;
       else
@@ -251,13 +262,16 @@ FailureOr<MemoryReport> zeroc::computeMemoryReport(ModuleOp module) {
                            : cast<StateOp>(op).getTensorType());
   }
   // A flat buffer's members are counted above; its padding (the elements
-  // of no member, which the runtime allocates too) here.
+  // of no member, which the runtime allocates too) here. A sharded buffer
+  // is its rank's shard, members and padding together.
   for (BufferOp buffer : buffers) {
     int64_t members = 0;
-    for (Attribute member : buffer.getMembers())
-      members += declared.lookup(cast<FlatSymbolRefAttr>(member).getValue());
+    bool sharded = buffer.getStorageType() != buffer.getTensorType();
+    if (!sharded)
+      for (Attribute member : buffer.getMembers())
+        members += declared.lookup(cast<FlatSymbolRefAttr>(member).getValue());
     int64_t padding = std::max<int64_t>(
-        0, (numElements(buffer.getTensorType()) - members) *
+        0, (numElements(buffer.getStorageType()) - members) *
                elementBytes(buffer.getTensorType().getElementType()));
     switch (buffer.getCategory()) {
     case MemoryCategory::parameters:

@@ -136,18 +136,31 @@ struct Analysis {
   /// writes, and the updates whose updated operand reads it.
   llvm::StringMap<SmallVector<Operation *, 2>> accesses;
 
+  /// The memory a symbol's accesses touch: the train.buffer a member
+  /// belongs to (the buffer and all its members alias), else the symbol.
+  llvm::StringMap<StringRef> aliasRoot;
+  StringRef rootOf(StringRef name) const {
+    auto it = aliasRoot.find(name);
+    return it == aliasRoot.end() ? name : it->second;
+  }
+
   Analysis(Block &block, SymbolTable &symbols) {
+    if (auto module = block.getParentOp()->getParentOfType<ModuleOp>())
+      for (auto buffer : module.getOps<BufferOp>())
+        for (Attribute member : buffer.getMembers())
+          aliasRoot[cast<FlatSymbolRefAttr>(member).getValue()] =
+              buffer.getSymName();
     unsigned index = 0;
     for (Operation &op : block) {
       position[&op] = index++;
       if (auto read = dyn_cast<ReadOp>(op))
-        accesses[read.getName()].push_back(&op);
+        accesses[rootOf(read.getName())].push_back(&op);
       else if (auto write = dyn_cast<WriteOp>(op))
-        accesses[write.getName()].push_back(&op);
+        accesses[rootOf(write.getName())].push_back(&op);
       else if (isStateUpdate(&op))
         for (unsigned i : updatedOperands(&op))
           if (auto read = op.getOperand(i).getDefiningOp<ReadOp>())
-            accesses[read.getName()].push_back(&op);
+            accesses[rootOf(read.getName())].push_back(&op);
     }
     findFlatBuckets(block, symbols);
     findGatherSegments(block);
@@ -219,13 +232,14 @@ private:
         // A grad state stored whole, written here once, and read only
         // after that write.
         ok = state && state.getKind() == StateKind::grad &&
+             rootOf(write.getName()) == write.getName() && // in no buffer
              !(state.getShards() && *state.getShards() > 1) &&
              input.getType() == part.getType() &&
              state.getTensorType() == part.getType() &&
              state.getTensorType().getElementType() ==
                  bucket.type.getElementType();
         if (ok) {
-          auto &list = accesses[write.getName()];
+          auto &list = accesses[rootOf(write.getName())];
           ok = !list.empty() && list.front() == write.getOperation() &&
                llvm::all_of(ArrayRef(list).drop_front(),
                             [](Operation *o) { return isa<ReadOp>(o); });
@@ -321,7 +335,7 @@ private:
           continue;
         unsigned written = position.lookup(write);
         bool ok = true;
-        for (Operation *access : accesses[write.getName()]) {
+        for (Operation *access : accesses[rootOf(write.getName())]) {
           unsigned p = position.lookup(access);
           if (access == write.getOperation() || p > written)
             continue;
@@ -399,7 +413,7 @@ private:
       unsigned at = position.lookup(read);
       unsigned last = end.count(read.getResult()) ? end.lookup(read.getResult())
                                                   : at;
-      for (Operation *next : accesses[read.getName()]) {
+      for (Operation *next : accesses[rootOf(read.getName())]) {
         unsigned p = position.lookup(next);
         if (p <= at)
           continue;
@@ -414,7 +428,8 @@ private:
           for (unsigned i : updatedOperands(next))
             if (inPlace.contains(&next->getOpOperand(i)))
               if (auto other = next->getOperand(i).getDefiningOp<ReadOp>();
-                  other && other != read && other.getName() == read.getName())
+                  other && other != read &&
+                  rootOf(other.getName()) == rootOf(read.getName()))
                 copyingReads.insert(read);
       }
     }
@@ -939,15 +954,6 @@ struct TrainBufferizePass
     ModuleOp module = getOperation();
     Attribute host = HostMemoryAttr::get(&getContext());
     SymbolTable symbols(module);
-    // A buffer declared before bufferization aliases its members, which
-    // the reuse and copy analysis here does not follow yet.
-    for (auto buffer : module.getOps<BufferOp>()) {
-      buffer.emitOpError("is declared before train-bufferize, which plans "
-                         "only the flat buffers it declares itself (the "
-                         "aliasing of a tensor-level buffer and its members "
-                         "is not planned yet)");
-      return signalPassFailure();
-    }
     for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (func.isExternal())
         continue;

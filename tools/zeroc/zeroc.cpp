@@ -1,7 +1,8 @@
 //===- zeroc.cpp - the zeroc compiler driver ------------------------------===//
 //
 //   zeroc INPUT.mlir [--zero-stage=S] [--world-size=N] [--precision=fp32|bf16]
-//         [--bucket-bytes=B] [--remat=none|full|selective] [--grad-accum=K]
+//         [--bucket-bytes=B] [--flat-buffers] [--remat=none|full|selective]
+//         [--grad-accum=K]
 //         [--target=cpu|cuda] [--cuda-arch=sm_90,sm_80]
 //         [--emit=exe|source|mlir|memory-report|memory-table|perf-model|
 //                 perf-model-json|plan|plan-json] [--machine=NAME|FILE]
@@ -82,6 +83,15 @@ static cl::opt<int64_t>
                 cl::desc("Target size of a gradient bucket in bytes "
                          "(default: 26214400, 25 MiB)"),
                 cl::value_desc("B"), cl::init(25 << 20), cl::cat(category));
+static cl::opt<bool> flatBuffers(
+    "flat-buffers",
+    cl::desc("Stages 1-2: Megatron's layout -- each gradient bucket's "
+             "parameters, gradients, fp32 masters and moments as members of "
+             "contiguous per-bucket buffers, the states sharded "
+             "contiguously over the ranks, one optimizer update per bucket "
+             "shard, no pack or unpack around the collectives (stages 0 "
+             "and 3 ignore it; default: off)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string>
     remat("remat",
           cl::desc("Activation rematerialization: none (keep every "
@@ -268,7 +278,7 @@ static std::optional<std::string> validateOptions() {
     for (cl::Option *option :
          std::initializer_list<cl::Option *>{&zeroStage, &worldSize,
                                              &precision, &bucketBytes,
-                                             &remat, &gradAccum})
+                                             &remat, &gradAccum, &flatBuffers})
       if (option->getNumOccurrences())
         return "--" + option->ArgStr.str() +
                " has no effect with --no-pipeline (the module's own "
@@ -527,6 +537,7 @@ int main(int argc, char **argv) {
   options.worldSize = worldSize;
   options.precision = precision;
   options.bucketBytes = bucketBytes;
+  options.flatBuffers = flatBuffers;
   options.remat = remat;
   // --grad-accum wins over the micro-batches the model asks for.
   options.gradAccum = gradAccum;

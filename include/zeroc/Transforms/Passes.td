@@ -543,8 +543,7 @@ def TrainBufferize : Pass<"train-bufferize", "mlir::ModuleOp"> {
     exactly once; the step number or the
     learning rate used by anything but the schedule and the optimizer
     updates (they live in host memory); an op with memory effects the pass
-    does not know; a `train.buffer` declared before the pass (the aliasing
-    of a tensor-level buffer and its members is not planned yet).
+    does not know.
   }];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::memref::MemRefDialect",

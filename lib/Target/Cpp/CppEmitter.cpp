@@ -104,9 +104,12 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
   std::string bufferRows;
   llvm::raw_string_ostream bufferOs(bufferRows);
   llvm::StringMap<std::pair<unsigned, int64_t>> memberOf;
+  SmallVector<int64_t> bufferShards; // N of a sharded buffer, else 1
   for (auto buffer : module.getOps<BufferOp>()) {
     unsigned b = table.buffers.size();
     table.buffers[buffer.getSymName()] = b;
+    bufferShards.push_back(
+        std::max<int64_t>(1, static_cast<int64_t>(buffer.getShards().value_or(1))));
     for (auto [member, offset] :
          llvm::zip(buffer.getMembers(), buffer.getOffsets())) {
       StringRef name = cast<FlatSymbolRefAttr>(member).getValue();
@@ -118,8 +121,8 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
     bufferOs << "  {\"" << buffer.getSymName() << "\", "
              << dtypeName(type.getElementType()) << ", "
              << cpp::categoryName(buffer.getCategory()) << ", "
-             << type.getNumElements() << ", " << type.getNumElements()
-             << ", NULL},\n";
+             << type.getNumElements() << ", "
+             << buffer.getStorageType().getNumElements() << ", NULL},\n";
   }
 
   // The state table: every train.param and train.state.
@@ -155,13 +158,21 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
       init = "ZRT_INIT_NORMAL";
       std = param.getStdAttr().getValueAsDouble();
     }
+    // A member of a sharded buffer has the buffer's shards and no storage
+    // of its own (zrt.h: zrt_state).
+    auto member = memberOf.find(name);
+    int64_t stateShards = shards ? static_cast<int64_t>(*shards) : 1;
+    int64_t storageNumel = storage.getNumElements();
+    if (member != memberOf.end() && bufferShards[member->second.first] > 1) {
+      stateShards = bufferShards[member->second.first];
+      storageNumel = 0;
+    }
     rowsOs << dtypeName(type.getElementType()) << ", " << type.getRank()
            << ", shape_" << index << ", " << type.getNumElements() << ", "
-           << (shards ? *shards : 1) << ", " << storage.getNumElements() << ", "
+           << stateShards << ", " << storageNumel << ", "
            << init << ", " << llvm::formatv("{0:e17}", std).str() << ", "
            << ((param && param.getWeightDecay()) ? 1 : 0) << ", NULL, ";
     // Its own storage (-1), or a member of a flat buffer at an offset.
-    auto member = memberOf.find(name);
     if (member == memberOf.end())
       rowsOs << "-1, 0},\n";
     else

@@ -9,16 +9,6 @@ func.func @planned(%x: memref<4xf32>) attributes {train.planned} {
 
 // -----
 
-train.param @w : tensor<4xf32> init = zeros
-// expected-error @+1 {{'train.buffer' op is declared before train-bufferize, which plans only the flat buffers it declares itself (the aliasing of a tensor-level buffer and its members is not planned yet)}}
-train.buffer @b : tensor<4xf32> <parameters> members [@w] offsets [0]
-func.func @reads() -> tensor<4xf32> {
-  %w = train.read @b : tensor<4xf32>
-  return %w : tensor<4xf32>
-}
-
-// -----
-
 // expected-error @+1 {{'func.func' op argument #0 of type 'i32' is not a tensor; train-bufferize takes tensor arguments}}
 func.func @scalar(%x: i32) {
   return
