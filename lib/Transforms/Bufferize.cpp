@@ -132,6 +132,19 @@ struct Analysis {
   /// Results of an unpack copied straight into the state their write
   /// names (the write disappears): the state, by result.
   llvm::DenseMap<Value, StringRef> unpackInto;
+  /// The flat layout (train-zero flat-buffers): a bucket's gradients packed
+  /// into the replicated train.buffer the pack is written to (stage 1),
+  /// the pack, by the buffer's name; an all-gather whose result is written
+  /// to a replicated train.buffer receives into it (the start, by the
+  /// buffer), and the value it sends is computed into the rank's slot of
+  /// that buffer (by value) -- both collectives then run in place.
+  llvm::DenseMap<Operation *, StringRef> packIntoBuffer;
+  llvm::DenseMap<Operation *, StringRef> gatherInto;
+  llvm::DenseMap<Value, StringRef> rankSlot;
+  /// A value computed straight into the whole storage of the tensor-level
+  /// train.buffer its only use writes it to (the write disappears): stage
+  /// 2's averaged gradient shard.
+  llvm::DenseMap<Value, StringRef> intoBuffer;
   /// Each state's accesses in this function, in block order: its reads and
   /// writes, and the updates whose updated operand reads it.
   llvm::StringMap<SmallVector<Operation *, 2>> accesses;
@@ -163,9 +176,12 @@ struct Analysis {
             accesses[rootOf(read.getName())].push_back(&op);
     }
     findFlatBuckets(block, symbols);
+    findFlatLayout(block, symbols);
     findGatherSegments(block);
     findInPlaceUpdates(block);
     computeLiveness(block);
+    findInPlaceGathers(block, symbols);
+    findWritesIntoBuffers(block, symbols);
     findUnpacksIntoStates(block, symbols);
     findCopyingReads(block);
   }
@@ -292,6 +308,151 @@ private:
     return value;
   }
 
+  /// The replicated tensor-level train.buffer `name` names, whose storage
+  /// has `type`, or null.
+  static BufferOp replicatedBuffer(SymbolTable &symbols, StringRef name,
+                                   Type type) {
+    auto buffer = symbols.lookup<BufferOp>(name);
+    if (!buffer || buffer.getStorageType() != buffer.getTensorType() ||
+        buffer.getTensorType() != type)
+      return nullptr;
+    return buffer;
+  }
+
+  /// Whether a read of `root` other than `except` is live at `at`.
+  bool readLiveAt(StringRef root, unsigned at, Operation *except) const {
+    auto it = accesses.find(root);
+    if (it == accesses.end())
+      return false;
+    for (Operation *access : it->second) {
+      auto read = dyn_cast<ReadOp>(access);
+      if (!read || access == except || position.lookup(access) > at)
+        continue;
+      auto last = end.find(read.getResult());
+      if (last != end.end() && last->second >= at)
+        return true;
+    }
+    return false;
+  }
+
+  void findFlatLayout(Block &block, SymbolTable &symbols) {
+    for (Operation &op : block) {
+      // Stage 1: pack -> {write to the gradient buffer, reduce-scatter}.
+      if (auto pack = dyn_cast<PackOp>(op); pack && pack.getShards() == 1) {
+        WriteOp write;
+        bool scatters = false, other = false;
+        for (Operation *user : pack.getResult().getUsers()) {
+          if (auto w = dyn_cast<WriteOp>(user); w && !write)
+            write = w;
+          else if (isa<ReduceScatterStartOp>(user))
+            scatters = true;
+          else
+            other = true;
+        }
+        if (!write || !scatters || other ||
+            !replicatedBuffer(symbols, write.getName(), pack.getType()))
+          continue;
+        // Nothing touches the buffer before this write.
+        auto &list = accesses[rootOf(write.getName())];
+        if (list.empty() || list.front() != write.getOperation())
+          continue;
+        packIntoBuffer[pack] = write.getName();
+        elidedWrites.insert(write);
+        // A flat bucket whose buffer exists: the gradients are computed
+        // into their slices.
+        FlatBucket bucket;
+        bucket.pack = pack;
+        bucket.type = pack.getType();
+        bucket.name = write.getName().str();
+        unsigned id = flat.size();
+        int64_t offset = 0;
+        for (Value input : pack.getInputs()) {
+          if (Value value = placeable(input, block))
+            destination[value] = {id, offset};
+          bucket.offsets.push_back(offset);
+          offset += cast<RankedTensorType>(input.getType()).getNumElements();
+        }
+        flatPacks[pack] = id;
+        flat.push_back(std::move(bucket));
+        continue;
+      }
+    }
+  }
+
+  /// A kernel's result whose only use is a write of the whole storage of a
+  /// tensor-level buffer, when nothing reads the buffer from the kernel on
+  /// and nothing else accesses it in between.
+  void findWritesIntoBuffers(Block &block, SymbolTable &symbols) {
+    for (Operation &op : block) {
+      auto write = dyn_cast<WriteOp>(op);
+      if (!write || elidedWrites.contains(write))
+        continue;
+      auto buffer = symbols.lookup<BufferOp>(write.getName());
+      Value value = write.getValue();
+      if (!buffer || buffer.getStorageType() != value.getType() ||
+          !value.hasOneUse() || placeable(value, block) != value ||
+          rankSlot.count(value))
+        continue;
+      unsigned from = position.lookup(value.getDefiningOp());
+      unsigned at = position.lookup(write);
+      StringRef root = rootOf(write.getName());
+      bool touched = readLiveAt(root, from, nullptr);
+      for (Operation *access : accesses[root]) {
+        unsigned p = position.lookup(access);
+        touched |= access != write.getOperation() && p >= from && p <= at;
+      }
+      if (touched)
+        continue;
+      intoBuffer[value] = write.getName();
+      elidedWrites.insert(write);
+    }
+  }
+
+  /// All-gather -> wait -> write to the parameter buffer (after liveness).
+  void findInPlaceGathers(Block &block, SymbolTable &symbols) {
+    for (Operation &op : block) {
+      auto start = dyn_cast<AllGatherStartOp>(op);
+      if (!start)
+        continue;
+      auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
+      auto write = wait ? dyn_cast_or_null<WriteOp>(onlyUser(wait.getResult()))
+                        : WriteOp();
+      if (!write ||
+          !replicatedBuffer(symbols, write.getName(), wait.getResult().getType()))
+        continue;
+      StringRef root = rootOf(write.getName());
+      Value send = start.getOperand();
+      // The send computed into the rank's slot: a kernel's result, or an
+      // update in place on the rank's slice of the buffer it goes back to.
+      Operation *producer = send.getDefiningOp();
+      Operation *sliceRead = nullptr;
+      bool placed = false;
+      if (producer && isStateUpdate(producer) && send == producer->getResult(0)) {
+        auto slice = producer->getOperand(0).getDefiningOp<shard::AllSliceOp>();
+        auto read = slice ? slice.getInput().getDefiningOp<ReadOp>() : ReadOp();
+        if (read && read.getName() == write.getName() &&
+            producer->getOperand(0).hasOneUse() && slice.getInput().hasOneUse() &&
+            send.hasOneUse()) {
+          inPlace.insert(&producer->getOpOperand(0));
+          sliceRead = read;
+          placed = true;
+        }
+      } else if (send.hasOneUse() && placeable(send, block) == send) {
+        rankSlot[send] = write.getName();
+        placed = true;
+      }
+      if (!placed || readLiveAt(root, position.lookup(start), sliceRead)) {
+        if (placed && !sliceRead)
+          rankSlot.erase(send);
+        if (placed && sliceRead)
+          inPlace.erase(&producer->getOpOperand(0));
+        continue;
+      }
+      gatherInto[start] = write.getName();
+      elidedWrites.insert(write);
+    }
+  }
+
   /// Stages 1-2: the segment a rank sends to the all-gather of its updated
   /// parameters (a pack with shards = 1) is allocated when its first part
   /// is computed, and each part that is only packed is computed into its
@@ -300,7 +461,9 @@ private:
     for (Operation &op : block) {
       auto pack = dyn_cast<PackOp>(op);
       if (!pack || pack.getShards() != 1 || flatPacks.count(pack) ||
-          !isa_and_nonnull<AllGatherStartOp>(onlyUser(pack.getResult())))
+          packIntoBuffer.count(pack) ||
+          !isa_and_nonnull<AllGatherStartOp, ReduceScatterStartOp>(
+              onlyUser(pack.getResult())))
         continue;
       int64_t offset = 0;
       for (Value input : pack.getInputs()) {
@@ -587,7 +750,7 @@ private:
     auto [it, inserted] = segments.try_emplace(pack, Value());
     if (inserted)
       it->second = alloc(tensorOf(pack->getResult(0).getType()),
-                         MemoryCategory::gathered_parameters);
+                         collectiveCategory(*pack->getUsers().begin()));
     return it->second;
   }
 
@@ -683,6 +846,8 @@ LogicalResult FunctionBufferizer::run() {
     OpBuilder declare(func);
     MLIRContext *ctx = func.getContext();
     for (auto [id, bucket] : llvm::enumerate(analysis->flat)) {
+      if (!bucket.name.empty())
+        continue; // the flat layout's buffer, declared by train-zero
       SmallVector<Attribute> members;
       for (StringRef member : bucket.members)
         members.push_back(FlatSymbolRefAttr::get(ctx, member));
@@ -851,11 +1016,25 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   }
   if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op)) {
     RankedTensorType type = tensorOf(op.getResult(0).getType());
-    // A flat bucket's all-reduce runs in place.
+    // A flat bucket's all-reduce runs in place; a reduce-scatter of a flat
+    // bucket or of a segment computed in place leaves the rank's shard at
+    // its slot of the buffer; an all-gather into the parameter buffer
+    // receives there (its send is the rank's slot).
     auto pack = op.getOperand(0).getDefiningOp<PackOp>();
-    Value recv = pack && facts.flatPacks.count(pack)
-                     ? bufferOf(op.getOperand(0))
-                     : alloc(type, collectiveCategory(&op));
+    bool flatPack = pack && (facts.flatPacks.count(pack) || segments.count(pack));
+    Value recv;
+    if (flatPack && isa<AllReduceStartOp>(op))
+      recv = bufferOf(op.getOperand(0));
+    else if (flatPack && isa<ReduceScatterStartOp>(op))
+      recv = view(bufferOf(op.getOperand(0)), type, 0,
+                  arith::MulIOp::create(
+                      builder, loc(), rank(),
+                      arith::ConstantIndexOp::create(builder, loc(),
+                                                     type.getNumElements())));
+    else if (auto into = facts.gatherInto.find(&op); into != facts.gatherInto.end())
+      recv = storage(into->second, type);
+    else
+      recv = alloc(type, collectiveCategory(&op));
     CollectiveKind kind = isa<AllReduceStartOp>(op) ? CollectiveKind::all_reduce
                           : isa<ReduceScatterStartOp>(op)
                               ? CollectiveKind::reduce_scatter
@@ -932,7 +1111,21 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     // or into a new buffer.
     auto dest = facts.destination.find(result);
     auto slot = facts.segmentSlot.find(result);
-    if (dest != facts.destination.end())
+    auto mine = facts.rankSlot.find(result);
+    auto whole = facts.intoBuffer.find(result);
+    if (whole != facts.intoBuffer.end()) {
+      outs.push_back(storage(whole->second, tensorOf(result.getType())));
+    } else if (mine != facts.rankSlot.end()) {
+      RankedTensorType type = tensorOf(result.getType());
+      Value buffer = storage(
+          mine->second,
+          symbols.lookup<BufferOp>(mine->second).getTensorType());
+      outs.push_back(view(buffer, type, 0,
+                          arith::MulIOp::create(
+                              builder, loc(), rank(),
+                              arith::ConstantIndexOp::create(
+                                  builder, loc(), type.getNumElements()))));
+    } else if (dest != facts.destination.end())
       outs.push_back(view(bucketStorage(dest->second.bucket),
                           tensorOf(result.getType()), dest->second.offset,
                           nullptr));
