@@ -126,6 +126,27 @@ SmallVector<Value> microBatchParts(Value value) {
   return parts;
 }
 
+/// Micro-batch m's gradients of a bucket (`parts[i][m]`, appended to
+/// `values`), with the builder placed right after the last of them is
+/// computed (at the start of `body` when none is); returns the location of
+/// the ops to build there.
+Location afterMicroBatch(OpBuilder &b, Block &body,
+                         ArrayRef<SmallVector<Value>> parts, size_t m,
+                         SmallVector<Value> &values, Location fallback) {
+  Operation *last = nullptr;
+  for (auto &p : parts) {
+    values.push_back(p[m]);
+    Operation *def = p[m].getDefiningOp();
+    if (def && (!last || last->isBeforeInBlock(def)))
+      last = def;
+  }
+  if (last)
+    b.setInsertionPointAfter(last);
+  else
+    b.setInsertionPointToStart(&body);
+  return last ? last->getLoc() : fallback;
+}
+
 /// Erases the accumulation adds of `value` that nothing reads any more.
 void eraseDeadAccumulation(Value value) {
   while (auto add = value.getDefiningOp<AddOp>()) {
@@ -615,29 +636,22 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
     for (unsigned i : b.members)
       parts.push_back(S == 2 ? microBatchParts(grads[i])
                              : SmallVector<Value>{grads[i]});
+    // Members summed over different numbers of micro-batches (none that
+    // train-accumulate writes) are reduced once, as their sums.
     size_t count = parts.front().size();
-    if (llvm::any_of(parts, [&](auto &p) { return p.size() != count; }))
-      count = 1, parts.clear();
-    if (parts.empty())
+    if (llvm::any_of(parts, [&](auto &p) { return p.size() != count; })) {
+      count = 1;
+      parts.clear();
       for (unsigned i : b.members)
         parts.push_back({grads[i]});
+    }
     int64_t padding = N * b.shard - (b.offsets.back() + numelOf(b.members.back()));
     auto packType = RankedTensorType::get({N * b.shard}, b.element);
     auto shardType = RankedTensorType::get({b.shard}, b.element);
     for (size_t m = 0; m < count; ++m) {
-      Operation *last = nullptr;
       SmallVector<Value> values;
-      for (auto &p : parts) {
-        values.push_back(p[m]);
-        Operation *def = p[m].getDefiningOp();
-        if (def && (!last || last->isBeforeInBlock(def)))
-          last = def;
-      }
-      if (last)
-        builder.setInsertionPointAfter(last);
-      else
-        builder.setInsertionPointToStart(&body);
-      TrainBuilder tb(builder, last ? last->getLoc() : module.getLoc());
+      TrainBuilder tb(builder, afterMicroBatch(builder, body, parts, m, values,
+                                               module.getLoc()));
       Value accumulated =
           m > 0 ? tb.read(shardType, b.name + ".grads") : Value();
       if (padding > 0)
@@ -759,19 +773,8 @@ LogicalResult TrainZeroPass::reducePerMicroBatch(Block &body, OpBuilder &b,
 
     for (size_t m = 0; m < count; ++m) {
       // Right after the micro-batch's last gradient of the bucket.
-      Operation *last = nullptr;
       SmallVector<Value> values;
-      for (auto &p : parts) {
-        values.push_back(p[m]);
-        Operation *def = p[m].getDefiningOp();
-        if (def && (!last || last->isBeforeInBlock(def)))
-          last = def;
-      }
-      if (last)
-        b.setInsertionPointAfter(last);
-      else
-        b.setInsertionPointToStart(&body);
-      TrainBuilder tb(b, last ? last->getLoc() : rs.getLoc());
+      TrainBuilder tb(b, afterMicroBatch(b, body, parts, m, values, rs.getLoc()));
       // The shards accumulated so far, read before the collective starts.
       SmallVector<Value> accumulated;
       if (m > 0)

@@ -4,7 +4,8 @@
 
 A tiny GPT-2 (sizes that divide by neither 3 nor 2: every bucket's shard
 cuts members and pads) is compiled at stages 1 and 2 with --flat-buffers
-for 2 and 3 ranks in fp32 (and two of those in bf16), and trained for 4 AdamW steps with
+for 2 and 3 ranks in fp32 (two of those in bf16, one with two
+micro-batches), and trained for 4 AdamW steps with
 gradient clipping. Against the per-tensor layout of the same stage and
 world size (independent code: per-tensor shards, packs and unpacks):
 
@@ -34,12 +35,14 @@ def main():
     args = harness.parse_args(tools=("--zeroc",))
     model = harness.build_model(args, "gpt2", "zeroc.models.gpt2", CONFIG)
     failures = []
-    configs = [("fp32", 1e-5, s, n) for s in (1, 2) for n in (2, 3)]
-    configs += [("bf16", 1e-3, 1, 2), ("bf16", 1e-3, 2, 3)]
-    for precision, tol, stage, ranks in configs:
-                tag = f"{precision}-s{stage}-n{ranks}"
+    configs = [("fp32", 1e-5, s, n, 1) for s in (1, 2) for n in (2, 3)]
+    configs += [("bf16", 1e-3, 1, 2, 1), ("bf16", 1e-3, 2, 3, 1)]
+    # Two micro-batches: each one's bucket summed into the sharded buffer.
+    configs += [("fp32", 1e-5, 2, 3, 2)]
+    for precision, tol, stage, ranks, accum in configs:
+                tag = f"{precision}-s{stage}-n{ranks}" + (f"-k{accum}" if accum > 1 else "")
                 base = [f"--zero-stage={stage}", f"--world-size={ranks}",
-                        f"--precision={precision}"]
+                        f"--precision={precision}", f"--grad-accum={accum}"]
                 runs = {}
                 for layout, flags in (("tensor", base), ("flat", base + ["--flat-buffers"])):
                     exe = os.path.join(args.work, f"{tag}-{layout}")
@@ -59,7 +62,7 @@ def main():
                     failures.append(f"{tag}: flat losses {runs['flat'][1]} differ from "
                                     f"the per-tensor layout's {runs['tensor'][1]} by {err:.3g}")
                 print(f"{tag}: flat losses within {err:.2g} of the per-tensor layout")
-                if precision != "fp32" or ranks != 3:
+                if precision != "fp32" or ranks != 3 or accum > 1:
                     continue
                 # Checkpoints cross layouts: 2 steps saved, resumed in the other.
                 for saver, loader in (("flat", "tensor"), ("tensor", "flat")):
@@ -84,4 +87,5 @@ if __name__ == "__main__":
 # CHECK: fp32-s1-n3: saved by the flat layout, resumed by the tensor layout
 # CHECK: fp32-s2-n3: saved by the tensor layout, resumed by the flat layout
 # CHECK: bf16-s2-n3: flat losses within
-# CHECK: flat buffers: 6 configurations train as the per-tensor layout, measured peaks equal the report, checkpoints cross layouts
+# CHECK: fp32-s2-n3-k2: flat losses within
+# CHECK: flat buffers: 7 configurations train as the per-tensor layout, measured peaks equal the report, checkpoints cross layouts
