@@ -760,6 +760,14 @@ private:
     return place.base == base && place.offset == offset && !place.dynamicOffset;
   }
 
+  /// The index `rank * elements`: where this rank's slot of `elements`
+  /// elements starts in a buffer of one slot per rank.
+  Value rankOffset(int64_t elements) {
+    return arith::MulIOp::create(
+        builder, loc(), rank(),
+        arith::ConstantIndexOp::create(builder, loc(), elements));
+  }
+
   Value rank() {
     if (!rankValue) {
       OpBuilder::InsertionGuard guard(builder);
@@ -969,12 +977,9 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     }
     Value from = bufferOf(source);
     if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
-      int64_t k = tensorOf(slice.getResult().getType()).getNumElements();
-      Value offset = arith::MulIOp::create(
-          builder, loc(), rank(),
-          arith::ConstantIndexOp::create(builder, loc(), k));
+      RankedTensorType type = tensorOf(slice.getResult().getType());
       buffers[slice.getResult()] =
-          view(from, tensorOf(slice.getResult().getType()), 0, offset);
+          view(from, type, 0, rankOffset(type.getNumElements()));
       return success();
     }
     int64_t offset = 0;
@@ -1027,10 +1032,7 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
       recv = bufferOf(op.getOperand(0));
     else if (flatPack && isa<ReduceScatterStartOp>(op))
       recv = view(bufferOf(op.getOperand(0)), type, 0,
-                  arith::MulIOp::create(
-                      builder, loc(), rank(),
-                      arith::ConstantIndexOp::create(builder, loc(),
-                                                     type.getNumElements())));
+                  rankOffset(type.getNumElements()));
     else if (auto into = facts.gatherInto.find(&op); into != facts.gatherInto.end())
       recv = storage(into->second, type);
     else
@@ -1120,11 +1122,7 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
       Value buffer = storage(
           mine->second,
           symbols.lookup<BufferOp>(mine->second).getTensorType());
-      outs.push_back(view(buffer, type, 0,
-                          arith::MulIOp::create(
-                              builder, loc(), rank(),
-                              arith::ConstantIndexOp::create(
-                                  builder, loc(), type.getNumElements()))));
+      outs.push_back(view(buffer, type, 0, rankOffset(type.getNumElements())));
     } else if (dest != facts.destination.end())
       outs.push_back(view(bucketStorage(dest->second.bucket),
                           tensorOf(result.getType()), dest->second.offset,
