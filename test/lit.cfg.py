@@ -74,8 +74,12 @@ if config.zeroc_fuzzers:
         ("%fuzz_seconds", os.environ.get("ZEROC_FUZZ_SECONDS", "25")))
 else:
     config.excludes.append("Fuzz")
+# Through Inputs/mpi/mpirun, which gives each invocation an Open MPI session
+# directory of its own (concurrent tests share lit's TMPDIR) and execs the
+# real mpirun, named by ZEROC_REAL_MPIRUN.
+config.environment["ZEROC_REAL_MPIRUN"] = mpirun or "mpirun"
 config.substitutions.append(
-    ("%mpirun", (mpirun or "mpirun")
+    ("%mpirun", os.path.join(config.test_source_root, "Inputs", "mpi", "mpirun")
      + " --allow-run-as-root --oversubscribe --bind-to none" + mpirun_env))
 config.substitutions.append(("%mpicxx", mpicxx or "mpicxx"))
 config.substitutions.append(
