@@ -21,7 +21,9 @@
 //   memory, a kernel running off the end of an allocation, a copy or a
 //   kernel argument naming host memory, a double free or (with
 //   ZC_EMU_LEAK_CHECK=1) an allocation alive at exit is an error that names
-//   the call, the kernel or the allocation's caller.
+//   the call, the kernel or the allocation's caller (ZC_EMU_LEAK_ALLOW: a
+//   comma-separated list of callers whose allocations live for the whole
+//   run, matched as parts of the caller's name).
 // * Streams created by cudaStreamCreate* are queues that run only when
 //   something waits for them (cudaStreamSynchronize, an event, a
 //   synchronous call); the default stream runs at once.
@@ -116,12 +118,12 @@ struct Allocation {
   const char *call;
   std::string caller;
   bool freePending = false;
+  int access = 0; // operations running on it (accessible while > 0)
 };
 
 std::map<uintptr_t, Allocation> allocations; // by base
 std::map<uintptr_t, std::string> freed;       // base -> who freed it
 long nextAllocation = 1;
-int accessDepth = 0;
 
 char *dataPages(const Allocation &a) { return a.map + kPage; }
 size_t dataBytes(const Allocation &a) { return a.mapBytes - 2 * kPage; }
@@ -131,20 +133,6 @@ void protect(const Allocation &a, bool on) {
                on ? PROT_READ | PROT_WRITE : PROT_NONE) != 0)
     fatal("mprotect of allocation #%ld failed", a.id);
 }
-
-/// Device memory accessible (kernels, copies, cuBLASLt) while alive.
-struct DeviceAccess {
-  DeviceAccess() {
-    if (accessDepth++ == 0)
-      for (auto &entry : allocations)
-        protect(entry.second, true);
-  }
-  ~DeviceAccess() {
-    if (--accessDepth == 0)
-      for (auto &entry : allocations)
-        protect(entry.second, false);
-  }
-};
 
 /// The allocation holding [p, p + bytes), or nullptr (p past its end by at
 /// most nothing counts for bytes == 0).
@@ -172,6 +160,44 @@ Allocation *findMapping(const void *p) {
   return nullptr;
 }
 
+/// The allocations an operation reaches (a kernel's arguments, a copy's
+/// operands) accessible while alive; every other allocation stays
+/// inaccessible, so that the cost is the operation's own memory.
+class DeviceAccess {
+public:
+  explicit DeviceAccess(std::initializer_list<const void *> ptrs) {
+    for (const void *p : ptrs)
+      if (Allocation *a = findAllocation(p))
+        add(a);
+  }
+  explicit DeviceAccess(const std::vector<long> &ids) {
+    for (long id : ids)
+      for (auto &entry : allocations)
+        if (entry.second.id == id)
+          add(&entry.second);
+  }
+  ~DeviceAccess() {
+    for (uintptr_t base : bases) {
+      auto it = allocations.find(base);
+      if (it != allocations.end() && --it->second.access == 0)
+        protect(it->second, false);
+    }
+  }
+  DeviceAccess(const DeviceAccess &) = delete;
+  DeviceAccess &operator=(const DeviceAccess &) = delete;
+
+private:
+  void add(Allocation *a) {
+    uintptr_t base = reinterpret_cast<uintptr_t>(a->base);
+    if (std::find(bases.begin(), bases.end(), base) != bases.end())
+      return;
+    bases.push_back(base);
+    if (a->access++ == 0)
+      protect(*a, true);
+  }
+  std::vector<uintptr_t> bases;
+};
+
 void *allocate(size_t bytes, const char *call, const void *caller) {
   Allocation a;
   a.bytes = bytes;
@@ -189,8 +215,7 @@ void *allocate(size_t bytes, const char *call, const void *caller) {
   a.caller = describeCaller(caller);
   protect(a, true);
   std::memset(a.base, 0xff, a.rounded); // uninitialised: NaN everywhere
-  if (accessDepth == 0)
-    protect(a, false);
+  protect(a, false);
   char *base = a.base;
   freed.erase(reinterpret_cast<uintptr_t>(base));
   allocations.emplace(reinterpret_cast<uintptr_t>(base), std::move(a));
@@ -402,6 +427,11 @@ char *sharedBase = nullptr;
 size_t sharedBytes = 0;
 
 const LaunchConfig *launching = nullptr;
+struct Counts {
+  uint64_t launches = 0, blocks = 0, threads = 0, barriers = 0, collectives = 0;
+} counts;
+uint64_t blockSerial = 0; // one more for every block run
+std::unordered_map<void *, uint64_t> staticSharedBlock;
 bool floatAtomics = false;
 std::unordered_map<const void *, int> dynamicSharedLimit;
 
@@ -506,6 +536,9 @@ void runBlock(Order order, std::mt19937_64 &rng) {
     perm[i] = order == kReverse ? n - 1 - i : i;
   if (order == kRandom)
     std::shuffle(perm.begin(), perm.end(), rng);
+  ++blockSerial;
+  ++counts.blocks;
+  counts.threads += n;
   block.done = 0;
   block.atBarrier = 0;
   for (unsigned w = 0; w < (n + 31) / 32; ++w)
@@ -618,7 +651,10 @@ bool closeFloats(uint32_t a, uint32_t b) {
 
 void executeLaunch(const LaunchConfig &config, const std::function<void()> &body,
                    const std::vector<Region> &regions) {
-  DeviceAccess access;
+  std::vector<long> ids;
+  for (const Region &r : regions)
+    ids.push_back(r.id);
+  DeviceAccess access(ids);
   launching = &config;
   sharedBytes = config.shared;
   if (sharedBytes) {
@@ -635,6 +671,7 @@ void executeLaunch(const LaunchConfig &config, const std::function<void()> &body
                  roundUp(sharedBytes, 128);
   }
   std::vector<Order> orders = schedules();
+  ++counts.launches;
   uint64_t seed = std::strtoull(envOr("ZC_EMU_SEED", "1"), nullptr, 10) * 1000003u +
                   launchCount++;
   std::vector<std::vector<char>> before, first;
@@ -783,6 +820,14 @@ cudaError_t funcSetAttribute(const void *kernel, cudaFuncAttribute attr,
 
 void *dynamicShared() { return sharedBytes ? sharedBase : sharedMap; }
 
+void sharedStatic(void *p, size_t bytes) {
+  uint64_t &seen = staticSharedBlock[p];
+  if (seen != blockSerial) {
+    seen = blockSerial;
+    std::memset(p, 0xff, bytes);
+  }
+}
+
 void noteFloatAtomic() { floatAtomics = true; }
 
 void kernelError(const char *format, ...) {
@@ -801,6 +846,7 @@ void syncthreads() {
   if (!block.running)
     fatal("__syncthreads() outside a kernel");
   if (++block.atBarrier == block.threads) {
+    ++counts.barriers;
     block.atBarrier = 0;
     for (unsigned t = 0; t < block.threads; ++t)
       if (block.fibers[t].state == kAtBarrier)
@@ -963,6 +1009,7 @@ uint64_t warpCollective(Collective kind, unsigned mask, uint64_t value,
   warp.width[lane] = width;
   warp.arrived |= 1u << lane;
   if (warp.arrived == warp.mask) {
+    ++counts.collectives;
     completeCollective(warp);
     warp.arrived = 0;
     for (int l = 0; l < 32; ++l)
@@ -1006,6 +1053,11 @@ void onFault(int sig, siginfo_t *info, void *) {
                   address, static_cast<size_t>(a - sharedBase) - sharedBytes,
                   sharedBytes);
     if (Allocation *m = findMapping(address)) {
+      if (a >= m->base && a < m->base + m->rounded)
+        kernelError("read or write at %p in device allocation #%ld (%zu "
+                    "bytes, from %s), which none of the kernel's arguments "
+                    "points to",
+                    address, m->id, m->bytes, m->caller.c_str());
       if (a >= m->base + m->rounded)
         kernelError("read or write at %p, %zu bytes past the end of device "
                     "allocation #%ld (%zu bytes, from %s)",
@@ -1050,12 +1102,26 @@ void atExit() {
   if (failing)
     return;
   drainAll();
+  if (std::string(envOr("ZC_EMU_STATS", "0")) == "1") {
+    using zc_emu::counts;
+    std::fprintf(stderr,
+                 "emulated CUDA: %" PRIu64 " launches, each in %zu orders (%s): "
+                 "%" PRIu64 " blocks, %" PRIu64 " threads, %" PRIu64
+                 " barriers, %" PRIu64 " warp collectives; %ld events "
+                 "created\n",
+                 counts.launches, zc_emu::schedules().size(),
+                 envOr("ZC_EMU_SCHEDULES", "forward,reverse,random"),
+                 counts.blocks, counts.threads, counts.barriers,
+                 counts.collectives, eventsCreated);
+  }
   if (std::string(envOr("ZC_EMU_LEAK_CHECK", "0")) != "1")
     return;
   std::vector<std::string> allowed = leakAllowed();
   for (auto &entry : allocations) {
     const Allocation &a = entry.second;
-    if (std::find(allowed.begin(), allowed.end(), a.caller) != allowed.end())
+    if (std::any_of(allowed.begin(), allowed.end(), [&](const std::string &n) {
+          return !n.empty() && a.caller.find(n) != std::string::npos;
+        }))
       continue;
     fatal("leak at exit: allocation #%ld (%zu bytes) from %s in %s was never "
           "freed",
@@ -1142,7 +1208,7 @@ cudaError_t cudaGetDeviceCount(int *count) {
 }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int) {
   std::memset(prop, 0, sizeof(*prop));
-  std::snprintf(prop->name, sizeof(prop->name), "emulated sm_90 on the CPU");
+  std::snprintf(prop->name, sizeof(prop->name), "emulated GPU on the CPU");
   prop->totalGlobalMem = size_t{80} << 30;
   prop->sharedMemPerBlock = 48 * 1024;
   prop->sharedMemPerBlockOptin = 232448;
@@ -1276,7 +1342,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
   CALL("cudaMemcpyAsync");
   checkCopy(dst, src, bytes, kind, "cudaMemcpyAsync");
   enqueue(stream, "cudaMemcpyAsync", [=] {
-    DeviceAccess access;
+    DeviceAccess access{dst, src};
     std::memmove(dst, src, bytes);
   });
   return cudaSuccess;
@@ -1286,7 +1352,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
   CALL("cudaMemcpy");
   checkCopy(dst, src, bytes, kind, "cudaMemcpy");
   drainAll();
-  DeviceAccess access;
+  DeviceAccess access{dst, src};
   std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
@@ -1301,7 +1367,7 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
   checkCopy(dst, src, dpitch * (height - 1) + width, kind, "cudaMemcpy2DAsync");
   checkCopy(const_cast<void *>(src), src, 0, kind, "cudaMemcpy2DAsync");
   enqueue(stream, "cudaMemcpy2DAsync", [=] {
-    DeviceAccess access;
+    DeviceAccess access{dst, src};
     for (size_t r = 0; r < height; ++r)
       std::memmove(static_cast<char *>(dst) + r * dpitch,
                    static_cast<const char *>(src) + r * spitch, width);
@@ -1313,7 +1379,7 @@ cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes,
   CALL("cudaMemsetAsync");
   checkDeviceRange(dst, bytes, "cudaMemsetAsync", "destination");
   enqueue(stream, "cudaMemsetAsync", [=] {
-    DeviceAccess access;
+    DeviceAccess access{dst};
     std::memset(dst, value, bytes);
   });
   return cudaSuccess;
@@ -1322,7 +1388,7 @@ cudaError_t cudaMemset(void *dst, int value, size_t bytes) {
   CALL("cudaMemset");
   checkDeviceRange(dst, bytes, "cudaMemset", "destination");
   drainAll();
-  DeviceAccess access;
+  DeviceAccess access{dst};
   std::memset(dst, value, bytes);
   return cudaSuccess;
 }
@@ -1336,7 +1402,7 @@ cudaError_t cudaMemset2DAsync(void *dst, size_t pitch, int value, size_t width,
   checkDeviceRange(dst, pitch * (height - 1) + width, "cudaMemset2DAsync",
                    "destination");
   enqueue(stream, "cudaMemset2DAsync", [=] {
-    DeviceAccess access;
+    DeviceAccess access{dst};
     for (size_t r = 0; r < height; ++r)
       std::memset(static_cast<char *>(dst) + r * pitch, value, width);
   });
@@ -1757,8 +1823,6 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
   std::memcpy(&alphaValue, alpha, 4); // host scalars (the default mode)
   std::memcpy(&betaValue, beta, 4);
   for (int i = 0; i < 4; ++i) {
-    if (i == 2 && betaValue == 0.0f && C == D)
-      ; // C is read only when beta != 0, but it is D here
     const zc_emu_lt_layout *l = layouts[i];
     size_t bytes = typeBytes(l->type, call);
     if (algo && alignmentOf(ptrs[i]) < static_cast<int64_t>(algo->data[i]))
@@ -1789,32 +1853,37 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
   zc_emu_lt_desc d = *desc;
   zc_emu_lt_layout la = *adesc, lb = *bdesc, lc = *cdesc, ld = *ddesc;
   enqueue(stream, call, [=] {
-    DeviceAccess access;
+    DeviceAccess access{A, B, C, D, d.bias};
     bool tf32 = d.compute == CUBLAS_COMPUTE_32F_FAST_TF32;
     size_t ea = typeBytes(la.type, call), eb = typeBytes(lb.type, call),
            ec = typeBytes(lc.type, call);
-    std::vector<double> row(k);
+    // op(A) as m rows of k, op(B) as n columns of k, in double: the
+    // products and sums are exact or within double rounding of the f32
+    // accumulation cuBLASLt does.
+    std::vector<double> rows(m * k), cols(n * k);
     for (int32_t batch = 0; batch < ld.batch; ++batch) {
       const char *a = static_cast<const char *>(A) + batch * la.stride * ea;
       const char *b = static_cast<const char *>(B) + batch * lb.stride * eb;
       const char *c = static_cast<const char *>(C) + batch * lc.stride * ec;
       char *dd = static_cast<char *>(D) + batch * ld.stride * ec;
-      for (uint64_t i = 0; i < m; ++i) {
+      for (uint64_t i = 0; i < m; ++i)
         for (uint64_t kk = 0; kk < k; ++kk) {
           uint64_t off = d.transA == CUBLAS_OP_N ? i + kk * la.ld : kk + i * la.ld;
           double v = loadElement(a + off * ea, la.type);
-          row[kk] = tf32 ? roundTf32(static_cast<float>(v)) : v;
+          rows[i * k + kk] = tf32 ? roundTf32(static_cast<float>(v)) : v;
         }
-        for (uint64_t j = 0; j < n; ++j) {
+      for (uint64_t j = 0; j < n; ++j)
+        for (uint64_t kk = 0; kk < k; ++kk) {
+          uint64_t off = d.transB == CUBLAS_OP_N ? kk + j * lb.ld : j + kk * lb.ld;
+          double v = loadElement(b + off * eb, lb.type);
+          cols[j * k + kk] = tf32 ? roundTf32(static_cast<float>(v)) : v;
+        }
+      for (uint64_t j = 0; j < n; ++j)
+        for (uint64_t i = 0; i < m; ++i) {
+          const double *x = &rows[i * k], *y = &cols[j * k];
           double sum = 0;
-          for (uint64_t kk = 0; kk < k; ++kk) {
-            uint64_t off =
-                d.transB == CUBLAS_OP_N ? kk + j * lb.ld : j + kk * lb.ld;
-            double v = loadElement(b + off * eb, lb.type);
-            if (tf32)
-              v = roundTf32(static_cast<float>(v));
-            sum += row[kk] * v;
-          }
+          for (uint64_t kk = 0; kk < k; ++kk)
+            sum += x[kk] * y[kk];
           double out = alphaValue * sum;
           if (betaValue != 0.0f)
             out += betaValue * loadElement(c + (i + j * lc.ld) * ec, lc.type);
@@ -1829,7 +1898,6 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
           storeElement(dd + (i + j * ld.ld) * ec, ld.type,
                        static_cast<float>(out));
         }
-      }
     }
   });
   return CUBLAS_STATUS_SUCCESS;

@@ -247,6 +247,9 @@ uint64_t warpCollective(Collective kind, unsigned mask, uint64_t value,
 void noteFloatAtomic();
 /// This block's dynamic shared memory.
 void *dynamicShared();
+/// A static __shared__ variable, reached by a thread of the running block:
+/// filled with 0xff bytes the first time in each block (rewrite.py).
+void sharedStatic(void *p, size_t bytes);
 /// Aborts naming the running kernel (and block and thread).
 [[noreturn]] void kernelError(const char *format, ...)
     __attribute__((format(printf, 1, 2)));
