@@ -35,6 +35,30 @@ tool_dirs = [config.zeroc_tools_dir, config.llvm_tools_dir]
 tools = ["zeroc", "zeroc-opt", "zeroc-run", "FileCheck", "not", "count", "split-file",
          "zeroc-rt-kernel-tests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# The CUDA runtime's kernels on the CPU emulation of CUDA (docs/cuda.md):
+# its archives on x86-64 (cuda-emulation), the whole conformance suite on it
+# outside the sanitizer build (cuda-emulation-suite).
+if os.path.exists(os.path.join(config.zeroc_obj_root, "lib", "libzeroc_cuda_emulation.a")):
+    config.available_features.add("cuda-emulation")
+    # Compiling a (deliberately broken) copy of a CUDA runtime file for the
+    # emulation: %cuda_emu_cxx FILE.cpp ... %cuda_emu_libs; with the
+    # sanitizers in their build.
+    emu_cxx = (config.zeroc_generated_cxx if config.zeroc_sanitize
+               else shutil.which("g++") or "c++")
+    config.substitutions.append(("%cuda_emu_cxx", " ".join([
+        emu_cxx, "-std=c++17", "-O1", "-w", "-rdynamic",
+        "-I" + os.path.join(config.zeroc_src_root, "lib", "Runtime", "CudaEmulation", "include"),
+        "-I" + os.path.join(config.zeroc_src_root, "lib", "Runtime", "Cuda"),
+        "-I" + os.path.join(config.zeroc_src_root, "include")])))
+    config.substitutions.append(("%cuda_emu_libs", " ".join([
+        os.path.join(config.zeroc_obj_root, "lib", "libzeroc_rt_cuda_emu_kernels.a"),
+        os.path.join(config.zeroc_obj_root, "lib", "libzeroc_cuda_emulation.a"),
+        "-ldl"])))
+    config.substitutions.append(("%cuda_emu_rewrite", python + " " + os.path.join(
+        config.zeroc_src_root, "lib", "Runtime", "CudaEmulation", "rewrite.py")))
+if os.path.exists(os.path.join(config.zeroc_tools_dir, "zeroc-rt-cuda-emu-kernel-tests")):
+    config.available_features.add("cuda-emulation-suite")
+    llvm_config.add_tool_substitutions(["zeroc-rt-cuda-emu-kernel-tests"], tool_dirs)
 
 # MPI programs (the CPU runtime's executables): `%mpirun -np N EXE ...` runs
 # as root in containers, oversubscribes the cores and keeps OpenMP at one

@@ -2130,7 +2130,11 @@ std::vector<FailCase> failCases() {
          Scalar loss;
          zrt_cross_entropy(ZRT_F32, logits.dev, ids.dev, ZRT_I32, 2, 7,
                            loss.dev);
-         loss.get();
+         // As generated code reads a loss: the CUDA runtime reports ids
+         // found out of range on the device there (a plain copy did not,
+         // and this case passed on the CPU only).
+         float value = 0;
+         zrt_read_f32(&value, loss.dev, ZRT_F32, 1);
        }},
       {"cross-entropy-grad-target",
        "zrt_cross_entropy_grad: target -1 at position 0 is outside [0, 4)",

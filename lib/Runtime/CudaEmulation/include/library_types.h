@@ -1,0 +1,20 @@
+/*===- library_types.h - CUDA's data type enum, emulated -------------------===*
+ *
+ * Part of the CPU emulation of CUDA (lib/Runtime/CudaEmulation, docs/cuda.md).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef ZEROC_CUDA_EMULATION_LIBRARY_TYPES_H
+#define ZEROC_CUDA_EMULATION_LIBRARY_TYPES_H
+
+typedef enum cudaDataType_t {
+  CUDA_R_32F = 0,
+  CUDA_R_64F = 1,
+  CUDA_R_16F = 2,
+  CUDA_R_8I = 3,
+  CUDA_R_32I = 10,
+  CUDA_R_16BF = 14
+} cudaDataType_t;
+typedef cudaDataType_t cudaDataType;
+
+#endif
