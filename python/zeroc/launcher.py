@@ -601,6 +601,8 @@ def main(argv: Sequence[str] | None = None, command: str = "train") -> int:
         for note in plan.notes:
             print(f"zeroc: {note}", file=sys.stderr)
         print(f"zeroc: running {line}", file=sys.stderr)
+    save = getattr(args, "exe_save", None)
+    saved_before = saved_step(save) if save else None
     sys.stderr.flush()
     try:
         process = subprocess.Popen(plan.command, env={**os.environ, **plan.env},
@@ -612,6 +614,7 @@ def main(argv: Sequence[str] | None = None, command: str = "train") -> int:
     copier = threading.Thread(target=filter_mpi_banners,
                               args=(process.stderr, _ByteSink(sys.stderr)), daemon=True)
     copier.start()
+    interrupted = False
     while True:
         try:
             returncode = process.wait()
@@ -620,9 +623,41 @@ def main(argv: Sequence[str] | None = None, command: str = "train") -> int:
             # The interrupt reached mpirun too (same process group): it
             # stops the ranks, which may be writing their final checkpoint;
             # wait for them rather than kill them halfway.
-            continue
+            interrupted = True
     copier.join(timeout=10)
-    return returncode if returncode >= 0 else 128 - returncode
+    returncode = returncode if returncode >= 0 else 128 - returncode
+    if interrupted:
+        returncode, note = after_interrupt(returncode, save, saved_before)
+        if note:
+            print(note, file=sys.stderr)
+    return returncode
+
+
+def saved_step(save: str) -> int | None:
+    """The step of the complete checkpoint that `save`'s ``latest`` names
+    (its manifest, written last, is there and intact), or None."""
+    from zeroc import checkpoint
+    try:
+        return int(checkpoint.read_manifest(save)["step"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def after_interrupt(returncode: int, save: str | None, saved_before: int | None
+                    ) -> tuple[int, str | None]:
+    """The launcher's status after a Ctrl-C, and a note: the executable
+    stops on an interrupt, saves and exits 0, but mpirun may still exit
+    non-zero when the interrupt lands as the ranks finish (in their final
+    save, say). When this run left a complete checkpoint newer than the one
+    there at its start, the work is saved: status 0, and a note saying so."""
+    if returncode == 0 or not save:
+        return returncode, None
+    step = saved_step(save)
+    if step is None or (saved_before is not None and step <= saved_before):
+        return returncode, None
+    return 0, (f"zeroc: interrupted: mpirun exited with status {returncode}, but the "
+               f"checkpoint of step {step} in {save} is complete; resume with "
+               f"--resume {save}") if returncode >= 0 else 128 - returncode
 
 
 class _ByteSink:

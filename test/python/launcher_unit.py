@@ -14,6 +14,7 @@ Runs under lit or directly: ``python3 test/python/launcher_unit.py [BIN_DIR]``.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -318,6 +319,44 @@ class EndToEnd(unittest.TestCase):
             self.assertIn("--zero-stage=1 --world-size=2", old.stdout)
             self.assertIn("note: --stage is deprecated", old.stderr)
             self.assertIn("note: --ranks is deprecated", old.stderr)
+
+            # After a Ctrl-C: a complete checkpoint newer than the run's
+            # start means the work is saved (status 0, with a note); an
+            # older one, or none, leaves mpirun's status.
+            self.assertEqual(launcher.saved_step(ck), 3)
+            status, note = launcher.after_interrupt(1, ck, None)
+            self.assertEqual(status, 0)
+            self.assertIn("mpirun exited with status 1, but the checkpoint of step 3", note)
+            self.assertEqual(launcher.after_interrupt(1, ck, 3), (1, None))
+            self.assertEqual(launcher.after_interrupt(1, os.path.join(tmp, "none"), None),
+                             (1, None))
+            self.assertEqual(launcher.after_interrupt(1, None, None), (1, None))
+            # A real interrupt of the launcher's process group mid-run: the
+            # launcher waits for the ranks, which save and stop.
+            environ = dict(os.environ, PYTHONPATH=str(ROOT / "python"), ZEROC=str(BIN / "zeroc"))
+            stopped = os.path.join(tmp, "stopped")
+            with open(os.path.join(tmp, "stopped.err"), "w+") as errors:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "zeroc", "train", MLP, "--world-size", "2",
+                     "--zero-stage", "2", "--data", tokens, "--steps", "1000000", "--save",
+                     stopped, "--cache-dir", cache], stdout=subprocess.PIPE,
+                    stderr=errors, text=True, env=environ, start_new_session=True,
+                    # As at a terminal (lit may start tests with SIGINT ignored).
+                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                out = ""
+                while "step 0/1000000" not in out:
+                    line = process.stdout.readline()
+                    if not line:
+                        break
+                    out += line
+                os.killpg(process.pid, signal.SIGINT)
+                out += process.stdout.read()
+                process.wait(timeout=120)
+                errors.seek(0)
+                err = errors.read()
+            self.assertEqual(process.returncode, 0, out + err)
+            self.assertIn("zeroc: stopped by", out)
+            self.assertLess(launcher.saved_step(stopped), 1000000)
 
             # A run that fails before training leaves no --save folder.
             fresh = os.path.join(tmp, "fresh", "ck")
