@@ -6,8 +6,7 @@
 //
 // Parameter names are PyTorch's state-dict names; nn.Linear weights are
 // [out_features, in_features]. The lm_head is tied to transformer.wte.weight,
-// so it is not a parameter of its own: train.tied declares the second name,
-// which checkpoint exports write too.
+// so it is not a parameter of its own (train.tied: exports write it too).
 
 module attributes {train.model = "gpt2", train.tied = {"lm_head.weight" = @transformer.wte.weight}} {
   train.optimizer adamw lr = 6.000000e-04 beta1 = 0.9 beta2 = 0.95 eps = 1.000000e-08 weight_decay = 0.1 grad_clip = 1.0
