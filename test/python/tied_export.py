@@ -6,11 +6,13 @@
 # CHECK: gpt: manifest aliases {'lm_head.weight': 'transformer.wte.weight'}
 # CHECK: gpt: strict load_state_dict of the export: ok
 # CHECK: gpt: --init with lm_head.weight only: same losses
+# CHECK: gpt: --resume into the model that calls it lm_head.weight: same losses
 # CHECK: gpt: --init with tied names that differ: refused
 # CHECK: custom: train.tied = {"head.weight" = @tok.weight}
 # CHECK: custom: manifest aliases {'head.weight': 'tok.weight'}
 # CHECK: custom: strict load_state_dict of the export: ok
 # CHECK: custom: --init with head.weight only: same losses
+# CHECK: custom: --resume into the model that calls it head.weight: same losses
 # CHECK: custom: --init with tied names that differ: refused
 """Tied weights survive import, training and export.
 
@@ -23,8 +25,10 @@ checkpoint export``: the file loads into the PyTorch module with strict
 ``load_state_dict``, the loaded tensors equal the file's (both names the
 same values), and training changed them. A weights file that has the
 parameter only under its second name is a valid ``--init`` (the first
-step's loss equals the one from the full file); one whose two names differ
-is refused with a message naming both.
+step's loss equals the one from the full file), and the checkpoint resumes
+into the same model with the two names swapped (the losses of the model
+that wrote it); a weights file whose two names differ is refused with a
+message naming both.
 """
 import json
 import os
@@ -120,6 +124,24 @@ for key, (source, cls, kwargs, alias, target) in MODELS.items():
     assert losses(first_log) == losses(alias_log) and losses(first_log), \
         (losses(first_log), losses(alias_log))
     print(f"{key}: --init with {alias} only: same losses")
+
+    # --resume into a model that declares the other name of the tied
+    # parameter (the IR with the two names swapped): the checkpoint's
+    # tensors (and moments) are found under the other name, and the
+    # resumed run's losses equal those of the model that wrote it.
+    swapped = os.path.join(work, "swapped.mlir")
+    with open(swapped, "w") as f:
+        f.write(text.replace(declared, f'train.tied = {{"{target}" = @{alias}}}')
+                .replace(f"@{target} ", f"@{alias} "))
+    same_log, swap_log = os.path.join(work, "same.jsonl"), os.path.join(work, "swap.jsonl")
+    for model, out in ((mlir, same_log), (swapped, swap_log)):
+        result = run("train", model, "--zero-stage", "2", "--world-size", "2", "--data",
+                     tokens, "--resume", ck, "--steps", "5", "--log-json", out, "--quiet",
+                     check=False)
+        assert result.returncode == 0, result.stderr
+    assert losses(same_log) == losses(swap_log) and len(losses(same_log)) == 2, \
+        (losses(same_log), losses(swap_log))
+    print(f"{key}: --resume into the model that calls it {alias}: same losses")
 
     full[alias] = full[target] + 1.0
     differ = os.path.join(work, "differ.safetensors")
