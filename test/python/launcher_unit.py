@@ -333,7 +333,10 @@ class EndToEnd(unittest.TestCase):
             self.assertEqual(launcher.after_interrupt(1, None, None), (1, None))
             # A real interrupt of the launcher's process group mid-run: the
             # launcher waits for the ranks, which save and stop.
-            environ = dict(os.environ, PYTHONPATH=str(ROOT / "python"), ZEROC=str(BIN / "zeroc"))
+            # mpirun kills the ranks 1 s after it forwards a SIGINT; a loaded
+            # machine may need longer to finish the step and save.
+            environ = dict(os.environ, PYTHONPATH=str(ROOT / "python"), ZEROC=str(BIN / "zeroc"),
+                           OMPI_MCA_odls_base_sigkill_timeout="30")
             stopped = os.path.join(tmp, "stopped")
             with open(os.path.join(tmp, "stopped.err"), "w+") as errors:
                 process = subprocess.Popen(
