@@ -6,9 +6,9 @@
 //
 // Parameter names are PyTorch's state-dict names; nn.Linear weights are
 // [out_features, in_features]. The lm_head is tied to transformer.wte.weight,
-// so it is not a parameter of its own.
+// so it is not a parameter of its own (train.tied: exports write it too).
 
-module attributes {train.model = "gpt2"} {
+module attributes {train.model = "gpt2", train.tied = {"lm_head.weight" = @transformer.wte.weight}} {
   train.optimizer adamw lr = 6.000000e-04 beta1 = 0.9 beta2 = 0.95 eps = 1.000000e-08 weight_decay = 0.1 grad_clip = 1.0
 
   train.param @transformer.wte.weight : tensor<65x48xf32> init = normal std = 2.000000e-02 decay

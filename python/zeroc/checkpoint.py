@@ -15,9 +15,10 @@ its own text (docs/executable.md, "Checkpoints").
 ``export`` merges the weights into one safetensors file named as the
 model's parameters (the f32 masters where the run had them), streaming
 slice by slice with bounded memory and checking every slice's CRC-32C as it
-copies; a model that ties ``lm_head.weight`` to ``transformer.wte.weight``
-gets both names, so that PyTorch's strict ``load_state_dict`` of nanoGPT
-takes the file. ``verify`` checks every file's size and checksum.
+copies; a parameter the model declared under a second name (its module's
+``train.tied``, the manifest's ``aliases``: nanoGPT's ``lm_head.weight`` of
+``transformer.wte.weight``, or any other names) gets both names, so that
+PyTorch's strict ``load_state_dict`` takes the file. ``verify`` checks every file's size and checksum.
 
 Standard library only. CRC-32C in pure Python: tables applied to whole
 columns of bytes with ``bytes.translate`` (about 100 MB/s), since the

@@ -548,8 +548,12 @@ class ModuleWriter:
             self._out.write(f"// {line}".rstrip() + "\n")
         self._out.write("\n")
 
-    def open(self, attributes: Mapping[str, str | int]) -> None:
-        """Opens the module, with string- or integer-valued (i64) `attributes`."""
+    def open(self, attributes: Mapping[str, str | int],
+             tied: Mapping[str, str] | None = None) -> None:
+        """Opens the module, with string- or integer-valued (i64) `attributes`
+        and the parameters `tied` under a second name ({alias: parameter},
+        the ``train.tied`` attribute: checkpoints export the alias too)."""
+        attributes = dict(attributes)
         for key, value in attributes.items():
             _check_identifier("attribute name", key)
             if isinstance(value, int):
@@ -558,6 +562,13 @@ class ModuleWriter:
                 raise ValueError(f"attribute value {value!r} needs escaping")
         attrs = ", ".join(f"{key} = {value} : i64" if isinstance(value, int)
                           else f'{key} = "{value}"' for key, value in attributes.items())
+        if tied:
+            entries = []
+            for alias, target in tied.items():
+                _check_identifier("tied name", alias)
+                _check_identifier("tied parameter", target)
+                entries.append(f'"{alias}" = @{target}')
+            attrs += (", " if attrs else "") + "train.tied = {" + ", ".join(entries) + "}"
         self._out.write(f"module attributes {{{attrs}}} {{\n" if attrs else "module {\n")
 
     def optimizer(self, config: OptimizerConfig) -> None:

@@ -1,7 +1,8 @@
 """Compile a model and train it in one command: ``python3 -m zeroc train``.
 
-    python3 -m zeroc train examples/gpt2-tiny.mlir --stage 3 --ranks 4 \\
+    python3 -m zeroc train examples/gpt2-tiny.mlir --zero-stage 3 --world-size 4 \\
         --data data/tinyshakespeare.txt --data-format=text --steps 100
+    python3 -m zeroc sample examples/gpt2-tiny.mlir CK --prompt "ROMEO:"
 
 1. finds the ``zeroc`` compiler (``--zeroc``, ``$ZEROC``, the build tree next
    to this package, then ``PATH``);
@@ -16,9 +17,11 @@
    so that each rank's threads may use several cores.
 
 The executable's own options (``--data``, ``--steps``, ``--init``, ...) are
-checked and passed on; anything after ``--`` is passed on as it is. The
-exit status is the executable's. Standard library only; see
-docs/launcher.md.
+checked and passed on; any other option the launcher does not know
+(``--sample``, ``--prompt``, ``--trace``, a newer runtime's) is passed on as
+it is, with its value, and so is anything after ``--``. Open MPI's
+multi-line abort banners are left out of the output. The exit status is
+the executable's. Standard library only; see docs/launcher.md.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import IO, Sequence
 
 from zeroc import files
 
@@ -305,20 +309,41 @@ _EXE_VALUE_FLAGS = [
 ]
 
 
+# The launcher's old option names, kept one release: old -> new.
+DEPRECATED = {"--stage": "--zero-stage", "--ranks": "--world-size"}
+
+
 def _parser(command: str) -> argparse.ArgumentParser:
-    train = command == "train"
+    train = command in ("train", "sample")
+    descriptions = {
+        "train": "Compile a train-dialect model with zeroc (cached) and run it under "
+                 "mpirun. Options it does not know go to the executable with their "
+                 "values. See docs/launcher.md.",
+        "sample": "Compile a train-dialect model with zeroc (cached) and generate text "
+                  "from the weights of CK (a checkpoint directory of --save, or a "
+                  "safetensors file): the executable's --init CK --sample N, no data. "
+                  "Options it does not know go to the executable. See docs/launcher.md.",
+        "compile": "Compile a train-dialect model with zeroc into the launcher's cache "
+                   "(or -o) and print the executable's path.",
+    }
     parser = argparse.ArgumentParser(
         prog=f"python3 -m zeroc {command}", allow_abbrev=False,
-        description=("Compile a train-dialect model with zeroc (cached) and run it under "
-                     "mpirun. See docs/launcher.md." if train else
-                     "Compile a train-dialect model with zeroc into the launcher's cache "
-                     "(or -o) and print the executable's path."))
+        description=descriptions[command])
     parser.add_argument("model", metavar="MODEL.mlir", help="the model (train dialect)")
+    if command == "sample":
+        parser.add_argument("checkpoint", metavar="CK",
+                            help="the weights: a checkpoint directory (or step folder) "
+                                 "of --save, or a safetensors file")
     build = parser.add_argument_group("compiling")
-    build.add_argument("--stage", type=int, choices=(0, 1, 2, 3), default=0,
-                       help="ZeRO stage (default: 0, plain data parallelism)")
-    build.add_argument("--ranks", type=int, default=1, metavar="N",
-                       help="data-parallel ranks, the world size (default: 1)")
+    build.add_argument("--zero-stage", "--stage", dest="stage", type=int,
+                       choices=(0, 1, 2, 3), metavar="S",
+                       help="ZeRO stage 0-3 (default: 0, plain data parallelism); "
+                            "--stage is its old name, kept one release")
+    build.add_argument("--world-size", "--nproc-per-node", "--ranks", dest="ranks",
+                       type=int, metavar="N",
+                       help="data-parallel ranks started with mpirun -np N (default: 1); "
+                            "--nproc-per-node is torchrun's name, --ranks the old one, "
+                            "kept one release")
     build.add_argument("--target", choices=TARGETS, default="cpu",
                        help="backend (default: cpu)")
     build.add_argument("--precision", choices=PRECISIONS,
@@ -353,17 +378,105 @@ def _parser(command: str) -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true",
                      help="print the commands instead of compiling and running")
     exe = parser.add_argument_group("the executable's options (docs/executable.md)")
-    for flag, metavar, help_text, _ in _EXE_VALUE_FLAGS:
-        exe.add_argument(flag, metavar=metavar, help=help_text,
-                         dest="exe_" + flag[2:].replace("-", "_"))
+    if command == "sample":
+        exe.add_argument("--sample", metavar="N", dest="exe_sample",
+                         help="tokens to generate (default: 200)")
+        exe.add_argument("--prompt", metavar="TEXT", dest="exe_prompt",
+                         help="the text to continue (byte-level models)")
+    else:
+        for flag, metavar, help_text, _ in _EXE_VALUE_FLAGS:
+            exe.add_argument(flag, metavar=metavar, help=help_text,
+                             dest="exe_" + flag[2:].replace("-", "_"))
     exe.add_argument("--quiet", action="store_true",
                      help="no progress lines or summary table (also quiets the launcher)")
-    parser.epilog = "Arguments after -- go to the executable as they are."
+    parser.epilog = (
+        "Any other option (--sample N, --prompt TEXT, --temperature T, --trace PATH, "
+        "--skip-nonfinite K, ...) goes to the executable as given, with the word "
+        "after it as its value unless that starts with --; so does everything "
+        "after --. See the executable's --help (docs/executable.md).")
     return parser
+
+
+def split_arguments(parser: argparse.ArgumentParser, argv: Sequence[str]
+                    ) -> tuple[list[str], list[str]]:
+    """(the launcher's arguments, the executable's): an option the parser
+    does not know goes to the executable with its value (``--flag=value``, or
+    the next word unless it starts with ``--``: every option of the
+    executable but --help and --quiet takes a value), and so does everything
+    after ``--``."""
+    known = parser._option_string_actions  # noqa: SLF001 (argparse has no public view)
+    ours: list[str] = []
+    theirs: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            theirs += argv[i + 1:]
+            break
+        if not arg.startswith("-") or arg == "-":
+            ours.append(arg)
+            i += 1
+            continue
+        name = arg.split("=", 1)[0]
+        action = known.get(name)
+        if action is not None:
+            ours.append(arg)
+            if "=" not in arg and action.nargs != 0 and i + 1 < len(argv):
+                ours.append(argv[i + 1])
+                i += 1
+            i += 1
+            continue
+        theirs.append(arg)
+        if (arg.startswith("--") and "=" not in arg and i + 1 < len(argv)
+                and not argv[i + 1].startswith("--")):
+            theirs.append(argv[i + 1])
+            i += 1
+        i += 1
+    return ours, theirs
+
+
+def _deprecations(argv: Sequence[str], prog: str) -> list[str]:
+    """The notes for old option names among `argv` (the launcher's own)."""
+    notes = []
+    for arg in argv:
+        name = arg.split("=", 1)[0]
+        if name in DEPRECATED:
+            notes.append(f"{prog}: note: {name} is deprecated and will be removed in the "
+                         f"next release; use {DEPRECATED[name]}")
+    return sorted(set(notes), key=notes.index)
+
+
+def _passes(passthrough: Sequence[str], flag: str) -> bool:
+    """Whether the executable's arguments `passthrough` hold option `flag`."""
+    return any(a == flag or a.startswith(flag + "=") for a in passthrough)
+
+
+def _check_sample_args(parser: argparse.ArgumentParser, args: argparse.Namespace
+                       ) -> list[str]:
+    """``sample MODEL CK``: the executable's --init CK --sample N [--prompt]."""
+    if not os.path.exists(args.checkpoint):
+        raise LaunchError(f"checkpoint {args.checkpoint}: no such file or directory")
+    count = args.exe_sample if args.exe_sample is not None else "200"
+    try:
+        if int(count) <= 0:
+            raise ValueError
+    except ValueError:
+        parser.error(f"--sample: '{count}' is not a positive integer")
+    for flag in ("--data", "--init", "--resume", "--save"):
+        if _passes(args.passthrough, flag):
+            parser.error(f"{flag} does not go with sample: it generates from the "
+                         "weights of CK, without data")
+    out = [f"--init={args.checkpoint}", f"--sample={count}"]
+    if args.exe_prompt is not None:
+        out.append(f"--prompt={args.exe_prompt}")
+    if args.quiet:
+        out.append("--quiet")
+    return out + list(args.passthrough)
 
 
 def _check_exe_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
     out = []
+    sampling = _passes(args.passthrough, "--sample")
     for flag, _, _, kind in _EXE_VALUE_FLAGS:
         value = getattr(args, "exe_" + flag[2:].replace("-", "_"))
         if value is None:
@@ -383,10 +496,17 @@ def _check_exe_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         elif kind == "dir" and not os.path.isdir(value):
             raise LaunchError(f"{flag} {value}: no such directory")
         out.append(f"{flag}={value}")
-    if args.exe_data is None and not any(a == "--help" or a.startswith("--data")
-                                         for a in args.passthrough):
+    if sampling:
+        # Generation from weights: the executable's --sample takes no data.
+        for flag in ("data", "save", "eval_every"):
+            if getattr(args, "exe_" + flag) is not None:
+                parser.error(f"--sample takes no --{flag.replace('_', '-')} (it generates "
+                             "text from --init or --resume weights, without data)")
+    elif args.exe_data is None and not any(a in ("--help", "-h") or a.startswith("--data")
+                                           for a in args.passthrough):
         parser.error("--data PATH is required (a uint16 token file, or text with "
-                     "--data-format=text)")
+                     "--data-format=text), unless --sample N generates from --init "
+                     "or --resume weights")
     if args.exe_data_format not in (None, "bin", "text"):
         parser.error(f"--data-format: '{args.exe_data_format}' is not 'bin' or 'text'")
     if (args.exe_eval_every is None) != (args.exe_val_data is None):
@@ -402,25 +522,43 @@ def _check_exe_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 
 def main(argv: Sequence[str] | None = None, command: str = "train") -> int:
-    """``python3 -m zeroc train|compile``; returns the exit status."""
+    """``python3 -m zeroc train|sample|compile``; returns the exit status."""
     parser = _parser(command)
     argv = list(sys.argv[1:] if argv is None else argv)
     passthrough: list[str] = []
-    if "--" in argv and command == "train":
-        cut = argv.index("--")
-        argv, passthrough = argv[:cut], argv[cut + 1:]
+    if command in ("train", "sample"):
+        argv, passthrough = split_arguments(parser, argv)
     args = parser.parse_args(argv)
     args.passthrough = passthrough
+    for note in _deprecations(argv, parser.prog):
+        print(note, file=sys.stderr)
+    for names, what in ((("--zero-stage", "--stage"), "the ZeRO stage"),
+                        (("--world-size", "--nproc-per-node", "--ranks"), "the world size")):
+        given = {}
+        for i, arg in enumerate(argv):
+            name, eq, value = arg.partition("=")
+            if name in names:
+                given.setdefault(name, value if eq else
+                                 (argv[i + 1] if i + 1 < len(argv) else ""))
+        if len(set(given.values())) > 1:
+            parser.error(f"{' and '.join(f'{k} {v}' for k, v in given.items())} "
+                         f"give two values of {what}")
+    if args.stage is None:
+        args.stage = 0
+    if args.ranks is None:
+        args.ranks = 1
     if args.ranks < 1:
-        parser.error(f"--ranks must be positive, got {args.ranks}")
+        parser.error(f"--world-size must be positive, got {args.ranks}")
     if args.bucket_bytes is not None and args.bucket_bytes <= 0:
         parser.error(f"--bucket-bytes must be positive, got {args.bucket_bytes}")
-    quiet = command == "train" and args.quiet
+    running = command in ("train", "sample")
+    quiet = running and args.quiet
     try:
         if not os.path.isfile(args.model):
             raise LaunchError(f"model file {args.model}: " + (
                 "no such file" if not os.path.exists(args.model) else "not a regular file"))
-        exe_args = _check_exe_args(parser, args) if command == "train" else []
+        exe_args = (_check_exe_args(parser, args) if command == "train" else
+                    _check_sample_args(parser, args) if command == "sample" else [])
         zeroc = find_zeroc(args.zeroc)
         options = CompileOptions(args.stage, args.ranks, args.target, args.precision,
                                  args.bucket_bytes, args.remat, args.grad_accum)
@@ -434,7 +572,7 @@ def main(argv: Sequence[str] | None = None, command: str = "train") -> int:
                                            cache_directory(args.cache_dir))
             if args.rebuild and os.path.exists(executable):
                 os.unlink(executable)
-        dry = command == "train" and args.dry_run
+        dry = running and args.dry_run
         cached = os.path.isfile(executable)
         if dry:
             state = "cached" if cached else "would compile"
@@ -463,12 +601,117 @@ def main(argv: Sequence[str] | None = None, command: str = "train") -> int:
         for note in plan.notes:
             print(f"zeroc: {note}", file=sys.stderr)
         print(f"zeroc: running {line}", file=sys.stderr)
+    save = getattr(args, "exe_save", None)
+    saved_before = saved_step(save) if save else None
+    sys.stderr.flush()
     try:
-        result = subprocess.run(plan.command, env={**os.environ, **plan.env})
+        process = subprocess.Popen(plan.command, env={**os.environ, **plan.env},
+                                   stderr=subprocess.PIPE)
     except OSError as error:
         print(f"{parser.prog}: error: cannot run {plan.command[0]}: "
               f"{error.strerror or errno.errorcode.get(error.errno, error)}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130
-    return result.returncode if result.returncode >= 0 else 128 - result.returncode
+    copier = threading.Thread(target=filter_mpi_banners,
+                              args=(process.stderr, _ByteSink(sys.stderr)), daemon=True)
+    copier.start()
+    interrupted = False
+    while True:
+        try:
+            returncode = process.wait()
+            break
+        except KeyboardInterrupt:
+            # The interrupt reached mpirun too (same process group): it
+            # stops the ranks, which may be writing their final checkpoint;
+            # wait for them rather than kill them halfway.
+            interrupted = True
+    copier.join(timeout=10)
+    returncode = returncode if returncode >= 0 else 128 - returncode
+    if interrupted:
+        returncode, note = after_interrupt(returncode, save, saved_before)
+        if note:
+            print(note, file=sys.stderr)
+    return returncode
+
+
+def saved_step(save: str) -> int | None:
+    """The step of the complete checkpoint that `save`'s ``latest`` names
+    (its manifest, written last, is there and intact), or None."""
+    from zeroc import checkpoint
+    try:
+        return int(checkpoint.read_manifest(save)["step"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def after_interrupt(returncode: int, save: str | None, saved_before: int | None
+                    ) -> tuple[int, str | None]:
+    """The launcher's status after a Ctrl-C, and a note: the executable
+    stops on an interrupt, saves and exits 0, but mpirun may still exit
+    non-zero when the interrupt lands as the ranks finish (in their final
+    save, say). When this run left a complete checkpoint newer than the one
+    there at its start, the work is saved: status 0, and a note saying so."""
+    if returncode == 0 or not save:
+        return returncode, None
+    step = saved_step(save)
+    if step is None or (saved_before is not None and step <= saved_before):
+        return returncode, None
+    return 0, (f"zeroc: interrupted: mpirun exited with status {returncode}, but the "
+               f"checkpoint of step {step} in {save} is complete; resume with "
+               f"--resume {save}") if returncode >= 0 else 128 - returncode
+
+
+class _ByteSink:
+    """Bytes written to a text stream (its buffer when it has one)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._buffer = getattr(stream, "buffer", None)
+
+    def write(self, data: bytes) -> None:
+        if self._buffer is not None:
+            self._buffer.write(data)
+        else:
+            self._stream.write(data.decode("utf-8", errors="replace"))
+
+    def flush(self) -> None:
+        (self._buffer or self._stream).flush()
+
+
+# Open MPI's help messages sit between lines of dashes; these are the ones
+# that follow any failed rank and say nothing the rank's own error did not.
+_BANNER_RULE = b"-" * 74
+_BANNER_LINES = 40  # a longer "block" is not a banner: copied as it is
+_ABORT_BANNERS = (b"Primary job", b"terminated normally, but", b"MPI_ABORT was invoked",
+                  b"mpirun detected that one or more processes exited",
+                  b"mpirun noticed that process rank", b"exited on signal")
+
+
+def filter_mpi_banners(source: IO[bytes], sink: IO[bytes]) -> None:
+    """Copies `source` to `sink` line by line, leaving out Open MPI's
+    multi-line abort banners (a block between two rules of dashes that
+    names a failed or aborted rank); other blocks, such as "not enough
+    slots", are kept."""
+    block: list[bytes] | None = None
+    for line in iter(source.readline, b""):
+        rule = line.rstrip(b"\r\n") == _BANNER_RULE
+        if block is None:
+            if rule:
+                block = [line]
+                continue
+            sink.write(line)
+            sink.flush()
+            continue
+        block.append(line)
+        if not rule and len(block) > _BANNER_LINES:
+            sink.write(b"".join(block))
+            sink.flush()
+            block = None
+        elif rule:
+            text = b"".join(block)
+            if not any(marker in text for marker in _ABORT_BANNERS):
+                sink.write(text)
+                sink.flush()
+            block = None
+    if block:
+        sink.write(b"".join(block))
+        sink.flush()

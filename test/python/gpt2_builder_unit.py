@@ -173,7 +173,8 @@ class ModelTest(unittest.TestCase):
 
     def test_forward(self):
         text = gpt2.build(gpt2.GPT2Config.preset("124M"))
-        self.assertIn('module attributes {train.model = "gpt2"} {\n', text)
+        self.assertIn('module attributes {train.model = "gpt2", train.tied = '
+                      '{"lm_head.weight" = @transformer.wte.weight}} {\n', text)
         self.assertIn("func.func @forward(%tokens: tensor<8x1024xi32>, %targets: "
                       "tensor<8x1024xi32>) -> tensor<f32> attributes {train.forward} {\n", text)
         self.assertEqual(text.count("causal scale = 0.125 : (tensor<8x12x1024x64xf32>"), 12)

@@ -14,6 +14,7 @@ Runs under lit or directly: ``python3 test/python/launcher_unit.py [BIN_DIR]``.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -73,6 +74,63 @@ class Plan(unittest.TestCase):
         with self.assertRaises(launcher.LaunchError) as caught:
             launcher.plan_run("/x/exe", 2, [], mpirun=None, cores=4, is_root=False)
         self.assertIn("2 ranks need mpirun", str(caught.exception))
+
+
+class Vocabulary(unittest.TestCase):
+    """The compiler's flag names, torchrun's --nproc-per-node, the old names
+    as aliases, and the executable's options passed on without --."""
+
+    def split(self, *argv, command="train"):
+        return launcher.split_arguments(launcher._parser(command), list(argv))
+
+    def test_unknown_options_go_to_the_executable(self):
+        ours, theirs = self.split(
+            "m.mlir", "--zero-stage", "2", "--sample", "200", "--prompt", "ROMEO:",
+            "--skip-nonfinite", "3", "--top-k=5", "--top-p", "0.9", "--temperature", "-1",
+            "--resume", "ck", "--quiet", "--trace", "t.json", "--", "--x", "y")
+        self.assertEqual(ours, ["m.mlir", "--zero-stage", "2", "--resume", "ck", "--quiet"])
+        self.assertEqual(theirs, ["--sample", "200", "--prompt", "ROMEO:", "--skip-nonfinite",
+                                  "3", "--top-k=5", "--top-p", "0.9", "--temperature", "-1",
+                                  "--trace", "t.json", "--x", "y"])
+        # An unknown option followed by another option has no value.
+        self.assertEqual(self.split("m.mlir", "--flag", "--world-size=2"),
+                         (["m.mlir", "--world-size=2"], ["--flag"]))
+
+    def test_names_and_aliases(self):
+        parser = launcher._parser("train")
+        for argv in (["--zero-stage", "3", "--world-size", "4"], ["--stage=3", "--ranks=4"],
+                     ["--zero-stage=3", "--nproc-per-node", "4"]):
+            args = parser.parse_args(["m.mlir", *argv])
+            self.assertEqual((args.stage, args.ranks), (3, 4), argv)
+        notes = launcher._deprecations(["--stage", "1", "--ranks=2", "--stage=1"], "p")
+        self.assertEqual(notes, [
+            "p: note: --stage is deprecated and will be removed in the next release; "
+            "use --zero-stage",
+            "p: note: --ranks is deprecated and will be removed in the next release; "
+            "use --world-size"])
+        self.assertEqual(launcher._deprecations(["--zero-stage", "1", "--world-size=2"], "p"),
+                         [])
+
+    def test_banner_filter(self):
+        import io
+        rule = b"-" * 74 + b"\n"
+        stream = io.BytesIO(
+            b"rank 0: error: boom\n" + rule +
+            b"Primary job  terminated normally, but 1 process returned\n"
+            b"a non-zero exit code. Per user-direction, the job has been aborted.\n" + rule +
+            rule + b"mpirun detected that one or more processes exited with non-zero "
+            b"status, thus causing\nthe job to be terminated.\n" + rule +
+            rule + b"There are not enough slots available in the system\n" + rule +
+            b"last line\n")
+        out = io.BytesIO()
+        launcher.filter_mpi_banners(stream, out)
+        self.assertEqual(out.getvalue(), b"rank 0: error: boom\n" + rule +
+                         b"There are not enough slots available in the system\n" + rule +
+                         b"last line\n")
+        # A rule without its closing one (not a banner) is copied at the end.
+        out = io.BytesIO()
+        launcher.filter_mpi_banners(io.BytesIO(rule + b"a\n"), out)
+        self.assertEqual(out.getvalue(), rule + b"a\n")
 
 
 class Cache(unittest.TestCase):
@@ -139,7 +197,7 @@ class EndToEnd(unittest.TestCase):
             tokens = os.path.join(tmp, "tokens.bin")
             data.write_tokens(tokens, [(i * 7) % 37 for i in range(2000)])  # mlp: vocab 37
             cache, log = os.path.join(tmp, "cache"), os.path.join(tmp, "log.jsonl")
-            args = ["train", MLP, "--stage", "2", "--ranks", "2", "--data", tokens,
+            args = ["train", MLP, "--zero-stage", "2", "--nproc-per-node", "2", "--data", tokens,
                     "--steps", "3", "--cache-dir", cache, "--log-json", log]
             first = zeroc_cli(*args)
             self.assertEqual(first.returncode, 0, first.stderr)
@@ -220,6 +278,95 @@ class EndToEnd(unittest.TestCase):
                               "--steps", "1", "--", "--bogus")
             self.assertEqual(wrong.returncode, 1)
             self.assertIn("unknown option '--bogus'", wrong.stderr)
+            # Without --, with --quiet: the executable's error, and not
+            # mpirun's abort banner.
+            for quiet in ([], ["--quiet"]):
+                wrong = zeroc_cli("train", MLP, "--zero-stage", "2", "--world-size", "2",
+                                  "--data", tokens, "--cache-dir", cache, "--steps", "1",
+                                  "--bogus", "7", *quiet)
+                self.assertEqual(wrong.returncode, 1, wrong.stderr)
+                self.assertIn("unknown option '--bogus'", wrong.stderr)
+                self.assertNotIn("Primary job", wrong.stderr)
+                self.assertNotIn("-" * 74, wrong.stderr)
+                self.assertNotIn("deprecated", wrong.stderr)
+
+            # Sampling from a checkpoint, without data: the launcher's
+            # sample command, and train's --resume with --sample.
+            sampled = zeroc_cli("sample", MLP, ck, "--sample", "5", "--cache-dir", cache)
+            self.assertEqual(sampled.returncode, 0, sampled.stderr)
+            self.assertIn(f"--init={ck} --sample=5", sampled.stderr)
+            resumed = zeroc_cli("train", MLP, "--resume", ck, "--sample", "5",
+                                "--cache-dir", cache)
+            self.assertEqual(resumed.returncode, 0, resumed.stderr)
+            self.assertEqual(resumed.stdout, sampled.stdout)
+            both = zeroc_cli("train", MLP, "--resume", ck, "--sample", "5", "--data", tokens)
+            self.assertEqual(both.returncode, 2)
+            self.assertIn("--sample takes no --data", both.stderr)
+            nock = zeroc_cli("sample", MLP, os.path.join(tmp, "none"))
+            self.assertEqual(nock.returncode, 1)
+            self.assertIn("none: no such file or directory", nock.stderr)
+
+            # One rank count under two names with two values is an error.
+            two = zeroc_cli("train", MLP, "--world-size", "2", "--nproc-per-node", "3",
+                            "--data", tokens, "--dry-run")
+            self.assertEqual(two.returncode, 2)
+            self.assertIn("--world-size 2 and --nproc-per-node 3 give two values of the "
+                          "world size", two.stderr)
+            # The old names still work, with a note.
+            old = zeroc_cli("train", MLP, "--stage", "1", "--ranks", "2", "--data", tokens,
+                            "--cache-dir", cache, "--dry-run")
+            self.assertEqual(old.returncode, 0, old.stderr)
+            self.assertIn("--zero-stage=1 --world-size=2", old.stdout)
+            self.assertIn("note: --stage is deprecated", old.stderr)
+            self.assertIn("note: --ranks is deprecated", old.stderr)
+
+            # After a Ctrl-C: a complete checkpoint newer than the run's
+            # start means the work is saved (status 0, with a note); an
+            # older one, or none, leaves mpirun's status.
+            self.assertEqual(launcher.saved_step(ck), 3)
+            status, note = launcher.after_interrupt(1, ck, None)
+            self.assertEqual(status, 0)
+            self.assertIn("mpirun exited with status 1, but the checkpoint of step 3", note)
+            self.assertEqual(launcher.after_interrupt(1, ck, 3), (1, None))
+            self.assertEqual(launcher.after_interrupt(1, os.path.join(tmp, "none"), None),
+                             (1, None))
+            self.assertEqual(launcher.after_interrupt(1, None, None), (1, None))
+            # A real interrupt of the launcher's process group mid-run: the
+            # launcher waits for the ranks, which save and stop.
+            # mpirun kills the ranks 1 s after it forwards a SIGINT; a loaded
+            # machine may need longer to finish the step and save.
+            environ = dict(os.environ, PYTHONPATH=str(ROOT / "python"), ZEROC=str(BIN / "zeroc"),
+                           OMPI_MCA_odls_base_sigkill_timeout="30")
+            stopped = os.path.join(tmp, "stopped")
+            with open(os.path.join(tmp, "stopped.err"), "w+") as errors:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "zeroc", "train", MLP, "--world-size", "2",
+                     "--zero-stage", "2", "--data", tokens, "--steps", "1000000", "--save",
+                     stopped, "--cache-dir", cache], stdout=subprocess.PIPE,
+                    stderr=errors, text=True, env=environ, start_new_session=True,
+                    # As at a terminal (lit may start tests with SIGINT ignored).
+                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                out = ""
+                while "step 0/1000000" not in out:
+                    line = process.stdout.readline()
+                    if not line:
+                        break
+                    out += line
+                os.killpg(process.pid, signal.SIGINT)
+                out += process.stdout.read()
+                process.wait(timeout=120)
+                errors.seek(0)
+                err = errors.read()
+            self.assertEqual(process.returncode, 0, out + err)
+            self.assertIn("zeroc: stopped by", out)
+            self.assertLess(launcher.saved_step(stopped), 1000000)
+
+            # A run that fails before training leaves no --save folder.
+            fresh = os.path.join(tmp, "fresh", "ck")
+            early = zeroc_cli("train", MLP, "--data", tokens, "--cache-dir", cache,
+                              "--save", fresh, "--", "--init", os.path.join(tmp, "no.st"))
+            self.assertEqual(early.returncode, 1, early.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "fresh")), early.stderr)
 
     def test_import_does_not_load_torch(self):
         code = ("import sys; import zeroc, zeroc.ir, zeroc.data, zeroc.weights, "
@@ -231,6 +378,19 @@ class EndToEnd(unittest.TestCase):
         usage = zeroc_cli("--help")
         self.assertEqual(usage.returncode, 0)
         self.assertIn("train MODEL.mlir", usage.stdout)
+        # The importer's --help and argument errors need no PyTorch (a
+        # torch package that cannot be imported stands for a missing one).
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "torch"))
+            Path(tmp, "torch", "__init__.py").write_text("raise ImportError('no torch')\n")
+            env = {"PYTHONPATH": f"{tmp}{os.pathsep}{ROOT / 'python'}"}
+            helped = zeroc_cli("import", "--help", env=env)
+            self.assertEqual(helped.returncode, 0, helped.stderr)
+            self.assertIn("usage: python3 -m zeroc import", helped.stdout)
+            needs = zeroc_cli("import", "m.py:M", "-o", "x.mlir", "--batch-size", "1",
+                              "--block-size", "2", env=env)
+            self.assertEqual(needs.returncode, 1)
+            self.assertIn("the importer needs PyTorch", needs.stderr)
 
 
 if __name__ == "__main__":

@@ -87,8 +87,11 @@ class LlamaBuilderTest(unittest.TestCase):
         self.assertIn("theta = 10000.0 seq_dim = 1 rotate_half", text)
         self.assertNotIn("train.dropout", text)
         self.assertIn("%logits = train.matmul %hf, %head transpose_rhs", text)
+        self.assertNotIn("train.tied", text)
         tied = llama.build(llama.LlamaConfig(tie_embeddings=True))
         self.assertIn("%logits = train.matmul %hf, %embed transpose_rhs", tied)
+        # The tying is declared, so that checkpoints export lm_head.weight.
+        self.assertIn('train.tied = {"lm_head.weight" = @model.embed_tokens.weight}', tied)
 
     def test_dropout(self):
         text = llama.build(llama.LlamaConfig(dropout=0.1, dropout_seed=3))
@@ -116,7 +119,9 @@ class LlamaBuilderTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("train.param @model.layers.0.self_attn.k_proj.weight : "
                       "tensor<12x48xbf16>", result.stdout)
-        self.assertNotIn("lm_head.weight", result.stdout)
+        self.assertNotIn("train.param @lm_head.weight", result.stdout)
+        self.assertIn('train.tied = {"lm_head.weight" = @model.embed_tokens.weight}',
+                      result.stdout)
         self.assertIn("theta = 500000.0", result.stdout)
         self.assertIn("train.optimizer adamw lr = 0.0003", result.stdout)
         bad = run_cli("--n-kv-head", "3")

@@ -574,6 +574,12 @@ typedef struct zrt_program {
   zrt_logits_fn logits;     /* NULL when the model has none (no sampling) */
   int num_buffers;          /* 0: every state has its own storage */
   zrt_buffer *buffers;
+  /* The module's train.tied: a parameter's second names (a tied lm_head),
+   * num_tied pairs {alias, parameter} flattened into 2 * num_tied strings.
+   * Checkpoint exports write the parameter under each alias too; --init
+   * accepts a file with either name. */
+  int num_tied;
+  const char *const *tied;
 } zrt_program;
 
 /* Defined by the generated code. */

@@ -126,19 +126,27 @@ inline double initialValue(const zrt_state &param, uint64_t seed,
   return 0.0;
 }
 
-/// The token embedding an lm_head may be tied to: GPT-2's or Llama's
-/// (Hugging Face's) name, whichever the model has.
-const char *tokenEmbeddingName(const zrt_program &program) {
-  return findParam(program, "model.embed_tokens.weight")
-             ? "model.embed_tokens.weight"
-             : "transformer.wte.weight";
+/// The parameter the module's train.tied gives the second name `alias`,
+/// or null.
+const zrt_state *tiedParam(const zrt_program &program,
+                           const std::string &alias) {
+  for (int i = 0; i < program.num_tied && program.tied; ++i)
+    if (alias == program.tied[2 * i])
+      return findParam(program, program.tied[2 * i + 1]);
+  return nullptr;
 }
 
-/// Whether the model ties lm_head to the token embedding: it has
-/// the embedding and no lm_head.weight parameter.
-bool tiesLmHead(const zrt_program &program) {
-  return findParam(program, tokenEmbeddingName(program)) &&
-         !findParam(program, "lm_head.weight");
+/// The tensor of `file` that holds `param`: its own name, else one of the
+/// names the module ties to it.
+const st::Tensor *paramTensor(const zrt_program &program, const st::File &file,
+                              const zrt_state &param) {
+  if (const st::Tensor *tensor = file.find(param.name))
+    return tensor;
+  for (int i = 0; i < program.num_tied && program.tied; ++i)
+    if (std::strcmp(program.tied[2 * i + 1], param.name) == 0)
+      if (const st::Tensor *tensor = file.find(program.tied[2 * i]))
+        return tensor;
+  return nullptr;
 }
 
 /// The flat buffers of the program: each a known dtype and category,
@@ -397,15 +405,14 @@ std::string initializeFromFile(const zrt_program &program,
   if (std::string error = readInitFile(path, file); !error.empty())
     return "--init: " + error;
   std::string model = modelName(program);
-  bool tied = tiesLmHead(program);
   for (const st::Tensor &tensor : file.tensors) {
     std::string prefix = path + ": tensor '" + tensor.name + "': ";
     const zrt_state *param = findParam(program, tensor.name.c_str());
-    bool tiedHead = !param && tied && tensor.name == "lm_head.weight";
-    if (!param && !tiedHead)
+    const zrt_state *tiedTo = param ? nullptr : tiedParam(program, tensor.name);
+    if (!param && !tiedTo)
       return prefix + "model '" + model + "' has no parameter of that name";
-    if (tiedHead)
-      param = findParam(program, tokenEmbeddingName(program));
+    if (tiedTo)
+      param = tiedTo;
     if (tensor.dtype != st::DType::F32 && tensor.dtype != st::DType::BF16 &&
         tensor.dtype != st::DType::F64)
       return prefix + "dtype " + st::dtypeName(tensor.dtype) +
@@ -413,26 +420,28 @@ std::string initializeFromFile(const zrt_program &program,
     if (tensor.shape != logicalShape(*param))
       return prefix + "shape " + ckpt::formatShape(tensor.shape) +
              " differs from " +
-             (tiedHead ? std::string("the tied ") +
-                             tokenEmbeddingName(program) + "'s "
-                       : std::string("the parameter's ")) +
+             (tiedTo ? "the tied " + std::string(param->name) + "'s "
+                     : std::string("the parameter's ")) +
              ckpt::formatShape(logicalShape(*param));
   }
   for (int s = 0; s < program.num_states; ++s)
     if (program.states[s].kind == ZRT_STATE_PARAM &&
-        !file.find(program.states[s].name))
+        !paramTensor(program, file, program.states[s]))
       return path + ": no tensor for parameter '" +
              std::string(program.states[s].name) + "' " +
              ckpt::formatShape(logicalShape(program.states[s]));
-  if (const st::Tensor *head = tied ? file.find("lm_head.weight") : nullptr) {
-    const st::Tensor *wte = file.find(tokenEmbeddingName(program));
-    for (int64_t i = 0; i < head->numElements(); ++i)
-      if (static_cast<float>(fileValue(*head, i)) !=
-          static_cast<float>(fileValue(*wte, i)))
-        return path + ": tensor 'lm_head.weight' differs from '" +
-               tokenEmbeddingName(program) + "' at element " +
-               std::to_string(i) + ", but model '" + model +
-               "' ties them (it has no lm_head.weight parameter)";
+  // A file with both names of a tied parameter: they must agree.
+  for (int t = 0; t < program.num_tied && program.tied; ++t) {
+    const char *alias = program.tied[2 * t], *name = program.tied[2 * t + 1];
+    const st::Tensor *second = file.find(alias), *first = file.find(name);
+    if (!second || !first)
+      continue;
+    for (int64_t i = 0; i < second->numElements(); ++i)
+      if (static_cast<float>(fileValue(*second, i)) !=
+          static_cast<float>(fileValue(*first, i)))
+        return path + ": tensor '" + alias + "' differs from '" + name +
+               "' at element " + std::to_string(i) + ", but model '" + model +
+               "' ties them (train.tied: one parameter under both names)";
   }
 
   for (int s = 0; s < program.num_states; ++s) {
@@ -442,7 +451,7 @@ std::string initializeFromFile(const zrt_program &program,
       zeroHeld(program, state);
       continue;
     }
-    const st::Tensor &tensor = *file.find(param->name);
+    const st::Tensor &tensor = *paramTensor(program, file, *param);
     fillHeld(program, state, [&](int64_t index) {
       return static_cast<double>(static_cast<float>(fileValue(tensor, index)));
     });

@@ -48,6 +48,26 @@ std::string trimmed(std::string text) {
   return text;
 }
 
+/// `text` for a message: bytes outside printable ASCII as \xNN (a NUL
+/// would end the message), at most 64 characters then "...".
+std::string printable(const std::string &text) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i == 64)
+      return out + "...";
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  return out;
+}
+
 /// DIR itself when it holds a manifest, else the folder DIR/latest names.
 std::string resolveFolder(const std::string &dir, std::string &folder) {
   if (exists(joinPath(dir, kManifestName))) {
@@ -61,7 +81,7 @@ std::string resolveFolder(const std::string &dir, std::string &folder) {
       return error;
     std::string name = trimmed(text);
     if (parseStepFolder(name) < 0)
-      return latest + ": names '" + name +
+      return latest + ": names '" + printable(name) +
              "', not a step folder (step-NNNNNNN): the file was modified or "
              "damaged";
     folder = joinPath(dir, name);
@@ -387,6 +407,28 @@ const Slice *sliceHolding(const Tensor &tensor, int64_t element) {
 
 enum class Mode { Resume, Weights };
 
+/// The checkpoint's tensor of state `name`: its own name, else the name
+/// with a tied parameter's name swapped for its other one (the program's
+/// train.tied or the manifest's aliases, either way round), so that a
+/// checkpoint of a model that declared the other name of a tied parameter
+/// loads too.
+const Tensor *findState(const zrt_program &program, const Manifest &manifest,
+                        const std::string &name) {
+  if (const Tensor *tensor = manifest.find(name))
+    return tensor;
+  std::vector<std::pair<std::string, std::string>> pairs = manifest.aliases;
+  for (int i = 0; i < program.num_tied && program.tied; ++i)
+    pairs.emplace_back(program.tied[2 * i], program.tied[2 * i + 1]);
+  for (const auto &[alias, target] : pairs)
+    for (const auto &[from, to] :
+         {std::make_pair(alias, target), std::make_pair(target, alias)})
+      if (name == from || name.rfind(from + ".", 0) == 0)
+        if (const Tensor *tensor =
+                manifest.find(to + name.substr(from.size())))
+          return tensor;
+  return nullptr;
+}
+
 /// Step 1's check of the manifest against the program.
 std::string checkProgram(const zrt_program &program, const Manifest &manifest,
                          const std::string &where, Mode mode) {
@@ -403,9 +445,9 @@ std::string checkProgram(const zrt_program &program, const Manifest &manifest,
     if (state.kind == ZRT_STATE_GRAD ||
         (mode == Mode::Weights && state.kind != ZRT_STATE_PARAM))
       continue;
-    wanted.insert(state.name);
     std::vector<int64_t> shape(state.shape, state.shape + state.rank);
-    const Tensor *tensor = manifest.find(state.name);
+    const Tensor *tensor = findState(program, manifest, state.name);
+    wanted.insert(tensor ? tensor->name : std::string(state.name));
     if (!tensor)
       return where + ": no tensor '" + state.name + "' (" +
              describe(state.dtype, shape) + ", " + kindName(state.kind) +
@@ -537,16 +579,17 @@ std::string load(const zrt_program &program, const std::string &flag,
     StateRange range = localRange(program, state, rank, ranks);
     const Tensor *source = nullptr;
     if (mode == Mode::Resume) {
-      source = manifest.find(state.name);
+      source = findState(program, manifest, state.name);
     } else if (state.kind == ZRT_STATE_PARAM ||
                state.kind == ZRT_STATE_MASTER) {
       // The f32 weights: the checkpoint's master where it has one.
       std::string param = state.kind == ZRT_STATE_PARAM
                               ? state.name
                               : (state.of ? state.of : "");
-      source = masterOf(manifest, param);
+      const Tensor *weights = findState(program, manifest, param);
+      source = weights ? masterOf(manifest, weights->name) : nullptr;
       if (!source)
-        source = manifest.find(param);
+        source = weights;
     }
     if (source && range.count > 0)
       planCopies(*source, range, state.data, state.dtype, copies);
@@ -573,7 +616,7 @@ std::string load(const zrt_program &program, const std::string &flag,
         firstNonFinite(state, localRange(program, state, rank, ranks));
     if (bad < 0)
       continue;
-    const Tensor *tensor = manifest.find(state.name);
+    const Tensor *tensor = findState(program, manifest, state.name);
     const Slice *slice = tensor ? sliceHolding(*tensor, bad) : nullptr;
     error = (slice ? joinPath(folder, slice->file) : where) + ": tensor '" +
             state.name + "' holds a non-finite value at element " +

@@ -188,16 +188,35 @@ std::string mb(double bytes) {
 } // namespace
 
 std::string probeCheckpointDirectory(const std::string &dir) {
-  if (std::string error = makeDirectories(dir); !error.empty())
-    return error;
+  // The folders this probe creates (deepest last): removed again after it,
+  // so that a run which fails before its first save leaves no empty --save
+  // folder behind; the first save creates them for good.
+  std::vector<std::string> created;
+  for (std::string at = dir; !at.empty() && at != "/" && at != "." &&
+                             !exists(at);) {
+    created.insert(created.begin(), at);
+    size_t slash = at.find_last_of('/');
+    at = slash == std::string::npos ? "" : at.substr(0, slash);
+  }
   std::string probe =
       joinPath(dir, ".zeroc-probe.rank" + std::to_string(worldRank()));
-  FILE *file = std::fopen(probe.c_str(), "wb");
+  FILE *file = nullptr;
+  // Another rank may remove a folder it created between this rank's
+  // makeDirectories and fopen: try again.
+  for (int attempt = 0; attempt < 8 && !file; ++attempt) {
+    if (std::string error = makeDirectories(dir); !error.empty())
+      return error;
+    file = std::fopen(probe.c_str(), "wb");
+    if (!file && errno != ENOENT)
+      break;
+  }
   if (!file)
     return dir + ": the checkpoint directory is not writable: " +
            std::strerror(errno);
   std::fclose(file);
   std::remove(probe.c_str());
+  for (auto it = created.rbegin(); it != created.rend(); ++it)
+    ::rmdir(it->c_str()); // fails, harmlessly, where another rank's probe is
   return "";
 }
 
@@ -320,18 +339,9 @@ std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
     manifest.seed = info.seed;
     manifest.worldSize = ranks;
     manifest.zeroStage = program.zero_stage;
-    // A tied lm_head: GPT-2's or Llama's (Hugging Face's) token embedding.
-    std::string embedding;
-    bool hasHead = false;
-    for (const PlanTensor &tensor : plan.tensors) {
-      if (tensor.kind == "param" &&
-          (tensor.name == "transformer.wte.weight" ||
-           tensor.name == "model.embed_tokens.weight"))
-        embedding = tensor.name;
-      hasHead |= tensor.kind == "param" && tensor.name == "lm_head.weight";
-    }
-    if (!embedding.empty() && !hasHead)
-      manifest.aliases.push_back({"lm_head.weight", embedding});
+    // The names the module ties to a parameter (train.tied).
+    for (int t = 0; t < program.num_tied && program.tied; ++t)
+      manifest.aliases.push_back({program.tied[2 * t], program.tied[2 * t + 1]});
     for (const PlanTensor &tensor : plan.tensors) {
       Tensor entry;
       entry.name = tensor.name;

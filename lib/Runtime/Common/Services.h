@@ -312,7 +312,8 @@ struct CheckpointInfo {
   std::string note;   ///< a line for the user, or "" (rank 0)
 };
 
-/// mkdir -p DIR and check that this rank can create files there.
+/// Check that this rank can create files in DIR (mkdir -p, then removing
+/// the folders it created: the first save creates them for good).
 std::string probeCheckpointDirectory(const std::string &dir);
 
 /// Collective: writes the checkpoint of step info.step to

@@ -205,6 +205,15 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
       return failure();
   }
 
+  // The module's train.tied: {alias, parameter} pairs.
+  auto tied = module->getAttrOfType<DictionaryAttr>("train.tied");
+  if (tied && !tied.empty()) {
+    os << "static const char *const tied[] = {\n";
+    for (NamedAttribute entry : tied)
+      os << "  \"" << entry.getName().getValue() << "\", \""
+         << cast<FlatSymbolRefAttr>(entry.getValue()).getValue() << "\",\n";
+    os << "};\n\n";
+  }
   os << "static const zrt_program program = {\n"
      << "  \"" << model << "\", " << worldSize << ", " << stage << ",\n"
      << "  " << tokens.getShape()[0] << ", " << tokens.getShape()[1] << ", "
@@ -214,6 +223,8 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
      << "  " << table.buffers.size()
      << (table.buffers.empty() ? ", NULL, /* no flat buffers */\n"
                                : ", B,\n")
+     << "  " << (tied ? tied.size() : 0)
+     << (tied && !tied.empty() ? ", tied,\n" : ", NULL, /* no tied names */\n")
      << "};\n\n"
      << "const zrt_program *zeroc_program(void) { return &program; }\n";
   return success();

@@ -222,7 +222,7 @@ def import_module(module: nn.Module, *, batch_size: int | None = None,
     if tied:
         header.append("Tied: " + ", ".join(f"{a} is {c}" for a, c in tied.items()) + ".")
     writer.comment(header)
-    writer.open({"train.model": _model_attribute(model_name)})
+    writer.open({"train.model": _model_attribute(model_name)}, tied=tied)
     writer.optimizer(optimizer)
     for param in params:
         writer.param(param)

@@ -160,7 +160,8 @@ def write(config: GPT2Config, out: TextIO, optimizer: OptimizerConfig | None = N
     ])
     module.open({"train.model": "gpt2",
                  **({"train.micro_batches": config.micro_batches}
-                    if config.micro_batches > 1 else {})})
+                    if config.micro_batches > 1 else {})},
+                tied={"lm_head.weight": "transformer.wte.weight"})
     module.optimizer(optimizer)
     for param in parameters(config):
         module.param(param)

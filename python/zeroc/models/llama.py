@@ -198,7 +198,9 @@ def write(config: LlamaConfig, out: TextIO, optimizer: OptimizerConfig | None = 
     ])
     module.open({"train.model": "llama",
                  **({"train.micro_batches": config.micro_batches}
-                    if config.micro_batches > 1 else {})})
+                    if config.micro_batches > 1 else {})},
+                tied=({"lm_head.weight": "model.embed_tokens.weight"}
+                      if config.tie_embeddings else None))
     module.optimizer(optimizer)
     for param in parameters(config):
         module.param(param)

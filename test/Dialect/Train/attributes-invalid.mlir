@@ -124,3 +124,35 @@ module {
     return %y : tensor<4xf32>
   }
 }
+
+// -----
+
+// train.tied: a dictionary of second names to train.param symbols.
+// expected-error @+1 {{'train.tied' must be a dictionary of names to parameter symbols ({"lm_head.weight" = @transformer.wte.weight}), got {lm_head.weight = "w"}}}
+module attributes {train.tied = {"lm_head.weight" = "w"}} {
+  train.param @w : tensor<4x4xf32> init = zeros
+}
+
+// -----
+
+// expected-error @+1 {{'train.tied' ties 'lm_head.weight' to @nope, which is not a train.param of the module}}
+module attributes {train.tied = {"lm_head.weight" = @nope}} {
+  train.param @w : tensor<4x4xf32> init = zeros
+}
+
+// -----
+
+// expected-error @+1 {{'train.tied' ties 'v', which is a symbol of the module already}}
+module attributes {train.tied = {"v" = @w}} {
+  train.param @w : tensor<4x4xf32> init = zeros
+  train.param @v : tensor<4x4xf32> init = zeros
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'train.tied' belongs on the module, not on 'func.func'}}
+  func.func @f() attributes {train.tied = {}} {
+    return
+  }
+}

@@ -8,6 +8,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -50,6 +51,13 @@ TrainDialect &TrainDialect::get(MLIRContext *context) {
   assert(dialect && "the train dialect is not loaded");
   return *dialect;
 }
+
+/// module: the parameters the model has under a second name (a tied
+/// lm_head), {"lm_head.weight" = @transformer.wte.weight}; checkpoints
+/// export each such name and --init accepts either (read by the source
+/// emitter). Not among the ODS discardable attributes, so that adding it
+/// left the dialect's generated declarations unchanged.
+static constexpr llvm::StringLiteral kTiedAttrName = "train.tied";
 
 LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attribute) {
@@ -107,6 +115,35 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
                   "a unit attribute");
   if (name == getModelAttrHelper().getName())
     return expect(isModule, "the module", isa<StringAttr>(value), "a string");
+  if (name == kTiedAttrName) {
+    auto tied = dyn_cast<DictionaryAttr>(value);
+    bool symbols = tied && llvm::all_of(tied, [](NamedAttribute entry) {
+                     return isa<FlatSymbolRefAttr>(entry.getValue());
+                   });
+    if (failed(expect(isModule, "the module", symbols,
+                      "a dictionary of names to parameter symbols "
+                      "({\"lm_head.weight\" = @transformer.wte.weight})")))
+      return failure();
+    for (NamedAttribute entry : tied) {
+      StringRef target = cast<FlatSymbolRefAttr>(entry.getValue()).getValue();
+      Operation *param = SymbolTable::lookupSymbolIn(op, target);
+      if (!param || !isa<ParamOp>(param))
+        return op->emitError("'")
+               << name << "' ties '" << entry.getName().getValue() << "' to @"
+               << target << ", which is not a train.param of the module";
+      StringRef alias = entry.getName().getValue();
+      if (alias.empty() || llvm::any_of(alias, [](char c) {
+            return c == '"' || c == '\\' || !llvm::isPrint(c);
+          }))
+        return op->emitError("'") << name << "' has a name that is empty or "
+                                      "not printable without escapes";
+      if (SymbolTable::lookupSymbolIn(op, entry.getName().getValue()))
+        return op->emitError("'")
+               << name << "' ties '" << entry.getName().getValue()
+               << "', which is a symbol of the module already";
+    }
+    return success();
+  }
   if (name == getCategoryAttrHelper().getName())
     return expect(isa<memref::AllocOp>(op), "a memref.alloc",
                   isa<MemoryCategoryAttr>(value),

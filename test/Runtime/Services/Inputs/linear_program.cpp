@@ -557,12 +557,15 @@ void logits(zrt_comm *comm, const void *tokens, float *out) {
   forwardBackward(w, tokens, nullptr, nullptr, T, out);
 }
 
+// The lm_head is tied to the embedding (train.tied).
+const char *const tiedNames[] = {"lm_head.weight", "transformer.wte.weight"};
+
 // clang-format off
 const zrt_program program = {
     ZMODEL, ZW, ZSTAGE,
     B, T, V, ZRT_I32,        // batch per rank, seq_len, vocab, id dtype
     static_cast<int>(sizeof states / sizeof states[0]), states,
-    trainStep, forward, logits, NUM_BUFFERS, buffers};
+    trainStep, forward, logits, NUM_BUFFERS, buffers, 1, tiedNames};
 // clang-format on
 
 } // namespace
