@@ -121,6 +121,23 @@ std::vector<int64_t> defaultPlanBucketSizes() {
 
 std::vector<int64_t> defaultPlanMicroBatches() { return {1, 2, 4, 8}; }
 
+static int stagePreference(int64_t stage) {
+  // At the same traffic, the stage that holds the least: stage 2 (the
+  // gradients sharded too), then 1, then 0 -- the guide's advice (start
+  // with stage 2). Stage 3 sends more, except on one rank, where nothing
+  // is sent and it gains nothing: last.
+  switch (stage) {
+  case 2:
+    return 0;
+  case 1:
+    return 1;
+  case 0:
+    return 2;
+  default:
+    return 3;
+  }
+}
+
 PipelineOptions candidateOptions(const PipelineOptions &base,
                                  const PlanCandidate &candidate) {
   PipelineOptions options = base;
@@ -145,7 +162,7 @@ int pickCandidate(llvm::ArrayRef<PlanCandidate> candidates) {
   int picked = -1;
   auto key = [](const PlanCandidate &c) {
     return std::make_tuple(rematCost(c.remat), c.microBatches, -c.bucketBytes,
-                           c.zeroStage, c.commBytes);
+                           stagePreference(c.zeroStage), c.commBytes);
   };
   for (auto [i, c] : llvm::enumerate(candidates))
     if (c.fits && c.commBytes <= near &&
@@ -506,7 +523,7 @@ void printPlanTable(llvm::raw_ostream &os, const Plan &plan) {
     os << "picked: none (" << noFitMessage(plan) << ")\n";
   os << "rule: of those that fit, the least sent per step (within 0.1%), "
         "then the least recomputation (none, selective, full), fewer "
-        "micro-batches, larger buckets, the lower stage\n";
+        "micro-batches, larger buckets, stage 2, 1, 0, 3 in that order\n";
   os << llvm::format("planned %zu candidates in %.2f s\n",
                      plan.candidates.size(), plan.seconds);
 }

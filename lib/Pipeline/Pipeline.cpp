@@ -14,6 +14,8 @@ void buildTrainingPipelineSection(mlir::OpPassManager &pm,
                                   PipelineSection section) {
   switch (section) {
   case PipelineSection::Front:
+    if (options.globalBatch)
+      pm.addPass(createTrainBatchSize({options.globalBatch}));
     if (!options.precision.empty())
       pm.addPass(createTrainMixedPrecision({options.precision}));
     pm.addPass(createTrainLogits({/*required=*/false}));
@@ -58,6 +60,11 @@ struct TrainingPipelineOptions
   Option<int64_t> worldSize{*this, "world-size",
                             llvm::cl::desc("Data-parallel ranks"),
                             llvm::cl::init(1)};
+  Option<int64_t> globalBatch{
+      *this, "global-batch",
+      llvm::cl::desc("Global batch in sequences (train-batch-size); 0 keeps "
+                     "the model's"),
+      llvm::cl::init(0)};
   Option<std::string> precision{
       *this, "precision",
       llvm::cl::desc("bf16 or fp32; empty keeps the model's precision"),
@@ -99,6 +106,7 @@ void registerTrainingPipeline() {
         PipelineOptions options;
         options.zeroStage = o.stage;
         options.worldSize = o.worldSize;
+        options.globalBatch = o.globalBatch;
         options.precision = o.precision;
         options.bucketBytes = o.bucketBytes;
         options.maxInFlight = o.maxInFlight;

@@ -137,9 +137,13 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
 }
 
 /// Where each value's batch dimension is, for values computed from the batch.
+/// The batch changes by the ratio `numerator` / `denominator`: a split
+/// among ranks (1 / ranks, which also marks dropouts and rejects sums over
+/// the batch) or a resize to another global batch (new / old).
 class BatchDims {
 public:
-  explicit BatchDims(int64_t ranks) : ranks(ranks) {}
+  BatchDims(int64_t numerator, int64_t denominator, bool split)
+      : numerator(numerator), denominator(denominator), split(split) {}
 
   void set(Value value, int64_t dim) { dims[value] = dim; }
   std::optional<int64_t> of(Value value) const {
@@ -149,8 +153,9 @@ public:
     return it->second;
   }
 
-  /// Propagates through `op` and rejects what does not split: a sum over
-  /// the batch, a reshape that moves it away from the leading dimension.
+  /// Propagates through `op` and rejects what does not follow: a sum over
+  /// the batch (when splitting), a reshape that moves it away from the
+  /// leading dimension.
   LogicalResult propagate(Operation *op) {
     std::optional<int64_t> in;
     for (Value operand : op->getOperands())
@@ -158,7 +163,8 @@ public:
         in = dim;
     if (!in)
       return success();
-    if (auto sum = dyn_cast<SumOp>(op); sum && llvm::is_contained(sum.getDims(), *in))
+    if (auto sum = dyn_cast<SumOp>(op);
+        split && sum && llvm::is_contained(sum.getDims(), *in))
       return sum.emitOpError("sums over the batch dimension ")
              << *in << ", which does not split across ranks: the loss must be "
              << "a mean over the batch (train.mean, train.cross_entropy)";
@@ -167,7 +173,9 @@ public:
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       if (*in != 0)
         return reshape.emitOpError("reshapes a value whose batch dimension is ")
-               << *in << "; data parallelism needs it leading";
+               << *in << "; "
+               << (split ? "data parallelism" : "resizing the batch")
+               << " needs it leading";
       set(reshape.getResult(), 0);
       return success();
     }
@@ -179,18 +187,20 @@ public:
     }
     if (auto slice = dyn_cast<SliceOp>(op))
       return propagateSlice(slice, *in);
-    if (auto dropout = dyn_cast<DropoutOp>(op)) {
+    if (auto dropout = dyn_cast<DropoutOp>(op); split && dropout) {
       // The mask of a local element is that of its place in the global
       // batch (see train.dropout).
       if (dropout.getBatchDimAttr())
         return dropout.emitOpError("already records a batch split");
       Builder b(op->getContext());
       dropout.setBatchDimAttr(b.getI64IntegerAttr(*in));
-      dropout.setRanksAttr(b.getI64IntegerAttr(ranks));
+      dropout.setRanksAttr(b.getI64IntegerAttr(denominator));
       set(dropout.getResult(), *in);
       return success();
     }
     if (auto sum = dyn_cast<SumOp>(op)) {
+      if (llvm::is_contained(sum.getDims(), *in))
+        return success(); // The batch is summed away.
       int64_t removed = llvm::count_if(sum.getDims(),
                                        [&](int64_t d) { return d < *in; });
       set(sum.getResult(), *in - removed);
@@ -203,23 +213,26 @@ public:
 
 private:
   /// A slice keeps the batch only when it takes it whole: offset 0, stride
-  /// 1 and, before the split, the whole dimension (the operand has already
-  /// been divided by `ranks`).
+  /// 1 and, before the change, the whole dimension (the operand has
+  /// already been resized by numerator / denominator).
   LogicalResult propagateSlice(SliceOp slice, int64_t dim) {
-    int64_t local = typeOf(slice.getInput()).getDimSize(dim);
+    int64_t now = typeOf(slice.getInput()).getDimSize(dim);
     RankedTensorType result = typeOf(slice.getResult());
     if (slice.getOffsets()[dim] != 0 || slice.getStrides()[dim] != 1 ||
-        result.getDimSize(dim) != local * ranks)
+        result.getDimSize(dim) * numerator != now * denominator)
       return slice.emitOpError("slices the batch dimension ")
-             << dim << ", which does not split across ranks";
+             << dim << ", which "
+             << (split ? "does not split across ranks"
+                       : "cannot follow a new batch size");
     Shape shape(result.getShape());
-    shape[dim] = local;
+    shape[dim] = now;
     slice.getResult().setType(withShape(shape, result.getElementType()));
     set(slice.getResult(), dim);
     return success();
   }
 
-  int64_t ranks;
+  int64_t numerator, denominator;
+  bool split;
   llvm::DenseMap<Value, int64_t> dims;
 };
 
@@ -234,9 +247,22 @@ LogicalResult reinferResultTypes(Operation *op) {
   return success();
 }
 
+namespace {
+/// Retypes the body of `func` once its arguments are retyped and marked in
+/// `batch`.
+LogicalResult followArguments(func::FuncOp func, BatchDims &batch) {
+  Block &body = func.getBody().front();
+  for (Operation &op : body.without_terminator())
+    if (failed(batch.propagate(&op)) || failed(reinferResultTypes(&op)))
+      return failure();
+  updateFunctionType(func);
+  return success();
+}
+} // namespace
+
 LogicalResult splitBatch(func::FuncOp func, int64_t ranks) {
   Block &body = func.getBody().front();
-  BatchDims batch(ranks);
+  BatchDims batch(1, ranks, /*split=*/true);
   for (BlockArgument arg : body.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type || type.getRank() == 0)
@@ -251,11 +277,38 @@ LogicalResult splitBatch(func::FuncOp func, int64_t ranks) {
     arg.setType(RankedTensorType::get(shape, type.getElementType()));
     batch.set(arg, 0);
   }
-  for (Operation &op : body.without_terminator())
-    if (failed(batch.propagate(&op)) || failed(reinferResultTypes(&op)))
-      return failure();
-  updateFunctionType(func);
-  return success();
+  return followArguments(func, batch);
+}
+
+LogicalResult resizeBatch(func::FuncOp func, int64_t newBatch) {
+  Block &body = func.getBody().front();
+  std::optional<int64_t> old;
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() == 0)
+      continue;
+    if (old && *old != type.getDimSize(0))
+      return func.emitError("the arguments disagree on the batch size: ")
+             << *old << " and " << type.getDimSize(0) << " (argument #"
+             << arg.getArgNumber() << ")";
+    old = type.getDimSize(0);
+  }
+  if (!old)
+    return func.emitError("no argument of the forward function has a batch "
+                          "dimension to resize");
+  if (*old == newBatch)
+    return success();
+  BatchDims batch(newBatch, *old, /*split=*/false);
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() == 0)
+      continue;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = newBatch;
+    arg.setType(RankedTensorType::get(shape, type.getElementType()));
+    batch.set(arg, 0);
+  }
+  return followArguments(func, batch);
 }
 
 } // namespace zeroc

@@ -27,6 +27,12 @@ mlir::LogicalResult reinferResultTypes(mlir::Operation *op);
 /// split (a sum over the batch, a reshape that moves it).
 mlir::LogicalResult splitBatch(mlir::func::FuncOp func, int64_t ranks);
 
+/// Sets the leading (batch) dimension of every argument of `func` to
+/// `batch` (the arguments must agree on it) and retypes everything computed
+/// from it; rejects a reshape that moves the batch and a slice of part of
+/// it.
+mlir::LogicalResult resizeBatch(mlir::func::FuncOp func, int64_t batch);
+
 /// Makes the function type match the block arguments and returned values.
 void updateFunctionType(mlir::func::FuncOp func);
 

@@ -2,7 +2,7 @@
 //
 //   zeroc INPUT.mlir [--zero-stage=S] [--world-size=N] [--precision=fp32|bf16]
 //         [--bucket-bytes=B] [--flat-buffers] [--remat=none|full|selective]
-//         [--grad-accum=K]
+//         [--grad-accum=K] [--micro-batch-size=B] [--global-batch-size=G]
 //         [--target=cpu|cuda] [--cuda-arch=sm_90,sm_80]
 //         [--emit=exe|source|mlir|memory-report|memory-table|perf-model|
 //                 perf-model-json|plan|plan-json] [--machine=NAME|FILE]
@@ -109,6 +109,23 @@ static cl::opt<int64_t> gradAccum(
              "global batch (default: the model's train.micro_batches, "
              "from the builders' --micro-batches, else 1; this flag wins)"),
     cl::value_desc("K"), cl::init(1), cl::cat(category));
+static cl::opt<int64_t> microBatchSize(
+    "micro-batch-size",
+    cl::desc("Sequences per rank per micro-batch (DeepSpeed's "
+             "train_micro_batch_size_per_gpu): the global batch becomes "
+             "B x --grad-accum x --world-size, whatever the model file's "
+             "batch (default: the model's batch divided by --grad-accum and "
+             "--world-size)"),
+    cl::value_desc("B"), cl::init(0), cl::cat(category));
+static cl::opt<int64_t> globalBatchSize(
+    "global-batch-size",
+    cl::desc("Sequences per optimizer step over all ranks (DeepSpeed's "
+             "train_batch_size), G = --micro-batch-size x --grad-accum x "
+             "--world-size: of G, the micro-batch size and the world size, "
+             "give any two (--grad-accum defaults to the model's, else 1) "
+             "and zeroc derives the third; values that disagree are an "
+             "error naming each flag (default: the model's batch)"),
+    cl::value_desc("G"), cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to write: exe (a sharded executable, the "
@@ -138,14 +155,16 @@ static cl::opt<bool> sweepSizes(
     cl::cat(category));
 static cl::opt<std::string> memoryBudget(
     "memory-budget",
-    cl::desc("Per-rank memory budget (80GiB, 24GB, 512MiB, bytes): the "
+    cl::desc("Per-rank memory budget (80GiB, 24GB, 512MiB, bytes; GiB, "
+             "MiB, KiB are powers of 1024 and GB, MB, KB powers of 1000, "
+             "so a card sold as 80 GB is 80GB = 74.5GiB): the "
              "planner compiles every ZeRO stage (0-3) x --remat (none, "
              "selective, full) x bucket size (25 MiB, 5 MiB) at "
              "--world-size, each at 1 micro-batch and, where it does not "
              "fit, at 2, 4, 8 (those the per-rank batch splits into), and "
              "picks among those whose static peak fits the one that sends "
              "the least per step, then recomputes the least, then has fewer "
-             "micro-batches, then larger buckets, then the lower stage. "
+             "micro-batches, then larger buckets, then stage 2, 1, 0, 3 in that order. "
              "--zero-stage, --remat, --bucket-bytes or --grad-accum given "
              "too fix that dimension. --emit=plan prints the candidates; "
              "any other --emit (an executable by default) is the picked "
@@ -194,6 +213,16 @@ static cl::opt<bool> noPipeline(
              "train.world_size"),
     cl::cat(category));
 
+// The launcher's and torchrun's names, which the compiler does not take:
+// given, each is an error that names the compiler's flag (rather than
+// cl's guess at the nearest option).
+static cl::opt<std::string> launcherStage("stage", cl::Hidden,
+                                          cl::cat(category));
+static cl::opt<std::string> launcherRanks("ranks", cl::Hidden,
+                                          cl::cat(category));
+static cl::opt<std::string> torchrunRanks("nproc-per-node", cl::Hidden,
+                                          cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "zeroc: error: " << message << "\n";
   return 1;
@@ -201,6 +230,15 @@ static int fail(const llvm::Twine &message) {
 
 /// Checks the flags; the message names the flag at fault.
 static std::optional<std::string> validateOptions() {
+  if (launcherStage.getNumOccurrences())
+    return "--stage is the launcher's name (python3 -m zeroc train); the "
+           "compiler's is --zero-stage=" +
+           launcherStage;
+  for (cl::opt<std::string> *ranks : {&launcherRanks, &torchrunRanks})
+    if (ranks->getNumOccurrences())
+      return "--" + ranks->ArgStr.str() +
+             " is a launcher's name; the compiler's is --world-size=" +
+             ranks->getValue();
   if (zeroStage < 0 || zeroStage > 3)
     return "--zero-stage must be 0, 1, 2 or 3, got " +
            std::to_string(zeroStage);
@@ -216,6 +254,12 @@ static std::optional<std::string> validateOptions() {
     return "--remat must be none, full or selective, got '" + remat + "'";
   if (gradAccum < 1)
     return "--grad-accum must be at least 1, got " + std::to_string(gradAccum);
+  if (microBatchSize.getNumOccurrences() && microBatchSize < 1)
+    return "--micro-batch-size must be at least 1, got " +
+           std::to_string(microBatchSize);
+  if (globalBatchSize.getNumOccurrences() && globalBatchSize < 1)
+    return "--global-batch-size must be at least 1, got " +
+           std::to_string(globalBatchSize);
   bool perfModel = emitKind == "perf-model" || emitKind == "perf-model-json";
   bool plan = emitKind == "plan" || emitKind == "plan-json";
   if (emitKind != "exe" && emitKind != "source" && emitKind != "mlir" &&
@@ -225,10 +269,14 @@ static std::optional<std::string> validateOptions() {
            "memory-table, perf-model, perf-model-json, plan or plan-json, "
            "got '" +
            emitKind + "'";
-  if (perfModel && machineName.empty())
+  if (perfModel && machineName.empty()) {
+    std::string presets;
+    for (const std::string &name : zeroc::machinePresets())
+      presets += (presets.empty() ? "" : ", ") + name;
     return "--emit=" + emitKind +
-           " needs --machine=NAME or FILE (presets: see "
-           "docs/performance-model.md)";
+           " needs --machine=NAME or FILE (the presets: " + presets +
+           "; a machine file: docs/performance-model.md)";
+  }
   if (!perfModel && sweepSizes)
     return "--sweep needs --emit=perf-model";
   if (!perfModel && !plan && machineName.getNumOccurrences())
@@ -278,12 +326,78 @@ static std::optional<std::string> validateOptions() {
     for (cl::Option *option :
          std::initializer_list<cl::Option *>{&zeroStage, &worldSize,
                                              &precision, &bucketBytes,
-                                             &remat, &gradAccum, &flatBuffers})
+                                             &remat, &gradAccum, &flatBuffers,
+                                             &microBatchSize, &globalBatchSize})
       if (option->getNumOccurrences())
         return "--" + option->ArgStr.str() +
                " has no effect with --no-pipeline (the module's own "
                "train.zero_stage and train.world_size are reported)";
   }
+  return std::nullopt;
+}
+
+/// DeepSpeed's identity G = B x K x N for --global-batch-size (G),
+/// --micro-batch-size (B), --grad-accum (K, `gradAccum`: the flag's or the
+/// model's) and --world-size (N): sets `worldSizeOut`, `gradAccumOut` and
+/// returns G (0 when neither batch flag is given: the model's batch stays),
+/// or an error naming every flag involved.
+static std::optional<std::string>
+resolveBatchSizes(int64_t gradAccumIn, int64_t &globalOut,
+                  int64_t &worldSizeOut, int64_t &gradAccumOut) {
+  bool haveG = globalBatchSize.getNumOccurrences();
+  bool haveB = microBatchSize.getNumOccurrences();
+  bool haveN = worldSize.getNumOccurrences();
+  bool haveK = gradAccum.getNumOccurrences();
+  int64_t k = gradAccumIn, n = worldSize;
+  globalOut = 0;
+  worldSizeOut = n;
+  gradAccumOut = k;
+  if (!haveG && !haveB)
+    return std::nullopt;
+  std::string kName =
+      haveK ? "--grad-accum=" + std::to_string(k)
+            : "--grad-accum=" + std::to_string(k) + " (the " +
+                  (k == 1 ? std::string("default") : "model's") + ")";
+  std::string nName = haveN ? "--world-size=" + std::to_string(n)
+                            : "--world-size=" + std::to_string(n) +
+                                  " (the default)";
+  if (haveB && !haveG) {
+    globalOut = microBatchSize * k * n;
+    return std::nullopt;
+  }
+  std::string gName = "--global-batch-size=" + std::to_string(globalBatchSize);
+  if (!haveB) {
+    // G and N (given or 1): B = G / (K x N).
+    if (globalBatchSize % (k * n) != 0)
+      return gName + " does not divide into " + kName + " x " + nName +
+             " micro-batches of equal size (--micro-batch-size = G / (K x "
+             "N))";
+    globalOut = globalBatchSize;
+    return std::nullopt;
+  }
+  std::string bName = "--micro-batch-size=" + std::to_string(microBatchSize);
+  int64_t g = globalBatchSize, b = microBatchSize;
+  if (haveN && haveK) {
+    if (g != b * k * n)
+      return gName + " is not " + bName + " x " + kName + " x " + nName +
+             " = " + std::to_string(b * k * n) +
+             " (G = B x K x N; give any two of G, B and N)";
+  } else if (haveN) {
+    // K derived, as DeepSpeed derives gradient_accumulation_steps.
+    if (g % (b * n) != 0)
+      return gName + " is not a multiple of " + bName + " x " + nName +
+             " = " + std::to_string(b * n) +
+             " (--grad-accum = G / (B x N) must be a whole number)";
+    gradAccumOut = g / (b * n);
+  } else {
+    // N derived from G and B x K.
+    if (g % (b * k) != 0)
+      return gName + " is not a multiple of " + bName + " x " + kName +
+             " = " + std::to_string(b * k) +
+             " (--world-size = G / (B x K) must be a whole number)";
+    worldSizeOut = g / (b * k);
+  }
+  globalOut = g;
   return std::nullopt;
 }
 
@@ -306,6 +420,21 @@ double secondsSince(Clock::time_point start) {
 }
 } // namespace
 
+/// Fails, naming `path` as given, when the directory a new output would go
+/// to does not exist (rather than naming the temporary written there).
+static LogicalResult checkDirectory(llvm::StringRef path) {
+  namespace out = zeroc::output;
+  if (out::classify(path.str()) != out::Kind::Missing)
+    return success();
+  std::string resolved = out::resolve(path.str());
+  llvm::StringRef dir = llvm::sys::path::parent_path(resolved);
+  if (dir.empty() || llvm::sys::fs::is_directory(dir))
+    return success();
+  fail("cannot write '" + path + "': the directory '" + dir +
+       "' does not exist");
+  return failure();
+}
+
 /// Writes what `emit` prints to `path` ("-": stdout). A regular file (or a
 /// new path) is written under a temporary name and renamed at the end, so a
 /// failure leaves no partial output behind; a device or a FIFO (-o
@@ -318,6 +447,8 @@ writeOutput(llvm::StringRef path,
     llvm::outs().flush();
     return success();
   }
+  if (failed(checkDirectory(path)))
+    return failure();
   std::string text;
   {
     llvm::raw_string_ostream os(text);
@@ -402,6 +533,8 @@ static LogicalResult compileExecutable(llvm::StringRef source,
     return failure();
   }
   std::string tempBase = path.str();
+  if (failed(checkDirectory(path)))
+    return failure();
   if (kind == out::Kind::Special) {
     if (keep) {
       fail("--keep-source needs -o to name a regular file ('" + path +
@@ -423,7 +556,8 @@ static LogicalResult compileExecutable(llvm::StringRef source,
     std::error_code ec;
     llvm::raw_fd_ostream os(sourcePath, ec, llvm::sys::fs::OF_None);
     if (ec) {
-      fail("cannot write '" + sourcePath + "': " + ec.message());
+      fail("cannot write '" + path + "' (its temporary source '" +
+           sourcePath + "'): " + ec.message());
       return failure();
     }
     os << source;
@@ -432,7 +566,8 @@ static LogicalResult compileExecutable(llvm::StringRef source,
       std::string message = os.error().message();
       os.clear_error();
       llvm::sys::fs::remove(sourcePath);
-      fail("cannot write '" + sourcePath + "': " + message);
+      fail("cannot write '" + path + "' (its temporary source '" +
+           sourcePath + "'): " + message);
       return failure();
     }
   }
@@ -546,6 +681,10 @@ int main(int argc, char **argv) {
                              .getMicroBatchesAttrHelper()
                              .getAttr(*module))
       options.gradAccum = requested.getInt();
+  if (std::optional<std::string> error =
+          resolveBatchSizes(options.gradAccum, options.globalBatch,
+                            options.worldSize, options.gradAccum))
+    return fail(*error);
 
   // The planner: weigh the candidates, print them or compile the pick.
   Clock::time_point planStart = Clock::now();
@@ -562,7 +701,8 @@ int main(int argc, char **argv) {
       request.bucketSizes = {bucketBytes};
     // --grad-accum=K (or the model's train.micro_batches) fixes the
     // micro-batch dimension the same way.
-    if (options.gradAccum != 1)
+    // So does --micro-batch-size: the global batch it gives is B x K x N.
+    if (options.gradAccum != 1 || microBatchSize.getNumOccurrences())
       request.microBatches = {options.gradAccum};
     std::optional<zeroc::Machine> machine;
     if (machineName.getNumOccurrences()) {

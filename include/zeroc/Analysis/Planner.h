@@ -103,7 +103,8 @@ PipelineOptions candidateOptions(const PipelineOptions &base,
 /// sent per step are within 0.1% of the least (stages 0-2 send the same
 /// up to rounding), and of those the one with the least recomputation
 /// (rematCost), then the fewest micro-batches, the largest buckets, the
-/// lowest stage, the fewest bytes sent.
+/// stage in the order 2, 1, 0, 3 (at the same traffic, the one that holds
+/// the least), the fewest bytes sent.
 int pickCandidate(llvm::ArrayRef<PlanCandidate> candidates);
 
 struct PlanRequest {

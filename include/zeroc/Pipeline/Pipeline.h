@@ -21,6 +21,10 @@ struct PipelineOptions {
   int64_t zeroStage = 0;
   /// Data-parallel ranks.
   int64_t worldSize = 1;
+  /// The global batch in sequences (train-batch-size's global-batch;
+  /// zeroc's --micro-batch-size x --grad-accum x --world-size, or
+  /// --global-batch-size); 0 keeps the model's.
+  int64_t globalBatch = 0;
   /// "fp32" or "bf16"; "" keeps the model's precision.
   std::string precision;
   /// Target size of a gradient bucket, in bytes.
@@ -38,7 +42,8 @@ struct PipelineOptions {
 };
 
 /// Adds the training pipeline to `pm` (a pass manager on builtin.module):
-/// [train-mixed-precision] train-logits train-data-parallel train-autodiff
+/// [train-batch-size] [train-mixed-precision] train-logits
+/// train-data-parallel train-autodiff
 /// train-remat train-accumulate train-optimizer train-zero train-schedule
 /// canonicalize cse. It is the three sections below, in order.
 void buildTrainingPipeline(mlir::OpPassManager &pm,
@@ -48,8 +53,9 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 /// weighs configurations (the memory-budget planner, Planner.h) runs what
 /// they share once and clones the module between sections; running the
 /// three in order is buildTrainingPipeline.
-///   - Front: [train-mixed-precision] train-logits train-data-parallel
-///     train-autodiff (reads precision and worldSize);
+///   - Front: [train-batch-size] [train-mixed-precision] train-logits
+///     train-data-parallel train-autodiff (reads globalBatch, precision and
+///     worldSize);
 ///   - Remat: train-remat train-accumulate train-optimizer (reads remat and
 ///     gradAccum);
 ///   - Zero: train-zero train-schedule canonicalize cse (reads zeroStage,

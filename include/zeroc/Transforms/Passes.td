@@ -5,6 +5,46 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TrainBatchSize : Pass<"train-batch-size", "mlir::ModuleOp"> {
+  let summary = "Sets the forward function's global batch size";
+  let description = [{
+    Rewrites the function marked `train.forward` for a global batch of
+    `global-batch` sequences: every argument's leading (batch) dimension
+    becomes `global-batch`, and the types of everything computed from it
+    are re-inferred through each op's type rule (a `train.reshape` keeps
+    its trailing dimensions and resizes its leading one; a `train.slice`
+    that takes the batch whole follows it). The model's own batch size
+    (the builders' and the importer's `--batch-size`) is thus a default:
+    zeroc's `--micro-batch-size` and `--global-batch-size` compute
+    `global-batch` (micro-batch x `--grad-accum` x `--world-size`) and
+    run this pass first, so that one model file compiles for any world
+    size. `global-batch=0` (the default) leaves the module unchanged, as
+    does the model's own size.
+
+    ```mlir
+    // global-batch=6 on a model written for 4 sequences:
+    func.func @forward(%tokens: tensor<4x8xi32>, %targets: tensor<4x8xi32>) -> tensor<f32>
+    %x = train.reshape %y : tensor<4x8x48xf32> -> tensor<4x8x3x16xf32>
+    // becomes
+    func.func @forward(%tokens: tensor<6x8xi32>, %targets: tensor<6x8xi32>) -> tensor<f32>
+    %x = train.reshape %y : tensor<6x8x48xf32> -> tensor<6x8x3x16xf32>
+    ```
+
+    Runs before `train-data-parallel` (a module with `train.batch_split`,
+    or past it, is refused). Errors: a `global-batch` below 0; arguments
+    of the forward function that disagree on their leading dimension; no
+    argument with a batch dimension; a reshape of a value whose batch
+    dimension is not leading; a slice of part of the batch; an op whose
+    result type cannot follow the new batch.
+  }];
+  let options = [
+    Option<"globalBatch", "global-batch", "int64_t", "0",
+           "The new global batch size in sequences (0: keep the model's)">
+  ];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def TrainDataParallel : Pass<"train-data-parallel", "mlir::ModuleOp"> {
   let summary = "Splits the forward function's global batch across ranks";
   let description = [{

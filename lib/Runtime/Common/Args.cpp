@@ -7,6 +7,7 @@
 #include "Services.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -47,8 +48,9 @@ std::string parseArguments(int argc, char **argv, Options &options) {
       "--save",        "--resume",      "--log-json",   "--eval-every",
       "--val-data",    "--data-format", "--sample",     "--prompt",
       "--temperature", "--save-every",  "--keep-last",  "--skip-nonfinite",
-      "--collective-timeout", "--trace",     "--trace-steps"};
-  bool sawEvalEvery = false;
+      "--collective-timeout", "--trace",     "--trace-steps", "--top-k",
+      "--top-p",       "--prompts",     "--logits"};
+  bool sawEvalEvery = false, sawTemperature = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -114,11 +116,34 @@ std::string parseArguments(int argc, char **argv, Options &options) {
         return "--sample: '" + value + "' is not a positive integer";
     } else if (flag == "--prompt") {
       options.prompt = value;
+    } else if (flag == "--prompts") {
+      options.promptsFile = value;
+    } else if (flag == "--logits") {
+      auto endsWith = [&](const std::string &suffix) {
+        return value.size() >= suffix.size() &&
+               value.compare(value.size() - suffix.size(), suffix.size(),
+                             suffix) == 0;
+      };
+      if (!endsWith(".npy") && !endsWith(".safetensors"))
+        return "--logits: '" + value +
+               "' must end in .npy or .safetensors (the file's format)";
+      options.logitsPath = value;
     } else if (flag == "--temperature") {
       char *end = nullptr;
       options.temperature = std::strtod(value.c_str(), &end);
-      if (*end != '\0' || !(options.temperature > 0))
-        return "--temperature: '" + value + "' is not a positive number";
+      if (*end != '\0' || !(options.temperature >= 0) ||
+          !std::isfinite(options.temperature))
+        return "--temperature: '" + value +
+               "' is not a number >= 0 (0: greedy, the most likely token)";
+      sawTemperature = true;
+    } else if (flag == "--top-k") {
+      if (!parseInt(value, options.topK) || options.topK <= 0)
+        return "--top-k: '" + value + "' is not a positive integer";
+    } else if (flag == "--top-p") {
+      char *end = nullptr;
+      options.topP = std::strtod(value.c_str(), &end);
+      if (*end != '\0' || !(options.topP > 0 && options.topP <= 1))
+        return "--top-p: '" + value + "' is not a number in (0, 1]";
     } else if (flag == "--skip-nonfinite") {
       if (!parseInt(value, options.skipNonfinite) || options.skipNonfinite < 0)
         return "--skip-nonfinite: '" + value +
@@ -154,12 +179,30 @@ std::string parseArguments(int argc, char **argv, Options &options) {
     return "";
   if (options.traceStepsGiven && options.tracePath.empty())
     return "--trace-steps needs --trace PATH";
-  if (options.sample) {
+  if (!options.sample) {
+    // The flags of sampling mode, which --sample N (or --logits) turns on.
+    const char *samplingFlag = options.topK                 ? "--top-k"
+                               : options.topP < 1           ? "--top-p"
+                               : sawTemperature             ? "--temperature"
+                               : nullptr;
+    if (samplingFlag)
+      return std::string(samplingFlag) + " needs --sample N";
+    if (!options.promptsFile.empty() && options.logitsPath.empty())
+      return "--prompts needs --sample N or --logits FILE";
+  }
+  if (!options.promptsFile.empty() && !options.prompt.empty())
+    return "--prompt and --prompts cannot be combined (put the prompt in the "
+           "file)";
+  if (options.sample || !options.logitsPath.empty()) {
+    const char *mode = options.sample ? "--sample" : "--logits";
     if (!options.data.empty() || !options.save.empty() || sawEvalEvery)
-      return "--sample generates text from weights (--init or --resume); it "
+      return std::string(mode) +
+             " generates text from weights (--init or --resume); it "
              "takes no --data, --save or --eval-every";
     if (!options.tracePath.empty())
-      return "--trace records training steps; it does not go with --sample";
+      return std::string("--trace records training steps; it does not go "
+                         "with ") +
+             mode;
     return "";
   }
   if ((options.saveEvery || options.keepLast) && options.save.empty())
@@ -227,7 +270,19 @@ std::string usage(const char *argv0, const zrt_program &program) {
       "  --sample N            generate N tokens from the weights of --init\n"
       "                        or --resume (or the seed's), then exit\n"
       "  --prompt TEXT         the text to continue (bytes; default empty)\n"
-      "  --temperature T       softmax temperature (default 0.8)\n"
+      "  --prompts FILE        several prompts, one per line: each is\n"
+      "                        continued in turn, its text printed on the\n"
+      "                        lines after the previous one's\n"
+      "  --temperature T       softmax temperature (default 0.8; 0: greedy,\n"
+      "                        the most likely token, as argmax)\n"
+      "  --top-k K             draw among the K most likely tokens only\n"
+      "  --top-p P             then among the fewest most likely tokens whose\n"
+      "                        probability reaches P (nucleus; 0 < P <= 1)\n"
+      "  --seed S              (above) also the draws' random stream\n"
+      "  --logits FILE         write the logits of each prompt's last position\n"
+      "                        (prompts x vocabulary, float32) to FILE.npy or\n"
+      "                        FILE.safetensors (tensor \"logits\"); without\n"
+      "                        --sample, only that\n"
       "  --help                this text\n";
   return text;
 }

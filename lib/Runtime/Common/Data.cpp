@@ -98,7 +98,23 @@ std::string TokenFile::validate(int64_t vocab) const {
          std::to_string(global) +
          ") is out of range: the model's "
          "vocabulary has " +
-         std::to_string(vocab) + " ids (0.." + std::to_string(vocab - 1) + ")";
+         std::to_string(vocab) + " ids (0.." + std::to_string(vocab - 1) + ")" +
+         textHint();
+}
+
+std::string TokenFile::textHint() const {
+  if (format != DataFormat::Bin)
+    return "";
+  // Text in the first 4 KiB: printable ASCII, tabs, line ends and UTF-8.
+  size_t look = std::min<size_t>(mappedBytes, 4096), texty = 0;
+  for (size_t i = 0; i < look; ++i) {
+    uint8_t b = bytes[i];
+    texty += (b >= 32 && b != 127) || b == '\n' || b == '\r' || b == '\t';
+  }
+  if (look == 0 || texty < look)
+    return "";
+  return "; the file looks like text: pass --data-format=text to read it as "
+         "bytes (or tokenize it into a uint16 .bin)";
 }
 
 int64_t sequenceStart(int64_t step, int64_t globalBatch, int64_t index,

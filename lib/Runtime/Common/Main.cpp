@@ -126,12 +126,15 @@ int main(int argc, char **argv) {
   if (options.evalEvery && !program.forward)
     failEverywhere("--eval-every: the program '" + model +
                    "' has no forward entry point to evaluate with");
-  if (options.sample && !program.logits)
-    failEverywhere("--sample: the program '" + model +
+  if ((options.sample || !options.logitsPath.empty()) && !program.logits)
+    failEverywhere(std::string(options.sample ? "--sample" : "--logits") +
+                   ": the program '" + model +
                    "' has no logits entry point (its loss is not a "
                    "cross-entropy of logits)");
 
-  if (options.sample) {
+  if (options.sample || !options.logitsPath.empty()) {
+    std::vector<std::string> prompts;
+    agree(readPrompts(options, prompts));
     deviceInitialize(program);
     allocateStates(program);
     CheckpointInfo info;
@@ -143,10 +146,10 @@ int main(int argc, char **argv) {
     else
       initializeFromSeed(program, options.seed);
     statesToDevice(program);
-    std::string text = sampleText(program, comm, options);
-    if (rank == 0) {
+    std::string text;
+    agree(sampleText(program, comm, options, prompts, text));
+    if (rank == 0 && options.sample) {
       std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fputc('\n', stdout);
       std::fflush(stdout);
     }
     exitAll(0);
@@ -304,43 +307,45 @@ int main(int argc, char **argv) {
     diverged = check.stop;
     if (diverged)
       end = step + 1;
-    if (!diverged && !options.save.empty() && options.saveEvery &&
-        (step + 1) % options.saveEvery == 0 && step + 1 < end)
-      save(step + 1); // refused (diverged) when a state is not finite
     // A stop signal on any rank: every rank stops after this step.
-    if (!diverged && (stopSignal = agreeOnStop()) != 0) {
+    if (!diverged && (stopSignal = agreeOnStop()) != 0)
       end = step + 1;
-      if (rank == 0)
+    // Rank 0 logs the step first, then what follows it (a stop, a
+    // checkpoint), in the order they happen.
+    if (rank == 0) {
+      // The first step warms caches; leave it out of the ETA when we can.
+      if (step > start || end - start == 1) {
+        measuredSeconds += seconds;
+        ++measuredSteps;
+      }
+      StepRecord record;
+      record.step = step;
+      record.loss = meanLoss;
+      record.gradNorm = gradNorm;
+      record.lr = lr;
+      record.ms = seconds * 1e3;
+      record.tokensPerSecond = seconds > 0 ? tokensPerStep / seconds : 0;
+      logLine(stepJson(record));
+      bool last = step + 1 == end;
+      if (!diverged && !options.quiet &&
+          (last || (step - start) % interval == 0)) {
+        double perStep =
+            measuredSteps ? measuredSeconds / measuredSteps : seconds;
+        std::puts(
+            progressLine(record, end, perStep * (end - step - 1)).c_str());
+        std::fflush(stdout);
+      }
+      if (stopSignal) {
         std::printf("zeroc: %s: stopping after step %" PRId64 "\n",
-                    signalName(stopSignal), step);
+                    stopDescription(stopSignal).c_str(), step);
+        std::fflush(stdout);
+      }
     }
-    if (rank != 0) {
-      if (diverged)
-        break;
-      continue;
-    }
-    // The first step warms caches; leave it out of the ETA when we can.
-    if (step > start || end - start == 1) {
-      measuredSeconds += seconds;
-      ++measuredSteps;
-    }
-    StepRecord record;
-    record.step = step;
-    record.loss = meanLoss;
-    record.gradNorm = gradNorm;
-    record.lr = lr;
-    record.ms = seconds * 1e3;
-    record.tokensPerSecond = seconds > 0 ? tokensPerStep / seconds : 0;
-    logLine(stepJson(record));
     if (diverged)
       break;
-    bool last = step + 1 == end;
-    if (!options.quiet && (last || (step - start) % interval == 0)) {
-      double perStep =
-          measuredSteps ? measuredSeconds / measuredSteps : seconds;
-      std::puts(progressLine(record, end, perStep * (end - step - 1)).c_str());
-      std::fflush(stdout);
-    }
+    if (!options.save.empty() && options.saveEvery &&
+        (step + 1) % options.saveEvery == 0 && step + 1 < end)
+      save(step + 1); // refused (diverged) when a state is not finite
   }
   if (!diverged && options.evalEvery && end % options.evalEvery == 0 &&
       !stopSignal)
@@ -403,13 +408,13 @@ int main(int argc, char **argv) {
     if (rank == 0 && !options.save.empty())
       std::printf("zeroc: stopped by %s at step %" PRId64 " of %" PRId64
                   "; resume with --resume %s\n",
-                  signalName(stopSignal), end, options.steps,
+                  stopDescription(stopSignal).c_str(), end, options.steps,
                   options.save.c_str());
     else if (rank == 0)
       std::fprintf(stderr,
                    "zeroc: error: stopped by %s at step %" PRId64 " of %" PRId64
                    ": no checkpoint written (no --save)\n",
-                   signalName(stopSignal), end, options.steps);
+                   stopDescription(stopSignal).c_str(), end, options.steps);
     exitAll(options.save.empty() ? 128 + stopSignal : 0);
   }
   exitAll(0);

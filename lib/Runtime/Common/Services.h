@@ -209,7 +209,16 @@ struct Options {
   /// Sampling mode: generate this many tokens instead of training.
   int64_t sample = 0;
   std::string prompt;
+  /// --prompts FILE: one prompt per line, each sampled in turn.
+  std::string promptsFile;
+  /// 0: greedy (argmax).
   double temperature = 0.8;
+  /// --top-k K (0: every id) and --top-p P (1: every id).
+  int64_t topK = 0;
+  double topP = 1;
+  /// --logits FILE (.npy or .safetensors): the logits of each prompt's last
+  /// position, prompts x vocabulary float32.
+  std::string logitsPath;
   /// --skip-nonfinite K: steps with a non-finite gradient norm whose update
   /// may be skipped before the run stops (0: stop at the first).
   int64_t skipNonfinite = 0;
@@ -223,10 +232,20 @@ struct Options {
   bool traceStepsGiven = false;
 };
 
-/// Sampling mode: generates options.sample tokens after options.prompt with
-/// the program's logits entry point; returns the text on rank 0.
+/// The prompts of sampling mode: --prompt's one, or --prompts FILE's lines.
+/// Returns "" or an error naming the flag.
+std::string readPrompts(const Options &options,
+                        std::vector<std::string> &prompts);
+
+/// Sampling mode (every rank calls): generates options.sample tokens after
+/// each prompt with the program's logits entry point and sets `output` (on
+/// rank 0) to each prompt and its continuation, one newline after each;
+/// with --logits, rank 0 writes the logits of each prompt's last position.
+/// Returns "" or an error naming the flag (rank 0's; agree on it).
 std::string sampleText(const zrt_program &program, zrt_comm *comm,
-                       const Options &options);
+                       const Options &options,
+                       const std::vector<std::string> &prompts,
+                       std::string &output);
 
 /// Parses argv. Returns "" or an error naming the flag.
 std::string parseArguments(int argc, char **argv, Options &options);
@@ -272,6 +291,10 @@ public:
                  int64_t sequenceOffset = 0) const;
 
 private:
+  /// "; the file looks like text: ..." when a --data-format=bin file is
+  /// text, else "" (for the out-of-range error).
+  std::string textHint() const;
+
   std::string path;
   DataFormat format = DataFormat::Bin;
   const uint8_t *bytes = nullptr;
@@ -346,6 +369,10 @@ int pendingStopSignal();
 int agreeOnStop();
 /// "SIGTERM", "SIGINT", "SIGUSR1".
 const char *signalName(int signal);
+/// signalName(signal), and where this rank's own first signal was that
+/// one, sent by its parent process (mpirun), that mpirun also turns a
+/// SIGINT (Ctrl-C) into it: what the log says about a stop.
+std::string stopDescription(int signal);
 // Faults: divergence (Guard.cpp) and stalled collectives (Timeout.cpp on the
 // CPU, Cuda/Timeout.cu)
 //===----------------------------------------------------------------------===//

@@ -29,14 +29,17 @@ namespace zeroc::rt {
 namespace {
 
 volatile sig_atomic_t firstSignal = 0;
+/// The process that sent the first signal (0: unknown).
+volatile sig_atomic_t firstSender = 0;
 
 void writeError(const char *text) {
   ssize_t ignored = ::write(STDERR_FILENO, text, std::strlen(text));
   (void)ignored;
 }
 
-extern "C" void onStopSignal(int signal) {
+extern "C" void onStopSignal(int signal, siginfo_t *info, void *) {
   if (firstSignal == 0) {
+    firstSender = info ? static_cast<sig_atomic_t>(info->si_pid) : 0;
     firstSignal = signal;
     return;
   }
@@ -61,12 +64,23 @@ const char *signalName(int signal) {
   }
 }
 
+std::string stopDescription(int signal) {
+  std::string text = signalName(signal);
+  // Open MPI's mpirun passes a SIGINT (Ctrl-C) or a SIGTERM on to the
+  // ranks as SIGTERM: the rank cannot tell which the user sent.
+  if (signal == SIGTERM && firstSignal == SIGTERM && firstSender != 0 &&
+      firstSender == static_cast<sig_atomic_t>(::getppid()))
+    text += " from the launcher (mpirun sends SIGTERM when it gets SIGINT, "
+            "Ctrl-C, or SIGTERM)";
+  return text;
+}
+
 void installStopSignals() {
   struct sigaction action;
   std::memset(&action, 0, sizeof action);
-  action.sa_handler = onStopSignal;
+  action.sa_sigaction = onStopSignal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART; // a write or a read goes on
+  action.sa_flags = SA_RESTART | SA_SIGINFO; // a write or a read goes on
   for (int signal : {SIGTERM, SIGINT, SIGUSR1})
     sigaction(signal, &action, nullptr);
 }

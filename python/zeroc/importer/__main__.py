@@ -39,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
 
     model = parser.add_argument_group("model")
     model.add_argument("--batch-size", type=int, required=True, metavar="B",
-                       help="global number of sequences per step")
+                       help="global number of sequences per step, a default: zeroc's "
+                       "--micro-batch-size or --global-batch-size sets another")
     model.add_argument("--block-size", type=int, required=True, metavar="T",
                        help="tokens per sequence")
     model.add_argument("--vocab-size", type=int, metavar="V",

@@ -238,7 +238,9 @@ def _parser() -> argparse.ArgumentParser:
                               ("--vocab-size", "vocab_size", "vocabulary size"),
                               ("--block-size", "block_size", "sequence length"),
                               ("--batch-size", "batch_size",
-                               "global number of sequences per step")]:
+                               "global number of sequences per step, a default: "
+                               "zeroc's --micro-batch-size or --global-batch-size "
+                               "sets another")]:
         model.add_argument(flag, dest=field, type=int, metavar="N",
                            help=f"{what} (overrides the preset)")
     model.add_argument("--gelu", choices=("tanh", "erf"), default="tanh",

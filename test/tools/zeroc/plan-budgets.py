@@ -38,6 +38,10 @@ def run(zeroc, model, *flags):
     return json.loads(out.stdout)
 
 
+# At equal traffic: stage 2, then 1, then 0 (the least memory first), then 3.
+STAGE_ORDER = [2, 1, 0, 3]
+
+
 def rule(candidates):
     """The picking rule of docs/planner.md, from the figures alone."""
     fits = [c for c in candidates if c["fits"]]
@@ -46,7 +50,7 @@ def rule(candidates):
     least = min(c["comm_bytes_per_step"] for c in fits)
     near = [c for c in fits if c["comm_bytes_per_step"] <= least + least // 1000]
     return min(near, key=lambda c: (COST[c["remat"]], c["micro_batches"], -c["bucket_bytes"],
-                                    c["stage"], c["comm_bytes_per_step"]))
+                                    STAGE_ORDER.index(c["stage"]), c["comm_bytes_per_step"]))
 
 
 def flags_of(c):
