@@ -276,6 +276,29 @@ class HfConfigTest(unittest.TestCase):
         self.assertIn("train.read @model.layers.0.self_attn.q_proj.bias", text)
         self.assertNotIn("o_proj.bias", text)
 
+    def test_export_cli_errors(self):
+        env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+
+        def export(*args):
+            return subprocess.run([sys.executable, "-m", "zeroc", "checkpoint", "export",
+                                   *args], capture_output=True, text=True, env=env,
+                                  timeout=120)
+
+        out = os.path.join(self.dir, "out")
+        run = export(self.dir, "--hf", out)
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("--hf needs --config", run.stderr)
+        run = export(self.dir, "--hf", out, "--config", "tiny", "--max-shard-size", "5 parsecs")
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("max shard size '5 parsecs'", run.stderr)
+        run = export(self.dir, "--hf", out, "--config", "tiny")  # not a checkpoint
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("not a checkpoint", run.stderr)
+        run = export(self.dir, "-o", out, "--dtype", "bf16")
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("--dtype bf16 and --config go with --hf", run.stderr)
+        self.assertFalse(os.path.exists(out))
+
     def test_parse_size(self):
         self.assertEqual(hf.parse_size("5GB"), 5 * 10 ** 9)
         self.assertEqual(hf.parse_size("200MiB"), 200 * 2 ** 20)
