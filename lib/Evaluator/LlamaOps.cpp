@@ -11,6 +11,7 @@
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Support/Random.h"
+#include "zeroc/Support/Rope.h"
 
 #include <cmath>
 
@@ -88,6 +89,20 @@ LogicalResult evalSiluGrad(SiluGradOp, Operands in, Results &out,
   return success();
 }
 
+/// The op's `scaling` attribute (none, [factor] or llama3's four values).
+rope::Scaling ropeScaling(RopeOp op) {
+  rope::Scaling scaling;
+  if (std::optional<ArrayRef<double>> values = op.getScaling()) {
+    scaling.factor = (*values)[0];
+    if (values->size() == 4) {
+      scaling.lowFreqFactor = (*values)[1];
+      scaling.highFreqFactor = (*values)[2];
+      scaling.original = (*values)[3];
+    }
+  }
+  return scaling;
+}
+
 LogicalResult evalRope(RopeOp op, Operands in, Results &out, RankContext &) {
   const Tensor &x = *in[0];
   int64_t d = lastDim(x), half = d / 2, seqDim = op.getSeqDim();
@@ -98,14 +113,17 @@ LogicalResult evalRope(RopeOp op, Operands in, Results &out, RankContext &) {
   double theta = op.getTheta().convertToDouble();
   double sign = op.getInverse() ? -1.0 : 1.0;
   bool interleaved = op.getStyle() == RopeStyle::interleaved;
+  rope::Scaling scaling = ropeScaling(op);
   for (int64_t row = 0; row < numRows(x); ++row) {
     int64_t p = (row * d / inner) % positions;
     const double *xr = x.data.data() + row * d;
     double *yr = out[0].data.data() + row * d;
     for (int64_t i = 0; i < half; ++i) {
-      double angle = static_cast<double>(p) *
-                     std::pow(theta, -2.0 * static_cast<double>(i) /
-                                         static_cast<double>(d));
+      double angle =
+          static_cast<double>(p) *
+          rope::scaledInvFreq(std::pow(theta, -2.0 * static_cast<double>(i) /
+                                                  static_cast<double>(d)),
+                              scaling);
       double c = std::cos(angle), s = sign * std::sin(angle);
       int64_t a = interleaved ? 2 * i : i,
               b = interleaved ? 2 * i + 1 : i + half;

@@ -468,12 +468,25 @@ def main(argv: list[str] | None = None) -> int:
     info.add_argument("--files", action="store_true", help="also list the files")
     check = commands.add_parser("verify", help="check every file's size and CRC-32C")
     check.add_argument("dir", metavar="DIR")
-    out = commands.add_parser("export", help="merge the weights into one safetensors file")
+    out = commands.add_parser("export", help="merge the weights into one safetensors file, "
+                                             "or write a Hugging Face model folder (--hf)")
     out.add_argument("dir", metavar="DIR")
-    out.add_argument("-o", "--output", required=True, metavar="OUT.safetensors")
-    out.add_argument("--dtype", choices=("f32", "stored"), default="f32",
+    where = out.add_mutually_exclusive_group(required=True)
+    where.add_argument("-o", "--output", metavar="OUT.safetensors")
+    where.add_argument("--hf", metavar="FOLDER",
+                       help="write a folder from_pretrained loads: config.json and the "
+                            "weights in shards with model.safetensors.index.json "
+                            "(docs/models.md); needs --config")
+    out.add_argument("--config", metavar="PATH",
+                     help="with --hf: the config.json (or model folder) the model was built "
+                          "from (zeroc.models.llama --config), or a Llama preset name")
+    out.add_argument("--max-shard-size", default="5GB", metavar="SIZE",
+                     help="with --hf: the largest shard, as save_pretrained's max_shard_size "
+                          "(5GB = 5*10^9 bytes, MiB/GiB binary; default 5GB)")
+    out.add_argument("--dtype", choices=("f32", "stored", "bf16"), default="f32",
                      help="f32: every weight F32, from the master copy where there is one "
-                          "(default); stored: the parameters as the run stored them")
+                          "(default); stored: the parameters as the run stored them (not "
+                          "with --hf); bf16: every weight BF16 (with --hf only)")
     out.add_argument("--no-verify", action="store_true",
                      help="do not check the slices' CRC-32C while copying")
     args = parser.parse_args(argv)
@@ -485,7 +498,12 @@ def main(argv: list[str] | None = None) -> int:
             total = sum(f["bytes"] for f in manifest["files"])
             print(f"{manifest['folder']}: {len(manifest['files'])} files, {_human(total)}, "
                   f"{len(manifest['tensors'])} tensors: every checksum matches")
+        elif args.hf is not None:
+            from zeroc import hf
+            return hf.export_main(parser.prog + " export", args)
         else:
+            if args.dtype == "bf16" or args.config is not None:
+                raise CheckpointError("--dtype bf16 and --config go with --hf")
             manifest = export(args.dir, args.output, dtype=args.dtype, check=not args.no_verify)
             count = sum(1 for t in manifest["tensors"] if t["kind"] == "param")
             print(f"{args.output}: {count} parameters of '{manifest['model']}' at step "

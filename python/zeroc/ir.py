@@ -476,14 +476,19 @@ class FunctionWriter:
         return self._unary("silu", name, x)
 
     def rope(self, name: str, x: Value, *, theta: float, seq_dim: int, style: str,
-             inverse: bool = False) -> Value:
+             inverse: bool = False, scaling: Sequence[float] | None = None) -> Value:
         """Rotary embeddings of the last dimension (even), positions along
-        `seq_dim`; `style` is ``interleaved`` or ``rotate_half``."""
+        `seq_dim`; `style` is ``interleaved`` or ``rotate_half``. `scaling`
+        is ``[factor]`` (linear) or ``[factor, low_freq_factor,
+        high_freq_factor, original_max_position_embeddings]`` (llama3)."""
         if style not in ("interleaved", "rotate_half") or x.type.rank < 2 or \
                 not 0 <= seq_dim < x.type.rank - 1 or x.type.shape[-1] % 2 or \
-                not theta > 0:
-            raise ValueError(f"rope of {x.type} (seq_dim {seq_dim}, {style}, theta {theta})")
+                not theta > 0 or (scaling is not None and len(scaling) not in (1, 4)):
+            raise ValueError(f"rope of {x.type} (seq_dim {seq_dim}, {style}, theta {theta}, "
+                             f"scaling {scaling})")
         flags = " inverse" if inverse else ""
+        if scaling is not None:
+            flags += " scaling = [" + ", ".join(format_float(v) for v in scaling) + "]"
         return self._unary("rope", name, x, f" theta = {format_float(theta)} "
                            f"seq_dim = {seq_dim} {style}{flags}")
 

@@ -5,13 +5,13 @@
 // those formulas, on odd shapes.
 //
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: for f in rmsnorm silu rope slice gqa dropout; do \
+// RUN: for f in rmsnorm silu rope rope_scaled slice gqa dropout; do \
 // RUN:   zeroc-run %s --entry $f --fp64 --seed 3 --save-inputs %t/$f.in > %t/$f.json && \
 // RUN:   %python %S/Inputs/llama_reference.py $f %t/$f.in %t/$f.json fp64 || exit 1; \
 // RUN:   zeroc-run %s --entry $f --seed 5 --save-inputs %t/$f.f32.in > %t/$f.f32.json && \
 // RUN:   %python %S/Inputs/llama_reference.py $f %t/$f.f32.in %t/$f.f32.json f32 || exit 1; \
 // RUN: done | FileCheck %s --check-prefix=FORWARD
-// RUN: for f in rmsnorm_grad silu_grad rope_grad slice_grad gqa_grad; do \
+// RUN: for f in rmsnorm_grad silu_grad rope_grad rope_scaled_grad slice_grad gqa_grad; do \
 // RUN:   zeroc-run %s --entry $f --fp64 --seed 7 --save-inputs %t/$f.in > %t/$f.json && \
 // RUN:   %python %S/Inputs/llama_reference.py $f %t/$f.in %t/$f.json fp64 || exit 1; \
 // RUN: done | FileCheck %s --check-prefix=GRAD
@@ -22,6 +22,8 @@
 // FORWARD: silu f32: 18 values ok
 // FORWARD: rope fp64: 540 values ok
 // FORWARD: rope f32: 540 values ok
+// FORWARD: rope_scaled fp64: 720 values ok
+// FORWARD: rope_scaled f32: 720 values ok
 // FORWARD: slice fp64: 42 values ok
 // FORWARD: slice f32: 42 values ok
 // FORWARD: gqa fp64: 240 values ok
@@ -32,6 +34,7 @@
 // GRAD: rmsnorm_grad fp64: 28 values ok
 // GRAD: silu_grad fp64: 18 values ok
 // GRAD: rope_grad fp64: 360 values ok
+// GRAD: rope_scaled_grad fp64: 240 values ok
 // GRAD: slice_grad fp64: 84 values ok
 // GRAD: gqa_grad fp64: 120 values ok
 
@@ -50,6 +53,16 @@ func.func @rope(%x: tensor<2x5x3x6xf32>) -> (tensor<2x5x3x6xf32>, tensor<2x5x3x6
   %b = train.rope %x theta = 5.000000e+05 seq_dim = 2 rotate_half : tensor<2x5x3x6xf32>
   %c = train.rope %x theta = 1.000000e+04 seq_dim = 1 interleaved inverse : tensor<2x5x3x6xf32>
   return %a, %b, %c : tensor<2x5x3x6xf32>, tensor<2x5x3x6xf32>, tensor<2x5x3x6xf32>
+}
+
+// Llama 3's rope scaling (llama3: factor, low and high frequency factors,
+// original context 8, positions to 11) and linear scaling; the reference is
+// transformers' formula transcribed (Inputs/llama_reference.py).
+func.func @rope_scaled(%x: tensor<2x12x10xf32>) -> (tensor<2x12x10xf32>, tensor<2x12x10xf32>, tensor<2x12x10xf32>) {
+  %a = train.rope %x theta = 1.000000e+02 seq_dim = 1 rotate_half scaling = [4.0, 0.5, 1.2, 8.0] : tensor<2x12x10xf32>
+  %b = train.rope %x theta = 1.000000e+02 seq_dim = 1 rotate_half scaling = [2.0] : tensor<2x12x10xf32>
+  %c = train.rope %x theta = 1.000000e+02 seq_dim = 1 interleaved inverse scaling = [4.0, 0.5, 1.2, 8.0] : tensor<2x12x10xf32>
+  return %a, %b, %c : tensor<2x12x10xf32>, tensor<2x12x10xf32>, tensor<2x12x10xf32>
 }
 
 func.func @slice(%x: tensor<3x4x7xf32>) -> (tensor<2x3x6xf32>, tensor<1x2x3xf32>) {
@@ -91,6 +104,11 @@ func.func @rope_grad(%dy: tensor<2x5x3x6xf32>, %x: tensor<2x5x3x6xf32>) -> (tens
   %a = train.rope %dy theta = 1.000000e+04 seq_dim = 1 interleaved inverse : tensor<2x5x3x6xf32>
   %b = train.rope %dy theta = 5.000000e+05 seq_dim = 2 rotate_half inverse : tensor<2x5x3x6xf32>
   return %a, %b : tensor<2x5x3x6xf32>, tensor<2x5x3x6xf32>
+}
+
+func.func @rope_scaled_grad(%dy: tensor<2x12x10xf32>, %x: tensor<2x12x10xf32>) -> tensor<2x12x10xf32> {
+  %a = train.rope %dy theta = 1.000000e+02 seq_dim = 1 rotate_half inverse scaling = [4.0, 0.5, 1.2, 8.0] : tensor<2x12x10xf32>
+  return %a : tensor<2x12x10xf32>
 }
 
 func.func @slice_grad(%g: tensor<2x2x2xf32>, %x: tensor<3x4x7xf32>) -> tensor<3x4x7xf32> {

@@ -241,6 +241,14 @@ void zrt_rmsnorm_grad(zrt_dtype dtype, const void *dy, const void *x,
 void zrt_rope(zrt_dtype dtype, const void *x, void *y, int64_t rows,
               int64_t d, int64_t positions, int64_t period, double theta,
               int style, int inverse);
+/* zrt_rope with each pair's inverse frequency scaled as rope_scaling says
+ * (zeroc/Support/Rope.h): original 0 is linear scaling by `factor` (1:
+ * none), original > 0 Llama 3's llama3 scaling. */
+void zrt_rope_scaled(zrt_dtype dtype, const void *x, void *y, int64_t rows,
+                     int64_t d, int64_t positions, int64_t period,
+                     double theta, int style, int inverse, double factor,
+                     double low_freq_factor, double high_freq_factor,
+                     double original);
 
 /* y = x[offsets + i * strides] (train.slice); y has out_shape. */
 void zrt_slice(zrt_dtype dtype, const void *x, void *y, int rank,

@@ -134,6 +134,23 @@ inline void checkRopeArgs(const char *kernel, int64_t rows, int64_t d,
              kernel, style);
 }
 
+/// zrt_rope_scaled's scaling: a finite positive factor; original 0 (none or
+/// linear) or positive (llama3) with positive frequency factors, low below
+/// high.
+inline void checkRopeScaling(const char *kernel, double factor, double low,
+                             double high, double original) {
+  if (!(factor > 0.0) || !std::isfinite(factor))
+    zrt_fail("%s: scaling factor %g must be finite and positive", kernel,
+             factor);
+  if (original == 0.0)
+    return;
+  if (!(original > 0.0) || !std::isfinite(original) || !(low > 0.0) ||
+      !(low < high) || !std::isfinite(high))
+    zrt_fail("%s: llama3 scaling needs 0 < low_freq_factor (%g) < "
+             "high_freq_factor (%g) and a positive original context (%g)",
+             kernel, low, high, original);
+}
+
 /// zrt_rope with rows to rotate needs a positive number of positions and
 /// period (checked once the dtype is known to be valid).
 inline void checkRopePositions(const char *kernel, int64_t rows,

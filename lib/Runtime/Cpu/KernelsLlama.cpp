@@ -14,6 +14,7 @@
 #include "KernelsCommon.h"
 
 #include "zeroc/Support/Random.h"
+#include "zeroc/Support/Rope.h"
 
 #include <cmath>
 #include <vector>
@@ -199,8 +200,22 @@ extern "C" void zrt_rmsnorm_grad(zrt_dtype dtype, const void *dy, const void *x,
 extern "C" void zrt_rope(zrt_dtype dtype, const void *x, void *y, int64_t rows,
                          int64_t d, int64_t positions, int64_t period,
                          double theta, int style, int inverse) {
+  zrt_rope_scaled(dtype, x, y, rows, d, positions, period, theta, style,
+                  inverse, 1.0, 0.0, 0.0, 0.0);
+}
+
+extern "C" void zrt_rope_scaled(zrt_dtype dtype, const void *x, void *y,
+                                int64_t rows, int64_t d, int64_t positions,
+                                int64_t period, double theta, int style,
+                                int inverse, double factor,
+                                double low_freq_factor,
+                                double high_freq_factor, double original) {
   const char *kernel = "zrt_rope";
   checkRopeArgs(kernel, rows, d, positions, period, theta, style);
+  checkRopeScaling(kernel, factor, low_freq_factor, high_freq_factor,
+                   original);
+  zeroc::rope::Scaling scaling{factor, low_freq_factor, high_freq_factor,
+                               original};
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
     if (rows == 0 || d == 0)
@@ -211,9 +226,12 @@ extern "C" void zrt_rope(zrt_dtype dtype, const void *x, void *y, int64_t rows,
     std::vector<float> table(static_cast<size_t>(positions) * half * 2);
     for (int64_t p = 0; p < positions; ++p)
       for (int64_t i = 0; i < half; ++i) {
-        double angle = static_cast<double>(p) *
-                       std::pow(theta, -2.0 * static_cast<double>(i) /
-                                           static_cast<double>(d));
+        double angle =
+            static_cast<double>(p) *
+            zeroc::rope::scaledInvFreq(
+                std::pow(theta, -2.0 * static_cast<double>(i) /
+                                    static_cast<double>(d)),
+                scaling);
         table[(p * half + i) * 2] = static_cast<float>(std::cos(angle));
         table[(p * half + i) * 2 + 1] =
             static_cast<float>(inverse ? -std::sin(angle) : std::sin(angle));

@@ -22,6 +22,7 @@
 #include "KernelsCommon.cuh"
 
 #include "zeroc/Support/Random.h"
+#include "zeroc/Support/Rope.h"
 
 #include <algorithm>
 
@@ -145,14 +146,17 @@ __global__ void rmsnormDxKernel(const T *dy, const T *__restrict__ x,
 template <typename T>
 __global__ void ropeKernel(const T *x, T *y, int64_t pairs, int64_t d,
                            int64_t positions, int64_t period, double logTheta,
-                           bool interleaved, bool inverse) {
+                           bool interleaved, bool inverse,
+                           zeroc::rope::Scaling scaling) {
   int64_t half = d / 2;
   for (int64_t j = firstIndex(); j < pairs; j += indexStride()) {
     int64_t r = j / half, i = j % half;
     int64_t p = (r / period) % positions;
     double angle =
         static_cast<double>(p) *
-        exp(-2.0 * static_cast<double>(i) / static_cast<double>(d) * logTheta);
+        zeroc::rope::scaledInvFreq(exp(-2.0 * static_cast<double>(i) /
+                                       static_cast<double>(d) * logTheta),
+                                   scaling);
     double s, c;
     sincos(angle, &s, &c);
     float cf = static_cast<float>(c), sf = static_cast<float>(inverse ? -s : s);
@@ -323,8 +327,22 @@ extern "C" void zrt_rmsnorm_grad(zrt_dtype dtype, const void *dy, const void *x,
 extern "C" void zrt_rope(zrt_dtype dtype, const void *x, void *y, int64_t rows,
                          int64_t d, int64_t positions, int64_t period,
                          double theta, int style, int inverse) {
+  zrt_rope_scaled(dtype, x, y, rows, d, positions, period, theta, style,
+                  inverse, 1.0, 0.0, 0.0, 0.0);
+}
+
+extern "C" void zrt_rope_scaled(zrt_dtype dtype, const void *x, void *y,
+                                int64_t rows, int64_t d, int64_t positions,
+                                int64_t period, double theta, int style,
+                                int inverse, double factor,
+                                double low_freq_factor,
+                                double high_freq_factor, double original) {
   const char *kernel = "zrt_rope";
   checkRopeArgs(kernel, rows, d, positions, period, theta, style);
+  zeroc::rt::checkRopeScaling(kernel, factor, low_freq_factor,
+                              high_freq_factor, original);
+  zeroc::rope::Scaling scaling{factor, low_freq_factor, high_freq_factor,
+                               original};
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
     if (rows == 0 || d == 0)
@@ -333,7 +351,7 @@ extern "C" void zrt_rope(zrt_dtype dtype, const void *x, void *y, int64_t rows,
     int64_t pairs = rows * (d / 2);
     ropeKernel<T><<<blocksFor(pairs), 256, 0, computeStream()>>>(
         static_cast<const T *>(x), static_cast<T *>(y), pairs, d, positions,
-        period, std::log(theta), style == 0, inverse != 0);
+        period, std::log(theta), style == 0, inverse != 0, scaling);
     checkLaunch("ropeKernel");
   });
 }

@@ -73,12 +73,23 @@ LogicalResult FunctionEmitter::emitLlamaOp(Operation *op) {
         int64_t d = shape.back(), seq = r.getSeqDim(), period = 1;
         for (size_t k = seq + 1; k + 1 < shape.size(); ++k)
           period *= shape[k]; // rows of d per position
-        os << "  zrt_rope(" << dt(r.getInput()) << ", " << ptr(r.getInput())
-           << ", " << ptr(r.getResult()) << ", " << rowsOf(r.getInput()) << ", "
-           << d << ", " << shape[seq] << ", " << period << ", "
+        std::optional<ArrayRef<double>> scaling = r.getScaling();
+        os << (scaling ? "  zrt_rope_scaled(" : "  zrt_rope(")
+           << dt(r.getInput()) << ", " << ptr(r.getInput()) << ", "
+           << ptr(r.getResult()) << ", " << rowsOf(r.getInput()) << ", " << d
+           << ", " << shape[seq] << ", " << period << ", "
            << literal(r.getThetaAttr().getValueAsDouble()) << ", "
            << (r.getStyle() == RopeStyle::interleaved ? 0 : 1) << ", "
-           << (r.getInverse() ? 1 : 0) << ");\n";
+           << (r.getInverse() ? 1 : 0);
+        if (scaling) {
+          // linear: [factor]; llama3: [factor, low, high, original].
+          bool llama3 = scaling->size() == 4;
+          os << ", " << literal((*scaling)[0]) << ", "
+             << literal(llama3 ? (*scaling)[1] : 0.0) << ", "
+             << literal(llama3 ? (*scaling)[2] : 0.0) << ", "
+             << literal(llama3 ? (*scaling)[3] : 0.0);
+        }
+        os << ");\n";
         return success();
       })
       .Case([&](SliceOp s) {

@@ -123,6 +123,38 @@ func.func @rope_theta(%x: tensor<5x8xf32>) {
 
 // -----
 
+func.func @rope_scaling_count(%x: tensor<5x8xf32>) {
+  // expected-error @+1 {{'train.rope' op scaling must be [factor] (linear) or [factor, low_freq_factor, high_freq_factor, original_max_position_embeddings] (llama3), got 2 values}}
+  %0 = train.rope %x theta = 1.0 seq_dim = 0 rotate_half scaling = [8.0, 1.0] : tensor<5x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_factor(%x: tensor<5x8xf32>) {
+  // expected-error @+1 {{'train.rope' op scaling factor must be finite and positive, got 0.000000e+00}}
+  %0 = train.rope %x theta = 1.0 seq_dim = 0 rotate_half scaling = [0.0] : tensor<5x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_original(%x: tensor<5x8xf32>) {
+  // expected-error @+1 {{'train.rope' op scaling original_max_position_embeddings must be finite and positive, got -8.192000e+03}}
+  %0 = train.rope %x theta = 1.0 seq_dim = 0 rotate_half scaling = [8.0, 1.0, 4.0, -8192.0] : tensor<5x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_bands(%x: tensor<5x8xf32>) {
+  // expected-error @+1 {{'train.rope' op scaling low_freq_factor 4.000000e+00 must be smaller than high_freq_factor 1.000000e+00}}
+  %0 = train.rope %x theta = 1.0 seq_dim = 0 rotate_half scaling = [8.0, 4.0, 1.0, 8192.0] : tensor<5x8xf32>
+  return
+}
+
+// -----
+
 func.func @rope_style(%x: tensor<5x8xf32>) {
   // expected-error @+1 {{custom op 'train.rope' expected string or keyword containing one of the following enum values for attribute 'style' [interleaved, rotate_half]}}
   %0 = train.rope %x theta = 1.0 seq_dim = 0 neox : tensor<5x8xf32>

@@ -28,10 +28,14 @@ func.func @silu(%x: tensor<2x7xf32>) {
 // CHECK-NEXT:    train.rope %arg0 theta = 5.000000e+05 seq_dim = 2 rotate_half : tensor<2x4x5x6xf32>
 // CHECK-NEXT:    train.rope %arg0 theta = 1.000000e+04 seq_dim = 1 interleaved inverse : tensor<2x4x5x6xf32>
 // CHECK-NEXT:    train.rope %arg1 theta = 1.000000e+04 seq_dim = 0 interleaved : tensor<5x2xbf16>
+// CHECK-NEXT:    train.rope %arg0 theta = 5.000000e+05 seq_dim = 2 rotate_half scaling = [3.200000e+01, 1.000000e+00, 4.000000e+00, 8.192000e+03] : tensor<2x4x5x6xf32>
+// CHECK-NEXT:    train.rope %arg0 theta = 1.000000e+04 seq_dim = 1 rotate_half inverse scaling = [2.000000e+00] : tensor<2x4x5x6xf32>
 func.func @rope(%x: tensor<2x4x5x6xf32>, %y: tensor<5x2xbf16>) {
   %a = train.rope %x theta = 500000.0 seq_dim = 2 rotate_half : tensor<2x4x5x6xf32>
   %b = train.rope %x theta = 10000.0 seq_dim = 1 interleaved inverse : tensor<2x4x5x6xf32>
   %c = train.rope %y theta = 10000.0 seq_dim = 0 interleaved : tensor<5x2xbf16>
+  %d = train.rope %x theta = 500000.0 seq_dim = 2 rotate_half scaling = [32.0, 1.0, 4.0, 8192.0] : tensor<2x4x5x6xf32>
+  %e = train.rope %x theta = 10000.0 seq_dim = 1 rotate_half inverse scaling = [2.0] : tensor<2x4x5x6xf32>
   return
 }
 

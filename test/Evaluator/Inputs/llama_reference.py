@@ -17,6 +17,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evalref  # noqa: E402
 
 M32 = 0xFFFFFFFF
+LLAMA3 = [4.0, 0.5, 1.2, 8.0]
+"""rope_scaled's llama3 scaling: with theta 100 and head dimension 10 the
+pairs' wavelengths are 6.3 (below 8 / 1.2: kept), 15.8 (between: blended)
+and 40 to 250 (above 8 / 0.5: divided by 4); positions run to 11, past the
+original context of 8."""
 
 
 def prod(shape):
@@ -57,15 +62,36 @@ def silu(x):
     return [v / (1 + math.exp(-v)) for v in x]
 
 
-def rope(x, shape, seq_dim, theta, interleaved, inverse=False):
+def llama3_inv_freq(inv_freq, factor, low_freq_factor, high_freq_factor, old_context_len):
+    """transformers' _compute_llama3_parameters for one inverse frequency,
+    transcribed (its torch.where masks as conditions)."""
+    low_freq_wavelen = old_context_len / low_freq_factor
+    high_freq_wavelen = old_context_len / high_freq_factor
+    wavelen = 2 * math.pi / inv_freq
+    inv_freq_llama = inv_freq / factor if wavelen > low_freq_wavelen else inv_freq
+    smooth_factor = (old_context_len / wavelen - low_freq_factor) / (
+        high_freq_factor - low_freq_factor)
+    smoothed_inv_freq = (1 - smooth_factor) * inv_freq_llama / factor + \
+        smooth_factor * inv_freq_llama
+    is_medium_freq = not wavelen < high_freq_wavelen and not wavelen > low_freq_wavelen
+    return smoothed_inv_freq if is_medium_freq else inv_freq_llama
+
+
+def rope(x, shape, seq_dim, theta, interleaved, inverse=False, scaling=None):
+    """`scaling`: None, [factor] (linear) or llama3's four values."""
     d = shape[-1]
     half = d // 2
     out = [0.0] * len(x)
     sign = -1.0 if inverse else 1.0
+    inv_freq = [theta ** (-2.0 * i / d) for i in range(half)]
+    if scaling is not None and len(scaling) == 1:
+        inv_freq = [f / scaling[0] for f in inv_freq]
+    elif scaling is not None:
+        inv_freq = [llama3_inv_freq(f, *scaling) for f in inv_freq]
     for row in range(len(x) // d):
         p = unravel(row * d, shape)[seq_dim]
         for i in range(half):
-            angle = p * theta ** (-2.0 * i / d)
+            angle = p * inv_freq[i]
             c, s = math.cos(angle), sign * math.sin(angle)
             a, b = (2 * i, 2 * i + 1) if interleaved else (i, i + half)
             xa, xb = x[row * d + a], x[row * d + b]
@@ -171,6 +197,11 @@ def expected(entry, args):
         x, s = vals[0], shapes[0]
         return (rope(x, s, 1, 10000.0, True) + rope(x, s, 2, 500000.0, False)
                 + rope(x, s, 1, 10000.0, True, inverse=True)), None
+    if entry == "rope_scaled":
+        x, s = vals[0], shapes[0]
+        return (rope(x, s, 1, 100.0, False, scaling=LLAMA3)
+                + rope(x, s, 1, 100.0, False, scaling=[2.0])
+                + rope(x, s, 1, 100.0, True, inverse=True, scaling=LLAMA3)), None
     if entry == "slice":
         x, s = vals[0], shapes[0]
         return (slice_(x, s, [0, 1, 0], [1, 1, 1], [2, 3, 6])
@@ -200,6 +231,11 @@ def expected(entry, args):
         s = shapes[1]
         return (fd_gradient(lambda y: dot(dy, rope(y, s, 1, 10000.0, True)), x)
                 + fd_gradient(lambda y: dot(dy, rope(y, s, 2, 500000.0, False)), x)), fd
+    if entry == "rope_scaled_grad":
+        dy, x = vals
+        s = shapes[1]
+        return fd_gradient(lambda y: dot(dy, rope(y, s, 1, 100.0, False, scaling=LLAMA3)),
+                           x), fd
     if entry == "slice_grad":
         g, x = vals
         s = shapes[1]

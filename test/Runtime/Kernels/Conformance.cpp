@@ -1473,13 +1473,15 @@ void testRmsnormFd() {
 /// positions, pairs (2i, 2i+1) (style 0) or (i, i + d/2) (style 1) turned
 /// by position * theta^(-2i/d), the other way when `inverse`.
 Vec ropeRef(const Vec &x, int64_t rows, int64_t d, int64_t positions,
-            int64_t period, double theta, int style, bool inverse) {
+            int64_t period, double theta, int style, bool inverse,
+            const std::vector<double> *invFreq = nullptr) {
   Vec y(x.size(), 0.0);
   int64_t half = d / 2;
   for (int64_t r = 0; r < rows; ++r) {
     int64_t p = (r / period) % positions;
     for (int64_t i = 0; i < half; ++i) {
-      double angle = p * std::pow(theta, -2.0 * i / d);
+      double angle =
+          p * (invFreq ? (*invFreq)[i] : std::pow(theta, -2.0 * i / d));
       double c = std::cos(angle),
              s = inverse ? -std::sin(angle) : std::sin(angle);
       int64_t a = style == 0 ? 2 * i : i, b = style == 0 ? 2 * i + 1 : i + half;
@@ -1529,6 +1531,61 @@ void testRope(zrt_dtype dt, int64_t rows, int64_t d, int64_t positions,
     twice[i] = 2 * pairAt[i];
   checker.close("zrt_rope inverse of zrt_rope " + tag, back.download(), x.v,
                 2 * rt, twice);
+}
+
+/// zrt_rope_scaled against transformers' rope scalings transcribed here:
+/// llama3 (_compute_llama3_parameters) with Llama 3.2's factors and an
+/// original context of 1024 under 4096 positions (the 32 pairs of d 64,
+/// theta 500000, fall in all three bands: kept below the wavelength 256,
+/// divided by 32 above 1024, blended between), and linear (f / factor).
+void testRopeScaled(zrt_dtype dt) {
+  int64_t rows = 2 * 4096, d = 64, positions = 4096, period = 1, half = d / 2;
+  double theta = 500000.0;
+  struct Case {
+    const char *name;
+    double factor, low, high, original;
+  } cases[] = {{"llama3", 32.0, 1.0, 4.0, 1024.0}, {"linear", 4.0, 0, 0, 0}};
+  for (const Case &c : cases) {
+    std::vector<double> invFreq(half);
+    for (int64_t i = 0; i < half; ++i) {
+      double f = 1.0 / std::pow(theta, 2.0 * i / d);
+      if (c.original == 0) {
+        invFreq[i] = f / c.factor;
+        continue;
+      }
+      double lowWavelen = c.original / c.low, highWavelen = c.original / c.high;
+      double wavelen = 2 * M_PI / f;
+      double llama = wavelen > lowWavelen ? f / c.factor : f;
+      double smooth = (c.original / wavelen - c.low) / (c.high - c.low);
+      double smoothed = (1 - smooth) * llama / c.factor + smooth * llama;
+      bool medium = !(wavelen < highWavelen) && !(wavelen > lowWavelen);
+      invFreq[i] = medium ? smoothed : llama;
+    }
+    Rng rng(163 + static_cast<int>(c.factor));
+    Tensor x(dt, rows * d), y(dt, rows * d), inv(dt, rows * d);
+    x.fillNormal(rng);
+    x.upload();
+    y.poison();
+    inv.poison();
+    Vec ref = ropeRef(x.v, rows, d, positions, period, theta, 1, false, &invFreq);
+    Vec refInv = ropeRef(x.v, rows, d, positions, period, theta, 1, true, &invFreq);
+    zrt_rope_scaled(dt, x.dev, y.dev, rows, d, positions, period, theta, 1, 0,
+                    c.factor, c.low, c.high, c.original);
+    zrt_rope_scaled(dt, x.dev, inv.dev, rows, d, positions, period, theta, 1,
+                    1, c.factor, c.low, c.high, c.original);
+    double rt = rtolOf(dt, 4e-6), at = dt == ZRT_BF16 ? 8e-3 : 4e-6;
+    Vec pairAt(x.v.size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < half; ++i)
+        pairAt[r * d + i] = pairAt[r * d + i + half] =
+            at * (std::fabs(x.v[r * d + i]) + std::fabs(x.v[r * d + i + half]));
+    std::string tag = fmt("%s %s rows %lld d %lld positions %lld", c.name,
+                          name(dt), (long long)rows, (long long)d,
+                          (long long)positions);
+    checker.close("zrt_rope_scaled " + tag, y.download(), ref, rt, pairAt);
+    checker.close("zrt_rope_scaled inverse " + tag, inv.download(), refInv, rt,
+                  pairAt);
+  }
 }
 
 /// The inverse rotation is the transposed one (what train.rope's
@@ -1726,6 +1783,7 @@ void testLlama() {
     }
     testRope(dt, 4 * 4096, 64, 4096, 1, 500000.0, 1); // long positions
     testRope(dt, 4 * 4096, 128, 4096, 1, 500000.0, 0);
+    testRopeScaled(dt);
     testDropout(dt);
   }
   testRmsnormFd();

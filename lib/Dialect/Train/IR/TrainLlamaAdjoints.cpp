@@ -40,7 +40,8 @@ LogicalResult RopeOp::buildAdjoint(AdjointBuilder &adjoint) {
       getInput(),
       RopeOp::create(tb.builder(), tb.getLoc(), getType(), adjoint.cotangent(0),
                      getThetaAttr(), getSeqDimAttr(), getStyleAttr(),
-                     getInverse() ? UnitAttr() : tb.builder().getUnitAttr()));
+                     getInverse() ? UnitAttr() : tb.builder().getUnitAttr(),
+                     getScalingAttr()));
   return success();
 }
 

@@ -109,9 +109,31 @@ LogicalResult RmsNormGradOp::verify() {
 LogicalResult RopeOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  return ropeShape(tensorType(getInput()).getShape(), getSeqDim(),
-                   getThetaAttr().getValueAsDouble(),
-                   [&] { return emitOpError(); });
+  if (failed(ropeShape(tensorType(getInput()).getShape(), getSeqDim(),
+                       getThetaAttr().getValueAsDouble(),
+                       [&] { return emitOpError(); })))
+    return failure();
+  std::optional<ArrayRef<double>> scaling = getScaling();
+  if (!scaling)
+    return success();
+  if (scaling->size() != 1 && scaling->size() != 4)
+    return emitOpError("scaling must be [factor] (linear) or [factor, "
+                       "low_freq_factor, high_freq_factor, "
+                       "original_max_position_embeddings] (llama3), got ")
+           << scaling->size() << " values";
+  static const char *const names[] = {"factor", "low_freq_factor",
+                                      "high_freq_factor",
+                                      "original_max_position_embeddings"};
+  for (size_t k = 0; k < scaling->size(); ++k)
+    if (!((*scaling)[k] > 0.0) || !std::isfinite((*scaling)[k]))
+      return emitOpError("scaling ")
+             << names[k] << " must be finite and positive, got "
+             << (*scaling)[k];
+  if (scaling->size() == 4 && !((*scaling)[1] < (*scaling)[2]))
+    return emitOpError("scaling low_freq_factor ")
+           << (*scaling)[1] << " must be smaller than high_freq_factor "
+           << (*scaling)[2];
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

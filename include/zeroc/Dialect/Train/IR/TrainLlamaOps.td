@@ -87,18 +87,30 @@ def Train_RopeOp : Train_Op<"rope", [Pure, SameOperandsAndResultType,
     which is its derivative. Angles are computed in double precision from
     their definition; no table of cosines is stored.
 
+    `scaling` (optional) changes each pair's inverse frequency
+    `f = theta^(-2i/D)` as Hugging Face's `rope_scaling` does:
+    `[factor]` is `linear` scaling (`f / factor`), `[factor,
+    low_freq_factor, high_freq_factor, original_max_position_embeddings]`
+    is Llama 3.1's `llama3` scaling (zeroc/Support/Rope.h): pairs of
+    wavelength `2 pi / f` shorter than `original / high_freq_factor` keep
+    `f`, longer than `original / low_freq_factor` get `f / factor`, and
+    those between a blend of the two.
+
     ```mlir
     %q = train.rope %x theta = 5.000000e+05 seq_dim = 2 rotate_half : tensor<4x8x16x8xf32>
     %dx = train.rope %dq theta = 5.000000e+05 seq_dim = 2 rotate_half inverse : tensor<4x8x16x8xf32>
+    %s = train.rope %x theta = 5.000000e+05 seq_dim = 1 rotate_half scaling = [3.200000e+01, 1.000000e+00, 4.000000e+00, 8.192000e+03] : tensor<4x16x8x64xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$input, F64Attr:$theta,
                        I64Attr:$seq_dim, Train_RopeStyle:$style,
-                       UnitAttr:$inverse);
+                       UnitAttr:$inverse,
+                       OptionalAttr<DenseF64ArrayAttr>:$scaling);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = [{
     $input `theta` `=` $theta `seq_dim` `=` $seq_dim $style
-    (`inverse` $inverse^)? attr-dict `:` type($result)
+    (`inverse` $inverse^)? (`scaling` `=` $scaling^)? attr-dict `:`
+    type($result)
   }];
   let hasVerifier = 1;
 }
