@@ -200,24 +200,23 @@ std::string probeCheckpointDirectory(const std::string &dir) {
   }
   std::string probe =
       joinPath(dir, ".zeroc-probe.rank" + std::to_string(worldRank()));
-  FILE *file = nullptr;
-  // Another rank may remove a folder it created between this rank's
-  // makeDirectories and fopen: try again.
-  for (int attempt = 0; attempt < 8 && !file; ++attempt) {
-    if (std::string error = makeDirectories(dir); !error.empty())
-      return error;
-    file = std::fopen(probe.c_str(), "wb");
-    if (!file && errno != ENOENT)
-      break;
+  std::string error = makeDirectories(dir);
+  if (error.empty()) {
+    if (FILE *file = std::fopen(probe.c_str(), "wb")) {
+      std::fclose(file);
+      std::remove(probe.c_str());
+    } else {
+      error = dir + ": the checkpoint directory is not writable: " +
+              std::strerror(errno);
+    }
   }
-  if (!file)
-    return dir + ": the checkpoint directory is not writable: " +
-           std::strerror(errno);
-  std::fclose(file);
-  std::remove(probe.c_str());
+  // Every rank has probed before any removes what it created (a collective
+  // on every rank, whatever its result): otherwise one rank's rmdir could
+  // pull the folder from under another's mkdir or fopen.
+  anyFailed(error);
   for (auto it = created.rbegin(); it != created.rend(); ++it)
-    ::rmdir(it->c_str()); // fails, harmlessly, where another rank's probe is
-  return "";
+    ::rmdir(it->c_str()); // fails, harmlessly, where another rank removed it
+  return error;
 }
 
 std::string saveCheckpoint(const zrt_program &program, const std::string &dir,
