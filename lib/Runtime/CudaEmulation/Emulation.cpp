@@ -623,6 +623,7 @@ struct Region {
   char *base;
   size_t bytes;
   long id;
+  bool guessed; // a word of a struct argument, not a pointer argument
 };
 std::vector<Region> pendingRegions;
 const char *pendingName = "";
@@ -671,10 +672,28 @@ bool closeFloats(uint32_t a, uint32_t b) {
 }
 
 void executeLaunch(const LaunchConfig &config, const std::function<void()> &body,
-                   const std::vector<Region> &regions) {
+                   const std::vector<Region> &launched) {
   std::vector<long> ids;
-  for (const Region &r : regions)
+  std::vector<Region> live;
+  for (const Region &r : launched) {
+    // Freed between the launch and its turn on the stream (a free on
+    // another stream not ordered after the kernel); a guessed word of a
+    // struct argument is then no pointer the kernel uses.
+    auto it = allocations.find(reinterpret_cast<uintptr_t>(r.base));
+    bool gone = it == allocations.end() || it->second.id != r.id;
+    if (gone && r.guessed)
+      continue;
+    if (gone) {
+      auto f = freed.find(reinterpret_cast<uintptr_t>(r.base));
+      fatal("kernel %s runs on allocation #%ld (%p), freed by %s before the "
+            "kernel ran",
+            config.name, r.id, static_cast<void *>(r.base),
+            f != freed.end() ? f->second.c_str() : "a later free");
+    }
     ids.push_back(r.id);
+    live.push_back(r);
+  }
+  const std::vector<Region> &regions = live;
   DeviceAccess access(ids);
   launching = &config;
   sharedBytes = config.shared;
@@ -751,23 +770,28 @@ void beginLaunchArguments(const char *name) {
 }
 
 void scanArgument(const void *data, size_t bytes, int index, bool isPointer) {
-  auto addRegion = [](Allocation *a) {
-    for (const Region &r : pendingRegions)
-      if (r.id == a->id)
+  auto addRegion = [](Allocation *a, bool guessed) {
+    for (Region &r : pendingRegions)
+      if (r.id == a->id) {
+        r.guessed = r.guessed && guessed;
         return;
-    pendingRegions.push_back({a->base, a->rounded, a->id});
+      }
+    pendingRegions.push_back({a->base, a->rounded, a->id, guessed});
   };
   if (isPointer) {
     const void *p;
     std::memcpy(&p, data, sizeof(p));
     if (!p)
       return;
-    if (Allocation *a = findAllocation(p)) {
-      addRegion(a);
-      return;
-    }
-    if (Allocation *a = findMapping(p)) {
-      addRegion(a);
+    Allocation *a = findAllocation(p);
+    if (!a)
+      a = findMapping(p);
+    if (a) {
+      if (a->freePending)
+        fatal("launch of %s: argument %d (%p) is device memory already "
+              "freed by cudaFreeAsync (earlier in stream order)",
+              pendingName, index, p);
+      addRegion(a, false);
       return;
     }
     if (freed.count(reinterpret_cast<uintptr_t>(p)))
@@ -782,8 +806,11 @@ void scanArgument(const void *data, size_t bytes, int index, bool isPointer) {
   for (size_t off = 0; off + sizeof(void *) <= bytes; off += sizeof(void *)) {
     const void *p;
     std::memcpy(&p, static_cast<const char *>(data) + off, sizeof(p));
+    // (A word that only looks like a pointer, such as stale bytes in an
+    // unused field, may name memory whose free is pending: not a use.)
     if (Allocation *a = findAllocation(p))
-      addRegion(a);
+      if (!a->freePending)
+        addRegion(a, true);
   }
 }
 
