@@ -56,6 +56,17 @@ if os.path.exists(os.path.join(config.zeroc_obj_root, "lib", "libzeroc_cuda_emul
         "-ldl"])))
     config.substitutions.append(("%cuda_emu_rewrite", python + " " + os.path.join(
         config.zeroc_src_root, "lib", "Runtime", "CudaEmulation", "rewrite.py")))
+# The whole CUDA runtime on the emulation (libzeroc_rt_cuda_emu.a, with
+# NCCL over the MPI facade): generated CUDA programs link
+# %cuda_emu_runtime_libs; multi-rank ones load the build's libzeroc_mpi.so.
+if os.path.exists(os.path.join(config.zeroc_obj_root, "lib", "libzeroc_rt_cuda_emu.a")):
+    config.available_features.add("cuda-emulation-runtime")
+    config.substitutions.append(("%cuda_emu_runtime_libs", " ".join([
+        os.path.join(config.zeroc_obj_root, "lib", "libzeroc_rt_cuda_emu.a"),
+        os.path.join(config.zeroc_obj_root, "lib", "libzeroc_cuda_emulation.a"),
+        "-ldl", "-lpthread"])))
+    config.substitutions.append(("%zeroc_mpi_shim", os.path.join(
+        config.zeroc_obj_root, "lib", "libzeroc_mpi.so")))
 if os.path.exists(os.path.join(config.zeroc_tools_dir, "zeroc-rt-cuda-emu-kernel-tests")):
     config.available_features.add("cuda-emulation-suite")
     llvm_config.add_tool_substitutions(["zeroc-rt-cuda-emu-kernel-tests"], tool_dirs)

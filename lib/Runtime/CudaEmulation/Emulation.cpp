@@ -198,6 +198,9 @@ private:
   std::vector<uintptr_t> bases;
 };
 
+// Device bytes allocated now and at most (the pool's reserved memory).
+uint64_t deviceBytes = 0, deviceBytesHigh = 0;
+
 void *allocate(size_t bytes, const char *call, const void *caller) {
   Allocation a;
   a.bytes = bytes;
@@ -216,6 +219,8 @@ void *allocate(size_t bytes, const char *call, const void *caller) {
   protect(a, true);
   std::memset(a.base, 0xff, a.rounded); // uninitialised: NaN everywhere
   protect(a, false);
+  deviceBytes += a.rounded;
+  deviceBytesHigh = std::max(deviceBytesHigh, deviceBytes);
   char *base = a.base;
   freed.erase(reinterpret_cast<uintptr_t>(base));
   allocations.emplace(reinterpret_cast<uintptr_t>(base), std::move(a));
@@ -248,6 +253,7 @@ void release(void *ptr, const char *call) {
   auto it = allocations.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == allocations.end())
     fatal("%s(%p): double free", call, ptr);
+  deviceBytes -= it->second.rounded;
   munmap(it->second.map, it->second.mapBytes);
   freed[it->first] = call;
   allocations.erase(it);
@@ -617,6 +623,7 @@ struct Region {
   char *base;
   size_t bytes;
   long id;
+  bool guessed; // a word of a struct argument, not a pointer argument
 };
 std::vector<Region> pendingRegions;
 const char *pendingName = "";
@@ -665,10 +672,28 @@ bool closeFloats(uint32_t a, uint32_t b) {
 }
 
 void executeLaunch(const LaunchConfig &config, const std::function<void()> &body,
-                   const std::vector<Region> &regions) {
+                   const std::vector<Region> &launched) {
   std::vector<long> ids;
-  for (const Region &r : regions)
+  std::vector<Region> live;
+  for (const Region &r : launched) {
+    // Freed between the launch and its turn on the stream (a free on
+    // another stream not ordered after the kernel); a guessed word of a
+    // struct argument is then no pointer the kernel uses.
+    auto it = allocations.find(reinterpret_cast<uintptr_t>(r.base));
+    bool gone = it == allocations.end() || it->second.id != r.id;
+    if (gone && r.guessed)
+      continue;
+    if (gone) {
+      auto f = freed.find(reinterpret_cast<uintptr_t>(r.base));
+      fatal("kernel %s runs on allocation #%ld (%p), freed by %s before the "
+            "kernel ran",
+            config.name, r.id, static_cast<void *>(r.base),
+            f != freed.end() ? f->second.c_str() : "a later free");
+    }
     ids.push_back(r.id);
+    live.push_back(r);
+  }
+  const std::vector<Region> &regions = live;
   DeviceAccess access(ids);
   launching = &config;
   sharedBytes = config.shared;
@@ -745,23 +770,28 @@ void beginLaunchArguments(const char *name) {
 }
 
 void scanArgument(const void *data, size_t bytes, int index, bool isPointer) {
-  auto addRegion = [](Allocation *a) {
-    for (const Region &r : pendingRegions)
-      if (r.id == a->id)
+  auto addRegion = [](Allocation *a, bool guessed) {
+    for (Region &r : pendingRegions)
+      if (r.id == a->id) {
+        r.guessed = r.guessed && guessed;
         return;
-    pendingRegions.push_back({a->base, a->rounded, a->id});
+      }
+    pendingRegions.push_back({a->base, a->rounded, a->id, guessed});
   };
   if (isPointer) {
     const void *p;
     std::memcpy(&p, data, sizeof(p));
     if (!p)
       return;
-    if (Allocation *a = findAllocation(p)) {
-      addRegion(a);
-      return;
-    }
-    if (Allocation *a = findMapping(p)) {
-      addRegion(a);
+    Allocation *a = findAllocation(p);
+    if (!a)
+      a = findMapping(p);
+    if (a) {
+      if (a->freePending)
+        fatal("launch of %s: argument %d (%p) is device memory already "
+              "freed by cudaFreeAsync (earlier in stream order)",
+              pendingName, index, p);
+      addRegion(a, false);
       return;
     }
     if (freed.count(reinterpret_cast<uintptr_t>(p)))
@@ -776,8 +806,11 @@ void scanArgument(const void *data, size_t bytes, int index, bool isPointer) {
   for (size_t off = 0; off + sizeof(void *) <= bytes; off += sizeof(void *)) {
     const void *p;
     std::memcpy(&p, static_cast<const char *>(data) + off, sizeof(p));
+    // (A word that only looks like a pointer, such as stale bytes in an
+    // unused field, may name memory whose free is pending: not a use.)
     if (Allocation *a = findAllocation(p))
-      addRegion(a);
+      if (!a->freePending)
+        addRegion(a, true);
   }
 }
 
@@ -1264,6 +1297,9 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int) {
   case cudaDevAttrComputeCapabilityMinor:
     *value = 0;
     return cudaSuccess;
+  case cudaDevAttrMemoryPoolsSupported:
+    *value = 1;
+    return cudaSuccess;
   }
   fatal("cudaDeviceGetAttribute: attribute %d is not emulated",
         static_cast<int>(attr));
@@ -1310,6 +1346,53 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream) {
   enqueue(stream, "cudaFreeAsync", [ptr] { release(ptr, "cudaFreeAsync"); });
   return cudaSuccess;
 }
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int device) {
+  static char thePool;
+  if (device != 0)
+    return cudaErrorInvalidDevice;
+  *pool = reinterpret_cast<cudaMemPool_t>(&thePool);
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr,
+                                    void *value) {
+  if (!pool || !value)
+    return cudaErrorInvalidValue;
+  switch (attr) {
+  case cudaMemPoolAttrReleaseThreshold: // nothing is released early anyway
+    return cudaSuccess;
+  case cudaMemPoolAttrReservedMemHigh:
+  case cudaMemPoolAttrUsedMemHigh:
+    // Only 0 is allowed: resets the high-water mark.
+    if (*static_cast<uint64_t *>(value) != 0)
+      return cudaErrorInvalidValue;
+    deviceBytesHigh = deviceBytes;
+    return cudaSuccess;
+  default:
+    fatal("cudaMemPoolSetAttribute: attribute %d is not emulated",
+          static_cast<int>(attr));
+  }
+}
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr,
+                                    void *value) {
+  if (!pool || !value)
+    return cudaErrorInvalidValue;
+  uint64_t *out = static_cast<uint64_t *>(value);
+  switch (attr) {
+  case cudaMemPoolAttrReleaseThreshold:
+    *out = UINT64_MAX;
+    return cudaSuccess;
+  case cudaMemPoolAttrReservedMemCurrent:
+  case cudaMemPoolAttrUsedMemCurrent:
+    *out = deviceBytes;
+    return cudaSuccess;
+  case cudaMemPoolAttrReservedMemHigh:
+  case cudaMemPoolAttrUsedMemHigh:
+    *out = deviceBytesHigh;
+    return cudaSuccess;
+  }
+  fatal("cudaMemPoolGetAttribute: attribute %d is not emulated",
+        static_cast<int>(attr));
+}
 cudaError_t cudaMallocHost(void **ptr, size_t bytes) {
   *ptr = std::malloc(bytes ? bytes : 1);
   return *ptr ? cudaSuccess : cudaErrorMemoryAllocation;
@@ -1354,6 +1437,28 @@ void checkCopy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
 }
 
 } // namespace
+
+namespace zc_emu {
+void enqueueDeviceOperation(cudaStream_t stream, const char *call,
+                            std::vector<const void *> pointers,
+                            std::function<void()> op) {
+  for (const void *p : pointers)
+    if (!findAllocation(p))
+      fatal("%s(%p): not device memory (a host pointer, or never allocated)",
+            call, p);
+  enqueue(stream, call, [call, pointers, op] {
+    std::vector<long> ids;
+    for (const void *p : pointers) {
+      Allocation *a = findAllocation(p);
+      if (!a)
+        fatal("%s(%p): device memory freed before the operation ran", call, p);
+      ids.push_back(a->id);
+    }
+    DeviceAccess access(ids);
+    op();
+  });
+}
+} // namespace zc_emu
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
                             cudaMemcpyKind kind, cudaStream_t stream) {
@@ -1610,6 +1715,42 @@ int64_t alignmentOf(const void *p) {
 }
 
 } // namespace
+
+const char *cublasLtGetStatusName(cublasStatus_t status) {
+  switch (status) {
+  case CUBLAS_STATUS_SUCCESS:
+    return "CUBLAS_STATUS_SUCCESS";
+  case CUBLAS_STATUS_NOT_INITIALIZED:
+    return "CUBLAS_STATUS_NOT_INITIALIZED";
+  case CUBLAS_STATUS_ALLOC_FAILED:
+    return "CUBLAS_STATUS_ALLOC_FAILED";
+  case CUBLAS_STATUS_INVALID_VALUE:
+    return "CUBLAS_STATUS_INVALID_VALUE";
+  case CUBLAS_STATUS_ARCH_MISMATCH:
+    return "CUBLAS_STATUS_ARCH_MISMATCH";
+  case CUBLAS_STATUS_MAPPING_ERROR:
+    return "CUBLAS_STATUS_MAPPING_ERROR";
+  case CUBLAS_STATUS_EXECUTION_FAILED:
+    return "CUBLAS_STATUS_EXECUTION_FAILED";
+  case CUBLAS_STATUS_INTERNAL_ERROR:
+    return "CUBLAS_STATUS_INTERNAL_ERROR";
+  case CUBLAS_STATUS_NOT_SUPPORTED:
+    return "CUBLAS_STATUS_NOT_SUPPORTED";
+  }
+  return "CUBLAS_STATUS_UNKNOWN";
+}
+const char *cublasLtGetStatusString(cublasStatus_t status) {
+  switch (status) {
+  case CUBLAS_STATUS_SUCCESS:
+    return "success";
+  case CUBLAS_STATUS_NOT_SUPPORTED:
+    return "the functionality requested is not supported";
+  case CUBLAS_STATUS_INVALID_VALUE:
+    return "an invalid value was used as an argument";
+  default:
+    return "an error occurred";
+  }
+}
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle) {
   *handle = track(new zc_emu_lt_handle{0});

@@ -90,6 +90,7 @@ inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
 typedef enum cudaError {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
+  cudaErrorInvalidDevice = 101,
   cudaErrorMemoryAllocation = 2,
   cudaErrorInvalidConfiguration = 9,
   cudaErrorInvalidDevicePointer = 17,
@@ -120,7 +121,8 @@ enum cudaDeviceAttr {
   cudaDevAttrMultiProcessorCount = 16,
   cudaDevAttrComputeCapabilityMajor = 75,
   cudaDevAttrComputeCapabilityMinor = 76,
-  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+  cudaDevAttrMemoryPoolsSupported = 115
 };
 enum cudaFuncAttribute {
   cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
@@ -145,6 +147,13 @@ struct zc_emu_event;
 typedef zc_emu_stream *cudaStream_t;
 typedef zc_emu_event *cudaEvent_t;
 typedef struct zc_emu_pool *cudaMemPool_t;
+typedef enum {
+  cudaMemPoolAttrReleaseThreshold = 4,
+  cudaMemPoolAttrReservedMemCurrent = 5,
+  cudaMemPoolAttrReservedMemHigh = 6,
+  cudaMemPoolAttrUsedMemCurrent = 7,
+  cudaMemPoolAttrUsedMemHigh = 8
+} cudaMemPoolAttr;
 
 //===----------------------------------------------------------------------===//
 // Runtime API (Emulation.cpp)
@@ -167,6 +176,13 @@ cudaError_t cudaFree(void *ptr);
 cudaError_t cudaMallocAsync(void **ptr, size_t bytes, cudaStream_t stream);
 cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream);
 cudaError_t cudaMallocHost(void **ptr, size_t bytes);
+/// The one device's pool: cudaMallocAsync's memory. Its reserved and used
+/// bytes are the device bytes allocated (by any call), now and at most.
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int device);
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr,
+                                    void *value);
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr,
+                                    void *value);
 cudaError_t cudaFreeHost(void *ptr);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
                        cudaMemcpyKind kind);
@@ -199,6 +215,16 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 
+namespace zc_emu {
+/// Runs `op` on `stream` as the stream reaches it (at once on the default
+/// stream), with the device allocations holding `pointers` accessible to
+/// the host while it runs: a library call that works on device memory
+/// (the emulated NCCL). A pointer that is not device memory is an error
+/// naming `call`.
+void enqueueDeviceOperation(cudaStream_t stream, const char *call,
+                            std::vector<const void *> pointers,
+                            std::function<void()> op);
+}
 namespace zc_emu {
 cudaError_t funcSetAttribute(const void *kernel, cudaFuncAttribute attr,
                              int value);

@@ -140,6 +140,19 @@ int main(int argc, char **argv) {
   } else if (!std::strcmp(c, "double-free")) {
     cudaFree(out);
     cudaFree(out);
+  } else if (!std::strcmp(c, "use-after-free-async")) {
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    cudaFreeAsync(out, s);
+    copyKernel<<<1, 32, 0, s>>>(in, out); // freed earlier in stream order
+  } else if (!std::strcmp(c, "free-other-stream")) {
+    cudaStream_t a, b;
+    cudaStreamCreate(&a);
+    cudaStreamCreate(&b);
+    copyKernel<<<1, 32, 0, a>>>(in, out);
+    cudaFreeAsync(out, b); // not ordered after the kernel on stream a
+    cudaStreamSynchronize(b);
+    cudaStreamSynchronize(a);
   } else if (!std::strcmp(c, "too-many-threads")) {
     copyKernel<<<1, 1025>>>(in, out);
     rc = check(cudaGetLastError(), "launch of copyKernel");
@@ -159,7 +172,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "emu-faults: unknown case %s\n", c);
     return 2;
   }
-  if (std::strcmp(c, "double-free") != 0)
+  if (std::strcmp(c, "double-free") != 0 &&
+      std::strcmp(c, "use-after-free-async") != 0 &&
+      std::strcmp(c, "free-other-stream") != 0)
     cudaFree(out);
   cudaFree(in);
   return rc;
