@@ -139,10 +139,7 @@ LogicalResult FunctionEmitter::emitLlamaOp(Operation *op) {
            << "[0]);\n";
         return success();
       })
-      .Default([&](Operation *other) {
-        return other->emitOpError("has no lowering in zeroc's ")
-               << (cuda ? "CUDA" : "C++ (CPU)") << " backend";
-      });
+      .Default([&](Operation *other) { return emitGenericOp(other); });
 }
 
 } // namespace zeroc::cpp
