@@ -356,6 +356,13 @@ OpCost costOf(MeanOp m) { return streaming(m, 1); }
 OpCost costOf(CrossEntropyOp ce) { return streaming(ce, 10); }
 OpCost costOf(CrossEntropyGradOp ce) { return streaming(ce, 10); }
 OpCost costOf(SquaredNormOp s) { return streaming(s, 2); }
+// The generic reductions and gathers (TrainGenericOps.td).
+OpCost costOf(AmaxOp r) { return streaming(r, 1); }
+OpCost costOf(AmaxGradOp r) { return streaming(r, 3); }
+OpCost costOf(VarOp r) { return streaming(r, 4); }
+OpCost costOf(LogSoftmaxOp s) { return streaming(s, 10); }
+OpCost costOf(GatherOp g) { return streaming(g, 0); }
+OpCost costOf(GatherGradOp g) { return streaming(g, 1); }
 OpCost costOf(ClipCoefOp c) { return streaming(c, 4); }
 
 OpCost costOf(AddOp op) { return elementwise(op); }
@@ -480,6 +487,8 @@ void registerCostModels(DialectRegistry &registry) {
            DropoutOp>(context);
     attach<ExpOp, LogOp, TanhOp, NegOp, RsqrtOp, PowOp, CompareOp, SelectOp,
            TrilOp, TriuOp, ConstantOp>(context);
+    attach<AmaxOp, AmaxGradOp, VarOp, LogSoftmaxOp, GatherOp, GatherGradOp>(
+        context);
   });
   registry.addExtension(+[](MLIRContext *context, shard::ShardDialect *) {
     attach<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,

@@ -105,6 +105,7 @@ Interpreter::Interpreter(ModuleOp module, Options options)
   registerUpstreamOps(registry);
   registerLlamaOps(registry);
   registerMathOps(registry);
+  registerGenericOps(registry);
 }
 
 /// Checks a handler's results against the op's result types and rounds them
@@ -367,6 +368,7 @@ std::vector<std::string> unsupportedOps(MLIRContext *context,
   registerUpstreamOps(registry);
   registerLlamaOps(registry);
   registerMathOps(registry);
+  registerGenericOps(registry);
   // Declarations the interpreter reads from the module, never executes.
   // Declarations, the fused region (run through its body, see execute) and
   // the buffer form the planning passes write for the back ends, which the

@@ -29,8 +29,9 @@ bool isStepCounterType(Type type) {
          ranked.getElementType().isInteger(64);
 }
 
-/// The smallest vocabulary among the embedding tables and cross-entropy
-/// logits of `func` and the functions it calls, or 0 if there is none.
+/// The smallest vocabulary among the embedding tables, cross-entropy logits
+/// and gathered dimensions of `func` and the functions it calls, or 0 if
+/// there is none.
 int64_t smallestVocabulary(func::FuncOp func, std::set<Operation *> &seen) {
   if (!seen.insert(func).second || func.isExternal())
     return 0;
@@ -48,6 +49,10 @@ int64_t smallestVocabulary(func::FuncOp func, std::set<Operation *> &seen) {
       consider(dim(embedding.getTable(), 0));
     else if (auto grad = dyn_cast<EmbeddingGradOp>(op))
       consider(dim(grad.getResult(), 0));
+    else if (auto gather = dyn_cast<GatherOp>(op))
+      consider(dim(gather.getInput(), gather.getDim()));
+    else if (auto grad = dyn_cast<GatherGradOp>(op))
+      consider(dim(grad.getResult(), grad.getDim()));
     else if (auto loss = dyn_cast<CrossEntropyOp>(op))
       consider(dim(loss.getLogits(), -1));
     else if (auto loss = dyn_cast<CrossEntropyGradOp>(op))

@@ -284,10 +284,12 @@ void zrt_cross_entropy_grad(zrt_dtype dtype, const float *dloss,
 void zrt_embedding(zrt_dtype dtype, const void *table, const void *ids,
                    zrt_dtype id_dtype, void *out, int64_t n, int64_t vocab,
                    int64_t cols);
-/* dtable (overwritten) = scatter-add of dy rows by ids. */
+/* dtable (overwritten) = scatter-add of dy rows by ids; row padding_idx
+ * (when in [0, vocab); -1 for none) stays zero (train.embedding's
+ * padding_idx). */
 void zrt_embedding_grad(zrt_dtype dtype, const void *dy, const void *ids,
                         zrt_dtype id_dtype, void *dtable, int64_t n,
-                        int64_t vocab, int64_t cols);
+                        int64_t vocab, int64_t cols, int64_t padding_idx);
 
 /* y = x with dimensions permuted: y dim i is x dim perm[i]. */
 void zrt_transpose(zrt_dtype dtype, const void *x, void *y, int rank,
@@ -297,6 +299,36 @@ void zrt_transpose(zrt_dtype dtype, const void *x, void *y, int rank,
 void zrt_reduce_sum(zrt_dtype dtype, const void *x, void *y, int rank,
                     const int64_t *shape, const uint8_t *reduced,
                     double scale);
+/* y = max of x over the dimensions whose flag is set (removed); a NaN in a
+ * slice gives NaN (train.amax). */
+void zrt_reduce_max(zrt_dtype dtype, const void *x, void *y, int rank,
+                    const int64_t *shape, const uint8_t *reduced);
+/* dx (x's shape) = dy / k where x equals its slice's maximum y (k elements
+ * of the slice do), 0 elsewhere (train.amax_grad). */
+void zrt_reduce_max_grad(zrt_dtype dtype, const void *dy, const void *x,
+                         const void *y, void *dx, int rank,
+                         const int64_t *shape, const uint8_t *reduced);
+/* y = sum((x - mean)^2) / (n - correction) over the flagged dimensions
+ * (removed), n the elements each result reduces; n > correction
+ * (train.var). */
+void zrt_reduce_var(zrt_dtype dtype, const void *x, void *y, int rank,
+                    const int64_t *shape, const uint8_t *reduced,
+                    int64_t correction);
+/* y = x - max - log(sum(exp(x - max))) of each row (train.log_softmax). */
+void zrt_log_softmax(zrt_dtype dtype, const void *x, void *y, int64_t rows,
+                     int64_t cols);
+/* torch.gather: y (idx_shape) at position i = x at i with coordinate `dim`
+ * replaced by idx[i]; idx_shape[d] <= x_shape[d] for d != dim; indices
+ * outside [0, x_shape[dim]) fail (train.gather). */
+void zrt_gather(zrt_dtype dtype, const void *x, const void *idx,
+                zrt_dtype idx_dtype, void *y, int rank, const int64_t *x_shape,
+                const int64_t *idx_shape, int dim);
+/* dx (x_shape, overwritten) = zeros, then dy scatter-added where zrt_gather
+ * read (train.gather_grad); duplicates add up, in position order. */
+void zrt_gather_grad(zrt_dtype dtype, const void *dy, const void *idx,
+                     zrt_dtype idx_dtype, void *dx, int rank,
+                     const int64_t *x_shape, const int64_t *idx_shape,
+                     int dim);
 /* The NumPy broadcast of x (x_shape, right-aligned) to y_shape. */
 void zrt_broadcast(zrt_dtype dtype, const void *x, int x_rank,
                    const int64_t *x_shape, void *y, int y_rank,

@@ -16,6 +16,7 @@ endif()
 add_library(zeroc_rt_cpu_kernels STATIC
   KernelsAttention.cpp
   KernelsCommon.cpp
+  KernelsGeneric.cpp
   KernelsLlama.cpp
   KernelsLoss.cpp
   KernelsMatmul.cpp

@@ -285,7 +285,7 @@ extern "C" void zrt_embedding(zrt_dtype dtype, const void *table,
 extern "C" void zrt_embedding_grad(zrt_dtype dtype, const void *dy,
                                    const void *ids, zrt_dtype id_dtype,
                                    void *dtable, int64_t n, int64_t vocab,
-                                   int64_t cols) {
+                                   int64_t cols, int64_t padding_idx) {
   const char *kernel = "zrt_embedding_grad";
   checkNonNegative(kernel, "n", n);
   checkNonNegative(kernel, "vocab", vocab);
@@ -316,7 +316,7 @@ extern "C" void zrt_embedding_grad(zrt_dtype dtype, const void *dy,
       int64_t v1 = std::min(vocab, (task + 1) * rowsPerTask);
       for (int64_t v = task * rowsPerTask; v < v1; ++v) {
         T *row = table + v * cols;
-        if (start[v] == start[v + 1]) {
+        if (start[v] == start[v + 1] || v == padding_idx) {
           std::memset(static_cast<void *>(row), 0, cols * sizeof(T));
           continue;
         }

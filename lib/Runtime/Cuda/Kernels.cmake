@@ -7,6 +7,7 @@ add_library(zeroc_rt_cuda_kernels STATIC
   KernelsAttention.cu
   KernelsCommon.cu
   KernelsFlashAttention.cu
+  KernelsGeneric.cu
   KernelsLlama.cu
   KernelsLoss.cu
   KernelsMatmul.cu

@@ -41,6 +41,10 @@ const char *idKernelName(int kernel) {
     return "zrt_cross_entropy: target";
   case kIdCrossEntropyGrad:
     return "zrt_cross_entropy_grad: target";
+  case kIdGather:
+    return "zrt_gather: index";
+  case kIdGatherGrad:
+    return "zrt_gather_grad: index";
   }
   return "a kernel: id";
 }

@@ -332,6 +332,8 @@ enum IdKernel : int {
   kIdEmbeddingGrad = 2,
   kIdCrossEntropy = 3,
   kIdCrossEntropyGrad = 4,
+  kIdGather = 5,
+  kIdGatherGrad = 6,
 };
 
 /// The first id out of range a kernel met since the program started

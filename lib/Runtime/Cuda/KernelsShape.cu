@@ -486,13 +486,13 @@ __global__ void embeddingKernel(const U *__restrict__ table,
 }
 
 /// acc[ids[i], :] += dy[i, :] (f32 atomics); ids out of range are dropped
-/// (recorded).
+/// (recorded), and so are those of the padding row.
 template <typename T>
 __global__ void embeddingGradKernel(const T *__restrict__ dy,
                                     const void *__restrict__ ids, bool idsI64,
                                     float *__restrict__ acc, int64_t n,
                                     int64_t vocab, int64_t cols,
-                                    DeviceError *errors) {
+                                    int64_t padding, DeviceError *errors) {
   int lane = threadIdx.x % kWarp;
   for (int64_t i = firstRow(); i < n; i += rowStride()) {
     int64_t id = loadId(ids, idsI64, i);
@@ -501,6 +501,8 @@ __global__ void embeddingGradKernel(const T *__restrict__ dy,
         recordIdError(errors, kIdEmbeddingGrad, id, i, vocab);
       continue;
     }
+    if (id == padding)
+      continue;
     const T *src = dy + i * cols;
     float *dst = acc + id * cols;
     for (int64_t c = lane; c < cols; c += kWarp)
@@ -540,7 +542,7 @@ extern "C" void zrt_embedding(zrt_dtype dtype, const void *table,
 extern "C" void zrt_embedding_grad(zrt_dtype dtype, const void *dy,
                                    const void *ids, zrt_dtype id_dtype,
                                    void *dtable, int64_t n, int64_t vocab,
-                                   int64_t cols) {
+                                   int64_t cols, int64_t padding_idx) {
   const char *kernel = "zrt_embedding_grad";
   checkNonNegative(kernel, "n", n);
   checkNonNegative(kernel, "vocab", vocab);
@@ -561,7 +563,7 @@ extern "C" void zrt_embedding_grad(zrt_dtype dtype, const void *dy,
     if (n > 0) {
       embeddingGradKernel<T><<<rowBlocks(n), kRowThreads, 0, stream>>>(
           static_cast<const T *>(dy), ids, id_dtype == ZRT_I64, acc, n, vocab,
-          cols, deviceErrors());
+          cols, padding_idx, deviceErrors());
       checkLaunch("embeddingGradKernel");
     }
     if constexpr (!std::is_same_v<T, float>)

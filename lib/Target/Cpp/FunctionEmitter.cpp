@@ -579,7 +579,9 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         os << "  zrt_embedding_grad(" << dt(e.getGrad()) << ", " << ptr(e.getGrad())
            << ", " << ptr(e.getIds()) << ", " << dt(e.getIds()) << ", "
            << ptr(e.getResult()) << ", " << numel(e.getIds()) << ", " << table[0]
-           << ", " << table[1] << ");\n";
+           << ", " << table[1] << ", "
+           << (e.getPaddingIdx() ? static_cast<int64_t>(*e.getPaddingIdx()) : -1)
+           << ");\n";
         return success();
       })
       .Case([&](TransposeOp t) {

@@ -63,6 +63,8 @@ private:
   mlir::LogicalResult emitLlamaOp(mlir::Operation *op);
   /// tril, triu and constant (MathEmitter.cpp): generated loops and kernels.
   mlir::LogicalResult emitMathOp(mlir::Operation *op);
+  /// The generic reductions and gathers (GenericEmitter.cpp).
+  mlir::LogicalResult emitGenericOp(mlir::Operation *op);
   mlir::LogicalResult emitUpdate(mlir::Operation *op);
   mlir::LogicalResult emitFusedLoop(train::FusedOp fused, mlir::Value out);
   mlir::LogicalResult emitFusedKernel(train::FusedOp fused, mlir::Value out);

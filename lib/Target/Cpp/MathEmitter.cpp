@@ -131,10 +131,9 @@ LogicalResult FunctionEmitter::emitMathOp(Operation *op) {
            << "  zrt_check_launch(\"" << name << "\");\n";
         return success();
       })
-      .Default([&](Operation *other) {
-        return other->emitOpError("has no lowering in zeroc's ")
-               << (cuda ? "CUDA" : "C++ (CPU)") << " backend";
-      });
+      // The generic reductions and gathers: GenericEmitter.cpp, whose
+      // default is the error for an op with no lowering.
+      .Default([&](Operation *other) { return emitGenericOp(other); });
 }
 
 } // namespace zeroc::cpp

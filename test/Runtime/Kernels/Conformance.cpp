@@ -1022,11 +1022,22 @@ void testEmbedding(zrt_dtype dt, zrt_dtype idt, int64_t n, int64_t vocab,
   g.poison();
   zrt_embedding(dt, table.dev, ids.dev, idt, o.dev, n, vocab, cols);
   checker.exact("zrt_embedding " + tag, o.download(), out);
-  zrt_embedding_grad(dt, dy.dev, ids.dev, idt, g.dev, n, vocab, cols);
+  zrt_embedding_grad(dt, dy.dev, ids.dev, idt, g.dev, n, vocab, cols, -1);
   // Sums rounded once: within half an ulp of the exact sum (f32 sums may
   // be added in another order on a GPU).
   checker.close("zrt_embedding_grad " + tag, g.download(), grad,
                 rtolOf(dt, 1e-6), 1e-6);
+  // padding_idx: the row of the first id (selected at least once) stays
+  // zero, the others as before.
+  int64_t padding = static_cast<int64_t>(ids.v[0]);
+  for (int64_t c = 0; c < cols; ++c)
+    grad[padding * cols + c] = 0.0;
+  g.poison();
+  zrt_embedding_grad(dt, dy.dev, ids.dev, idt, g.dev, n, vocab, cols,
+                     padding);
+  checker.close(fmt("zrt_embedding_grad %s padding_idx %lld", tag.c_str(),
+                    (long long)padding),
+                g.download(), grad, rtolOf(dt, 1e-6), 1e-6);
 }
 
 void testLosses() {
@@ -2170,8 +2181,38 @@ std::vector<FailCase> failCases() {
          ids.v = {-1, 0};
          ids.upload();
          zrt_embedding_grad(ZRT_F32, dy.dev, ids.dev, ZRT_I64, out.dev, 2, 5,
-                            2);
+                            2, -1);
          synchronize(out);
+       }},
+      {"gather-index", "zrt_gather: index 8 at position 3 is outside [0, 8)",
+       [] {
+         Tensor x(ZRT_F32, 2 * 8), out(ZRT_F32, 2 * 2), idx(ZRT_I32, 4);
+         idx.v = {0, 7, 1, 8};
+         idx.upload();
+         int64_t xShape[2] = {2, 8}, idxShape[2] = {2, 2};
+         zrt_gather(ZRT_F32, x.dev, idx.dev, ZRT_I32, out.dev, 2, xShape,
+                    idxShape, 1);
+         synchronize(out);
+       }},
+      {"gather-grad-index",
+       "zrt_gather_grad: index -2 at position 0 is outside [0, 3)",
+       [] {
+         Tensor dy(ZRT_F32, 2), out(ZRT_F32, 3), idx(ZRT_I64, 2);
+         idx.v = {-2, 1};
+         idx.upload();
+         int64_t xShape[1] = {3}, idxShape[1] = {2};
+         zrt_gather_grad(ZRT_F32, dy.dev, idx.dev, ZRT_I64, out.dev, 1, xShape,
+                         idxShape, 0);
+         synchronize(out);
+       }},
+      {"var-correction",
+       "zrt_reduce_var: correction 4 must be in [0, 4) (the elements each "
+       "result reduces)",
+       [] {
+         Tensor x(ZRT_F32, 8), y(ZRT_F32, 2);
+         int64_t shape[2] = {2, 4};
+         uint8_t reduced[2] = {0, 1};
+         zrt_reduce_var(ZRT_F32, x.dev, y.dev, 2, shape, reduced, 4);
        }},
       {"embedding-id-dtype",
        "zrt_embedding: id dtype must be i32 or i64, got f32 (0)",
@@ -2364,6 +2405,206 @@ std::vector<FailCase> failCases() {
   };
 }
 
+//===----------------------------------------------------------------------===//
+// zrt_reduce_max (+ _grad), zrt_reduce_var, zrt_log_softmax, zrt_gather
+// (+ _grad): the generic ops of TrainGenericOps.td
+//===----------------------------------------------------------------------===//
+
+/// For every element of `shape`, the row-major index of the result of a
+/// reduction over the flagged dimensions it belongs to.
+std::vector<int64_t> reductionMap(const std::vector<int64_t> &shape,
+                                  const std::vector<uint8_t> &reduced,
+                                  int64_t &outputs) {
+  int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> outShape;
+  for (int d = 0; d < rank; ++d)
+    if (!reduced[d])
+      outShape.push_back(shape[d]);
+  outputs = numelOf(outShape);
+  std::vector<int64_t> outStride = stridesOf(outShape);
+  std::vector<int64_t> map(numelOf(shape));
+  for (int64_t i = 0; i < static_cast<int64_t>(map.size()); ++i) {
+    int64_t rest = i, o = 0, od = static_cast<int64_t>(outShape.size());
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t idx = rest % shape[d];
+      rest /= shape[d];
+      if (!reduced[d])
+        o += idx * outStride[--od];
+    }
+    map[i] = o;
+  }
+  return map;
+}
+
+std::string maskText(const std::vector<uint8_t> &reduced) {
+  std::string mask;
+  for (uint8_t r : reduced)
+    mask += r ? 'R' : 'k';
+  return mask;
+}
+
+/// zrt_reduce_max and zrt_reduce_max_grad; with `ties`, the inputs are
+/// drawn from a few integers, so that maxima tie and share the cotangent.
+void testReduceMax(zrt_dtype dt, const std::vector<int64_t> &shape,
+                   const std::vector<uint8_t> &reduced, bool ties) {
+  Rng rng(41 + numelOf(shape) + ties);
+  int64_t n = numelOf(shape), outputs = 0;
+  std::vector<int64_t> map = reductionMap(shape, reduced, outputs);
+  int rank = static_cast<int>(shape.size());
+  Tensor x(dt, n), dy(dt, outputs);
+  for (int64_t i = 0; i < n; ++i)
+    x.set(i, ties ? static_cast<double>(rng.below(3)) : rng.normal());
+  dy.fillNormal(rng);
+  x.upload();
+  dy.upload();
+  Vec ref(outputs, -INFINITY), count(outputs, 0.0), grad(n, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    ref[map[i]] = std::max(ref[map[i]], x.v[i]);
+  for (int64_t i = 0; i < n; ++i)
+    count[map[i]] += x.v[i] == ref[map[i]];
+  for (int64_t i = 0; i < n; ++i)
+    if (x.v[i] == ref[map[i]])
+      grad[i] = roundTo(dt, dy.v[map[i]] / count[map[i]]);
+  std::string tag = fmt("%s %s dims %s%s", name(dt), shapeText(shape).c_str(),
+                        maskText(reduced).c_str(), ties ? " with ties" : "");
+  Tensor y(dt, outputs), dx(dt, n);
+  y.poison();
+  dx.poison();
+  zrt_reduce_max(dt, x.dev, y.dev, rank, shape.data(), reduced.data());
+  checker.exact("zrt_reduce_max " + tag, y.download(), ref);
+  zrt_reduce_max_grad(dt, dy.dev, x.dev, y.dev, dx.dev, rank, shape.data(),
+                      reduced.data());
+  checker.close("zrt_reduce_max_grad " + tag, dx.download(), grad,
+                rtolOf(dt, 1e-6), 0.0);
+}
+
+void testReduceVar(zrt_dtype dt, const std::vector<int64_t> &shape,
+                   const std::vector<uint8_t> &reduced, int64_t correction) {
+  Rng rng(43 + numelOf(shape) + correction);
+  int64_t n = numelOf(shape), outputs = 0;
+  std::vector<int64_t> map = reductionMap(shape, reduced, outputs);
+  int rank = static_cast<int>(shape.size());
+  Tensor x(dt, n);
+  x.fillNormal(rng, 3.0, 2.0); // an offset the mean must remove
+  x.upload();
+  int64_t count = n / outputs;
+  Vec mean(outputs, 0.0), ref(outputs, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    mean[map[i]] += x.v[i] / count;
+  for (int64_t i = 0; i < n; ++i)
+    ref[map[i]] += (x.v[i] - mean[map[i]]) * (x.v[i] - mean[map[i]]) /
+                   static_cast<double>(count - correction);
+  Tensor y(dt, outputs);
+  y.poison();
+  zrt_reduce_var(dt, x.dev, y.dev, rank, shape.data(), reduced.data(),
+                 correction);
+  checker.close(fmt("zrt_reduce_var %s %s dims %s correction %lld", name(dt),
+                    shapeText(shape).c_str(), maskText(reduced).c_str(),
+                    (long long)correction),
+                y.download(), ref, rtolOf(dt, 1e-5), 1e-6);
+}
+
+void testLogSoftmax(zrt_dtype dt, int64_t rows, int64_t cols, bool masked) {
+  Rng rng(47 + rows * cols + masked);
+  Tensor x(dt, rows * cols);
+  x.fillNormal(rng, 0.0, 3.0);
+  if (masked) // -inf entries (a causal mask's) in every row but one column
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = r % cols + 1; c < cols; ++c)
+        x.set(r * cols + c, -INFINITY);
+  x.upload();
+  Vec ref(rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = -INFINITY, sum = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      m = std::max(m, x.v[r * cols + c]);
+    for (int64_t c = 0; c < cols; ++c)
+      sum += std::exp(x.v[r * cols + c] - m);
+    for (int64_t c = 0; c < cols; ++c)
+      ref[r * cols + c] = x.v[r * cols + c] - m - std::log(sum);
+  }
+  Tensor y(dt, rows * cols);
+  y.poison();
+  zrt_log_softmax(dt, x.dev, y.dev, rows, cols);
+  checker.close(fmt("zrt_log_softmax %s %lldx%lld%s", name(dt),
+                    (long long)rows, (long long)cols,
+                    masked ? " with -inf" : ""),
+                y.download(), ref, rtolOf(dt, 1e-5), 1e-5);
+}
+
+void testGather(zrt_dtype dt, zrt_dtype idt, const std::vector<int64_t> &xShape,
+                const std::vector<int64_t> &idxShape, int dim) {
+  Rng rng(53 + numelOf(xShape) + numelOf(idxShape) + dim + (idt == ZRT_I64));
+  int rank = static_cast<int>(xShape.size());
+  int64_t xn = numelOf(xShape), n = numelOf(idxShape);
+  Tensor x(dt, xn), dy(dt, n);
+  x.fillNormal(rng);
+  dy.fillNormal(rng);
+  x.upload();
+  dy.upload();
+  Tensor idx = randomIds(idt, n, xShape[dim], rng);
+  std::vector<int64_t> xStride = stridesOf(xShape);
+  Vec ref(n), grad(xn, 0.0);
+  for (int64_t p = 0; p < n; ++p) {
+    int64_t rest = p, offset = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t c = rest % idxShape[d];
+      rest /= idxShape[d];
+      offset += (d == dim ? static_cast<int64_t>(idx.v[p]) : c) * xStride[d];
+    }
+    ref[p] = x.v[offset];
+    grad[offset] += dy.v[p];
+  }
+  std::string tag = fmt("%s index %s x %s index %s dim %d", name(dt), name(idt),
+                        shapeText(xShape).c_str(), shapeText(idxShape).c_str(),
+                        dim);
+  Tensor y(dt, n), dx(dt, xn);
+  y.poison();
+  dx.poison();
+  zrt_gather(dt, x.dev, idx.dev, idt, y.dev, rank, xShape.data(),
+             idxShape.data(), dim);
+  checker.exact("zrt_gather " + tag, y.download(), ref);
+  zrt_gather_grad(dt, dy.dev, idx.dev, idt, dx.dev, rank, xShape.data(),
+                  idxShape.data(), dim);
+  // f32 sums rounded once (added in any order on a GPU).
+  checker.close("zrt_gather_grad " + tag, dx.download(), grad,
+                rtolOf(dt, 1e-6), 1e-6);
+}
+
+void testGeneric() {
+  for (zrt_dtype dt : kFloatTypes) {
+    testReduceMax(dt, {5, 7}, {0, 1}, false);
+    testReduceMax(dt, {3, 4, 5}, {1, 0, 1}, false);
+    testReduceMax(dt, {3, 4, 5}, {1, 0, 1}, true);
+    testReduceMax(dt, {6, 9}, {1, 1}, true);
+    testReduceMax(dt, {4, 3}, {0, 0}, false);
+    testReduceVar(dt, {5, 7}, {0, 1}, 1);
+    testReduceVar(dt, {3, 4, 5}, {1, 0, 1}, 0);
+    testReduceVar(dt, {300, 17}, {1, 0}, 1);
+    testReduceVar(dt, {2, 3}, {1, 1}, 5);
+    testLogSoftmax(dt, 13, 37, false);
+    testLogSoftmax(dt, 9, 9, true);
+    testLogSoftmax(dt, 4, 1000, false);
+    for (zrt_dtype idt : {ZRT_I32, ZRT_I64}) {
+      testGather(dt, idt, {4, 8}, {4, 3}, 1);
+      testGather(dt, idt, {3, 4, 5}, {6, 2, 5}, 0);
+    }
+    testGather(dt, ZRT_I32, {2, 3, 50}, {2, 3, 1}, 2);
+    testGather(dt, ZRT_I64, {7}, {40}, 0);
+  }
+  // A NaN in a slice is its maximum, as torch.amax.
+  Tensor x(ZRT_F32, 6), y(ZRT_F32, 2);
+  x.v = {1, NAN, 3, 4, 5, 6};
+  x.upload();
+  int64_t shape[2] = {2, 3};
+  uint8_t reduced[2] = {0, 1};
+  zrt_reduce_max(ZRT_F32, x.dev, y.dev, 2, shape, reduced);
+  Vec got = y.download();
+  checker.truth("zrt_reduce_max f32 a NaN in row 0 of 2",
+                std::isnan(got[0]) && got[1] == 6.0,
+                fmt("%g %g (NaN 6 expected)", got[0], got[1]));
+}
+
 } // namespace
 } // namespace conformance
 
@@ -2399,6 +2640,7 @@ int main(int argc, char **argv) {
   testLosses();
   testShapes();
   testLlama();
+  testGeneric();
   testSanitizerCases();
   testOptimizers();
   testCopies();

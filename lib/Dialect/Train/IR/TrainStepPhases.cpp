@@ -36,7 +36,8 @@ llvm::DenseMap<Operation *, StepPhase> stepPhases(Block &block) {
     }
     if (phase == StepPhase::Forward &&
         isa<CrossEntropyGradOp, EmbeddingGradOp, GeluGradOp, ReluGradOp,
-            SoftmaxGradOp, LayerNormGradOp, AttentionGradOp>(op))
+            SoftmaxGradOp, LayerNormGradOp, AttentionGradOp, AmaxGradOp,
+            GatherGradOp>(op))
       phase = StepPhase::Backward;
     if (phase != StepPhase::Optimizer &&
         isa<LRScheduleOp, SquaredNormOp, ClipCoefOp, AdamWUpdateOp,
