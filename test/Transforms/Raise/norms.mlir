@@ -142,3 +142,50 @@ func.func @ln_other_mean(%x: tensor<2x8x8xf32>, %w: tensor<8xf32>, %b: tensor<8x
   %y = train.add %nw, %b : (tensor<2x8x8xf32>, tensor<8xf32>) -> tensor<2x8x8xf32>
   return %y : tensor<2x8x8xf32>
 }
+
+// -----
+
+// minGPT-style LayerNorm with torch.var(x, -1, unbiased=False) (correction
+// = 0) and rsqrt-free 1 / sqrt.
+// CHECK-LABEL: func.func @layernorm_var
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x8xf32>, %[[W:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = train.layernorm %[[X]], %[[W]], %[[B]] eps = 1.000000e-05
+// CHECK-NEXT: return %[[Y]]
+func.func @layernorm_var(%x: tensor<2x3x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %m = train.mean %x dims = [2] : tensor<2x3x8xf32> -> tensor<2x3xf32>
+  %mk = train.reshape %m : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  %d = train.sub %x, %mk : (tensor<2x3x8xf32>, tensor<2x3x1xf32>) -> tensor<2x3x8xf32>
+  %v = train.var %x dims = [2] correction = 0 : tensor<2x3x8xf32> -> tensor<2x3xf32>
+  %vk = train.reshape %v : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  %eps = train.fill 1.0e-5 : tensor<f32>
+  %t = train.add %vk, %eps : (tensor<2x3x1xf32>, tensor<f32>) -> tensor<2x3x1xf32>
+  %s = train.sqrt %t : tensor<2x3x1xf32>
+  %one = train.fill 1.0 : tensor<f32>
+  %r = train.div %one, %s : (tensor<f32>, tensor<2x3x1xf32>) -> tensor<2x3x1xf32>
+  %n = train.mul %d, %r : (tensor<2x3x8xf32>, tensor<2x3x1xf32>) -> tensor<2x3x8xf32>
+  %nw = train.mul %w, %n : (tensor<8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  %y = train.add %b, %nw : (tensor<8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
+
+// -----
+
+// The unbiased variance (torch.var's default, correction = 1) is not
+// nn.LayerNorm's.
+// CHECK-LABEL: func.func @layernorm_unbiased
+// CHECK-NOT: train.layernorm
+// CHECK: train.var %{{.*}} dims = [2] correction = 1
+func.func @layernorm_unbiased(%x: tensor<2x3x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %m = train.mean %x dims = [2] : tensor<2x3x8xf32> -> tensor<2x3xf32>
+  %mk = train.reshape %m : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  %d = train.sub %x, %mk : (tensor<2x3x8xf32>, tensor<2x3x1xf32>) -> tensor<2x3x8xf32>
+  %v = train.var %x dims = [2] correction = 1 : tensor<2x3x8xf32> -> tensor<2x3xf32>
+  %vk = train.reshape %v : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  %eps = train.fill 1.0e-5 : tensor<f32>
+  %t = train.add %vk, %eps : (tensor<2x3x1xf32>, tensor<f32>) -> tensor<2x3x1xf32>
+  %s = train.sqrt %t : tensor<2x3x1xf32>
+  %n = train.div %d, %s : (tensor<2x3x8xf32>, tensor<2x3x1xf32>) -> tensor<2x3x8xf32>
+  %nw = train.mul %n, %w : (tensor<2x3x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
+  %y = train.add %nw, %b : (tensor<2x3x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
