@@ -287,9 +287,16 @@ public:
       if (static_cast<int64_t>(concat.getDim()) == *in)
         return mixes(op, *in, "concatenates along it");
     }
+    if (isa<CompareOp, SelectOp>(op))
+      followBatch(op, *in);
+    if (isa<TrilOp, TriuOp>(op) && lastDims(op->getOperand(0)) <= 2)
+      return mixes(op, *in, "masks by position along it");
     if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
       // NumPy broadcasting aligns the operands at their last dimension.
       int64_t rank = typeOf(op->getResult(0)).getRank();
+      for (Value operand : op->getOperands())
+        if (std::optional<int64_t> d = of(operand))
+          followBatch(op, *d + rank - typeOf(operand).getRank());
       std::optional<int64_t> dim;
       for (Value operand : op->getOperands()) {
         std::optional<int64_t> d = of(operand);
@@ -311,6 +318,50 @@ public:
   }
 
 private:
+  /// Operands of an elementwise `op` (aligned at their last dimension, the
+  /// batch in result dimension `dim`) that do not carry the batch but
+  /// have its global size there because they were built for it: a
+  /// `train.fill` or a `train.broadcast` of a batch-free value (a mask
+  /// expanded to the scores' shape) read only here. They take the new size,
+  /// as sharding propagation shards a constant against its user.
+  void followBatch(Operation *op, int64_t dim) {
+    int64_t rank = typeOf(op->getResult(0)).getRank();
+    for (Value operand : op->getOperands()) {
+      if (of(operand) || !operand.hasOneUse() ||
+          !isa_and_nonnull<FillOp, BroadcastOp>(operand.getDefiningOp()))
+        continue;
+      RankedTensorType type = typeOf(operand);
+      int64_t d = dim - (rank - type.getRank());
+      if (d < 0)
+        continue;
+      if (auto broadcast = operand.getDefiningOp<BroadcastOp>()) {
+        // Only a dimension the broadcast creates (absent or 1 before).
+        RankedTensorType in = typeOf(broadcast.getInput());
+        int64_t inDim = d - (type.getRank() - in.getRank());
+        if (inDim >= 0 && in.getDimSize(inDim) != 1)
+          continue;
+      }
+      int64_t size = type.getDimSize(d);
+      if ((size * numerator) % denominator != 0 || size == 1)
+        continue;
+      // The global size: the batch operand's size before the change.
+      bool global = false;
+      for (Value other : op->getOperands())
+        if (std::optional<int64_t> od = of(other)) {
+          int64_t at = dim - (rank - typeOf(other).getRank());
+          if (at == *od && typeOf(other).getDimSize(at) * denominator ==
+                               size * numerator)
+            global = true;
+        }
+      if (!global)
+        continue;
+      Shape shape(type.getShape());
+      shape[d] = size * numerator / denominator;
+      operand.setType(withShape(shape, type.getElementType()));
+      set(operand, d);
+    }
+  }
+
   /// Refuses `op`, whose operand carries the batch in `dim`: it computes
   /// across the examples of the batch, which data parallelism (or a new
   /// batch size) would change.

@@ -152,28 +152,32 @@ bool isGeluTanhArgument(Value t, Value x) {
          llvm::all_of(inner.factors, [&](Value f) { return f == x; });
 }
 
-struct RaiseActivation : OpRewritePattern<MulOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MulOp mul,
+/// Anchored on the outermost train.mul or train.scale of the product.
+struct RaiseActivation : RewritePattern {
+  RaiseActivation(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+  LogicalResult matchAndRewrite(Operation *mul,
                                 PatternRewriter &rewriter) const override {
+    if (!isa<MulOp, ScaleOp>(mul))
+      return failure();
     Product product;
-    flatten(mul.getResult(), product, /*root=*/true);
+    flatten(mul->getResult(0), product, /*root=*/true);
     if (product.factors.size() != 2)
       return failure();
     for (int i = 0; i < 2; ++i) {
       Value x = product.factors[i], other = product.factors[1 - i];
-      if (x.getType() != mul.getType())
+      if (x.getType() != mul->getResult(0).getType())
         continue;
       // SiLU: x * sigmoid(x).
       if (product.constant == 1.0 && sigmoidOf(other) == x) {
-        rewriter.replaceOpWithNewOp<SiluOp>(mul, mul.getType(), x);
+        rewriter.replaceOpWithNewOp<SiluOp>(mul, x.getType(), x);
         return success();
       }
       // GELU: 0.5 * x * (1 + tanh(...)).
       if (near(product.constant, 0.5)) {
         Value t = onePlusTanh(other);
         if (t && isGeluTanhArgument(t, x)) {
-          rewriter.replaceOpWithNewOp<GeluOp>(mul, mul.getType(), x,
+          rewriter.replaceOpWithNewOp<GeluOp>(mul, x.getType(), x,
                                               GeluApproximation::tanh);
           return success();
         }

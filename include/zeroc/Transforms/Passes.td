@@ -19,7 +19,12 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
       product of all of them, 1 when there is none), an optional
       `train.causal_mask`, `train.softmax`, a `train.dropout` only when its
       `p` is 0, and `train.matmul` by `v`, becomes `train.attention` (with
-      `causal` when the mask was there). Key/value heads repeated as
+      `causal` when the mask was there). The causal mask may also be
+      written with generic ops: a constant mask (fills, `train.constant`,
+      `train.tril`/`train.triu`, slices, broadcasts, compares, selects),
+      evaluated at compile time, added to the scores (-inf above the
+      diagonal, 0 elsewhere) or chosen against a -inf fill by
+      `train.select` (masked_fill, torch.where). Key/value heads repeated as
       `repeat_interleave` does (reshape to `[B, Hkv, 1, S, D]`,
       `train.broadcast` to `[B, Hkv, r, S, D]`, reshape to
       `[B, Hkv*r, S, D]`) become grouped-query attention; rank-3
@@ -29,8 +34,17 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
       `train.rmsnorm`; `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps)
       * w (+ b)` becomes `train.layernorm` (a zero bias when there is
       none).
-    - `activations`: `x * sigmoid(x)` written with `exp`, and GELU's tanh
-      form, once the generic elementwise ops exist (see docs/passes.md).
+      `train.var` with `correction = 0` is also a LayerNorm's variance;
+      `correction = 1` (torch.var's default) is not.
+    - `activations`: `x * sigmoid(x)` with `sigmoid(x) = 1 / (1 +
+      exp(-x))`, or `x / (1 + exp(-x))`, becomes `train.silu` (SwiGLU's
+      `silu(a) * b` raises its `silu(a)`); `0.5 * x * (1 + tanh(sqrt(2/pi)
+      * (x + 0.044715 * x^3)))` in any order and grouping of the products
+      becomes `train.gelu tanh`. The erf form stays generic (the dialect
+      has no erf).
+    - `loss`: `-mean(gather(log_softmax(logits), -1, targets[..., None]))`
+      over every position, f32, becomes `train.cross_entropy`;
+      `ignore_index` and `label_smoothing` forms stay generic.
 
     ```mlir
     %kt = train.transpose %k [0, 1, 3, 2] : tensor<2x4x8x16xf32> -> tensor<2x4x16x8xf32>

@@ -189,3 +189,40 @@ func.func @layernorm_unbiased(%x: tensor<2x3x8xf32>, %w: tensor<8xf32>, %b: tens
   %y = train.add %nw, %b : (tensor<2x3x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
   return %y : tensor<2x3x8xf32>
 }
+
+// -----
+
+// Hugging Face's LlamaRMSNorm: x * rsqrt(pow(x, 2).mean(-1, keepdim) + eps), then weight * x.
+// CHECK-LABEL: func.func @rmsnorm_rsqrt
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x8xf32>, %[[W:.*]]: tensor<8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = train.rmsnorm %[[X]], %[[W]] eps = 9.9999999999999995E-7
+// CHECK-NEXT: return %[[Y]]
+func.func @rmsnorm_rsqrt(%x: tensor<2x3x8xf32>, %w: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %sq = train.pow %x by 2.0 : tensor<2x3x8xf32>
+  %ms = train.mean %sq dims = [2] : tensor<2x3x8xf32> -> tensor<2x3xf32>
+  %mk = train.reshape %ms : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  %eps = train.fill 1.0e-6 : tensor<f32>
+  %t = train.add %mk, %eps : (tensor<2x3x1xf32>, tensor<f32>) -> tensor<2x3x1xf32>
+  %r = train.rsqrt %t : tensor<2x3x1xf32>
+  %n = train.mul %x, %r : (tensor<2x3x8xf32>, tensor<2x3x1xf32>) -> tensor<2x3x8xf32>
+  %y = train.mul %w, %n : (tensor<8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
+
+// -----
+
+// pow(x, 3) is not the square.
+// CHECK-LABEL: func.func @rmsnorm_cube
+// CHECK-NOT: train.rmsnorm
+// CHECK: return
+func.func @rmsnorm_cube(%x: tensor<2x3x8xf32>, %w: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %sq = train.pow %x by 3.0 : tensor<2x3x8xf32>
+  %ms = train.mean %sq dims = [2] : tensor<2x3x8xf32> -> tensor<2x3xf32>
+  %mk = train.reshape %ms : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  %eps = train.fill 1.0e-6 : tensor<f32>
+  %t = train.add %mk, %eps : (tensor<2x3x1xf32>, tensor<f32>) -> tensor<2x3x1xf32>
+  %r = train.rsqrt %t : tensor<2x3x1xf32>
+  %n = train.mul %x, %r : (tensor<2x3x8xf32>, tensor<2x3x1xf32>) -> tensor<2x3x8xf32>
+  %y = train.mul %w, %n : (tensor<8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
