@@ -75,8 +75,9 @@ static cl::opt<int64_t> worldSize("world-size",
                                   cl::cat(category));
 static cl::opt<bool> raisePatterns(
     "raise",
-    cl::desc("Raise attention, LayerNorm, RMSNorm and activations written "
-             "out with generic ops to the fast ops (train-raise, the "
+    cl::desc("Raise attention, LayerNorm, RMSNorm, SiLU, GELU and "
+             "cross-entropy written out with generic ops to the fast ops "
+             "(train-raise, the "
              "pipeline's first pass; --raise=false keeps them generic, e.g. "
              "to check that both forms give the same losses; default: on)"),
     cl::init(true), cl::cat(category));
