@@ -1,0 +1,433 @@
+//===- RaiseAttention.cpp - scaled-dot-product attention to train.attention ===//
+//
+// softmax(mask(s * q @ k^T)) @ v, written out with train.matmul, a scale
+// (train.scale, or a train.mul / train.div by a splat constant, on the
+// scores or on q or k), an optional causal mask and train.softmax, becomes
+// one train.attention. The causal mask is train.causal_mask, or a constant
+// mask computed at compile time from fills, constants, tril/triu, slices,
+// broadcasts, compares and selects, added (-inf above the diagonal, 0
+// elsewhere) or selected against a -inf fill; any other mask (not causal,
+// another constant than -inf) leaves the attention generic. Grouped-query
+// attention's repeated key/value heads (unsqueeze(2) + expand + reshape,
+// i.e. repeat_interleave: query head h reads key/value head h / r) are
+// folded into train.attention's own head grouping; `repeat` (head h reads
+// h % Hkv) is a different computation and is left alone. Rank-3 attention
+// ([N, T, D], as torch.bmm in nn.MultiheadAttention) is raised through a
+// reshape to one head.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Raise.h"
+
+#include "zeroc/Dialect/Train/IR/TrainLlamaShapes.h"
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace mlir;
+using namespace zeroc::train;
+using zeroc::raise::singleUse;
+
+namespace {
+
+RankedTensorType typeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Strips the constant scales of `value` (single-use train.scale, or
+/// train.mul / train.div by a splat constant that keep the shape),
+/// multiplying them into `scale`.
+Value stripScales(Value value, double &scale) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (!singleUse(value))
+      return value;
+    if (auto s = dyn_cast<ScaleOp>(op)) {
+      scale *= s.getFactor().convertToDouble();
+      value = s.getInput();
+      continue;
+    }
+    std::optional<zeroc::raise::WithConstant> c = zeroc::raise::withConstant(op);
+    if (c && isa<MulOp>(op)) {
+      scale *= c->constant;
+      value = c->other;
+      continue;
+    }
+    if (c && isa<DivOp>(op) && !c->constantOnLeft && c->constant != 0.0) {
+      scale /= c->constant;
+      value = c->other;
+      continue;
+    }
+    return value;
+  }
+  return value;
+}
+
+/// Key/value heads repeated as repeat_interleave does
+/// (`x[:, :, None].expand(B, Hkv, r, S, D).reshape(B, Hkv * r, S, D)`):
+/// the value before the repetition (`source`, of type `type` or a
+/// [B, Hkv, 1, S, D] value to reshape to it) and the factor r; r = 1 and
+/// the value itself when it is not repeated so.
+struct Unrepeated {
+  Value source;
+  RankedTensorType type;
+  int64_t factor;
+};
+Unrepeated unrepeat(Value value) {
+  Unrepeated none{value, typeOf(value), 1};
+  auto reshape = value.getDefiningOp<ReshapeOp>();
+  if (!reshape || !singleUse(value))
+    return none;
+  auto broadcast = reshape.getInput().getDefiningOp<BroadcastOp>();
+  if (!broadcast || !singleUse(broadcast.getResult()))
+    return none;
+  ArrayRef<int64_t> in = typeOf(broadcast.getInput()).getShape();
+  ArrayRef<int64_t> out = typeOf(broadcast.getResult()).getShape();
+  ArrayRef<int64_t> result = typeOf(value).getShape();
+  if (in.size() != 5 || out.size() != 5 || result.size() != 4 || in[2] != 1 ||
+      in[0] != out[0] || in[1] != out[1] || in[3] != out[3] ||
+      in[4] != out[4] || result[0] != in[0] || result[1] != in[1] * out[2] ||
+      result[2] != in[3] || result[3] != in[4])
+    return none;
+  Value source = broadcast.getInput();
+  RankedTensorType type = RankedTensorType::get(
+      {in[0], in[1], in[3], in[4]}, typeOf(source).getElementType());
+  if (auto unsqueeze = source.getDefiningOp<ReshapeOp>();
+      unsqueeze && unsqueeze.getInput().getType() == type)
+    source = unsqueeze.getInput();
+  return {source, type, out[2]};
+}
+
+/// The unrepeated value, reshaped to its [B, Hkv, S, D] type if needed.
+Value materialize(const Unrepeated &u, PatternRewriter &rewriter) {
+  if (u.source.getType() == u.type)
+    return u.source;
+  return ReshapeOp::create(rewriter, u.source.getLoc(), u.type, u.source);
+}
+
+/// The last two dimensions of a constant mask, computed at compile time:
+/// `rows` x `cols` values, the same for every leading index. Built from
+/// fills, `train.constant`s (uniform over the leading dimensions),
+/// tril/triu, slices, broadcasts, reshapes of the leading dimensions, casts,
+/// compares and selects: what `torch.tril(torch.ones(T, T))`, nanoGPT's
+/// `bias[:, :, :T, :T] == 0` or `torch.full(...).triu(1)` import to.
+struct Matrix {
+  int64_t rows = 1, cols = 1;
+  std::vector<double> values;
+  double at(int64_t i, int64_t j) const { return values[i * cols + j]; }
+};
+
+constexpr int64_t kMaxMaskElements = int64_t(1) << 22;
+
+std::pair<int64_t, int64_t> lastTwo(RankedTensorType type) {
+  int64_t rank = type.getRank();
+  return {rank >= 2 ? type.getDimSize(rank - 2) : 1,
+          rank >= 1 ? type.getDimSize(rank - 1) : 1};
+}
+
+std::optional<Matrix> constantMatrix(Value value, int depth = 0) {
+  if (depth > 16)
+    return std::nullopt;
+  RankedTensorType type = typeOf(value);
+  int64_t rows = lastTwo(type).first, cols = lastTwo(type).second;
+  if (rows * cols > kMaxMaskElements)
+    return std::nullopt;
+  Matrix m;
+  m.rows = rows;
+  m.cols = cols;
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto fill = dyn_cast<FillOp>(op)) {
+    m.values.assign(rows * cols, fill.getValue().convertToDouble());
+    return m;
+  }
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense || !isa<FloatType>(dense.getElementType()))
+      return std::nullopt;
+    std::vector<double> all;
+    for (const APFloat &v : dense.getValues<APFloat>())
+      all.push_back(v.convertToDouble());
+    if (all.size() % (rows * cols) != 0)
+      return std::nullopt;
+    m.values.assign(all.begin(), all.begin() + rows * cols);
+    for (size_t k = 0; k < all.size(); ++k)
+      if (all[k] != m.values[k % (rows * cols)] &&
+          !(std::isnan(all[k]) && std::isnan(m.values[k % (rows * cols)])))
+        return std::nullopt; // not uniform over the leading dimensions
+    return m;
+  }
+  if (isa<TrilOp, TriuOp, CastOp>(op)) {
+    std::optional<Matrix> in = constantMatrix(op->getOperand(0), depth + 1);
+    if (!in || in->rows != rows || in->cols != cols)
+      return std::nullopt;
+    if (isa<CastOp>(op))
+      return in;
+    bool lower = isa<TrilOp>(op);
+    int64_t diagonal = lower ? cast<TrilOp>(op).getDiagonal()
+                             : cast<TriuOp>(op).getDiagonal();
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        bool kept = lower ? j - i <= diagonal : j - i >= diagonal;
+        if (!kept)
+          in->values[i * cols + j] = 0.0;
+      }
+    return in;
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    // Only the leading dimensions may change.
+    RankedTensorType in = typeOf(reshape.getInput());
+    if (lastTwo(in) != std::pair(rows, cols) ||
+        std::min<int64_t>(in.getRank(), 2) != std::min<int64_t>(type.getRank(), 2))
+      return std::nullopt;
+    return constantMatrix(reshape.getInput(), depth + 1);
+  }
+  if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+    RankedTensorType in = typeOf(broadcast.getInput());
+    std::optional<Matrix> src = constantMatrix(broadcast.getInput(), depth + 1);
+    if (!src)
+      return std::nullopt;
+    // Aligned at the last dimension; a missing dimension counts as 1.
+    int64_t srcRows = in.getRank() >= 2 ? src->rows : 1;
+    if ((srcRows != rows && srcRows != 1) || (src->cols != cols && src->cols != 1))
+      return std::nullopt;
+    m.values.resize(rows * cols);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        m.values[i * cols + j] =
+            src->values[(srcRows == 1 ? 0 : i) * src->cols + (src->cols == 1 ? 0 : j)];
+    return m;
+  }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    RankedTensorType in = typeOf(slice.getInput());
+    int64_t rank = in.getRank();
+    if (rank < 2)
+      return std::nullopt;
+    std::optional<Matrix> src = constantMatrix(slice.getInput(), depth + 1);
+    if (!src)
+      return std::nullopt;
+    ArrayRef<int64_t> offsets = slice.getOffsets(), strides = slice.getStrides();
+    m.values.resize(rows * cols);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        m.values[i * cols + j] =
+            src->at(offsets[rank - 2] + i * strides[rank - 2],
+                    offsets[rank - 1] + j * strides[rank - 1]);
+    return m;
+  }
+  if (auto compare = dyn_cast<CompareOp>(op)) {
+    std::optional<Matrix> a = constantMatrix(compare.getLhs(), depth + 1),
+                          b = constantMatrix(compare.getRhs(), depth + 1);
+    if (!a || !b || a->values.size() != b->values.size())
+      return std::nullopt;
+    m.values.resize(rows * cols);
+    for (size_t k = 0; k < m.values.size(); ++k) {
+      double x = a->values[k], y = b->values[k];
+      bool r = false;
+      switch (compare.getPredicate()) {
+      case ComparePredicate::eq: r = x == y; break;
+      case ComparePredicate::ne: r = x != y; break;
+      case ComparePredicate::lt: r = x < y; break;
+      case ComparePredicate::le: r = x <= y; break;
+      case ComparePredicate::gt: r = x > y; break;
+      case ComparePredicate::ge: r = x >= y; break;
+      }
+      m.values[k] = r ? 1.0 : 0.0;
+    }
+    return m;
+  }
+  if (auto select = dyn_cast<SelectOp>(op)) {
+    std::optional<Matrix> c = constantMatrix(select.getMask(), depth + 1),
+                          a = constantMatrix(select.getOnTrue(), depth + 1),
+                          b = constantMatrix(select.getOnFalse(), depth + 1);
+    if (!c || !a || !b || c->values.size() != a->values.size() ||
+        a->values.size() != b->values.size())
+      return std::nullopt;
+    m.values.resize(rows * cols);
+    for (size_t k = 0; k < m.values.size(); ++k)
+      m.values[k] = c->values[k] != 0.0 ? a->values[k] : b->values[k];
+    return m;
+  }
+  return std::nullopt;
+}
+
+/// Whether `m` is `value(i, j)` for a square T x T matrix.
+template <typename F>
+bool isSquare(const std::optional<Matrix> &m, int64_t t, F value) {
+  if (!m || m->rows != t || m->cols != t)
+    return false;
+  for (int64_t i = 0; i < t; ++i)
+    for (int64_t j = 0; j < t; ++j) {
+      double want = value(i, j), got = m->at(i, j);
+      if (!(got == want))
+        return false;
+    }
+  return true;
+}
+
+/// A causal mask written with generic ops around `scores` ([..., T, T]):
+/// `scores + M` with M = -inf above the diagonal and 0 elsewhere,
+/// `select(P, scores, -inf)` with P non-zero exactly on and below the
+/// diagonal, or `select(P, -inf, scores)` with P non-zero exactly above.
+/// Returns the scores, or null.
+Value unmaskCausal(Value masked) {
+  if (!singleUse(masked))
+    return {};
+  RankedTensorType type = typeOf(masked);
+  int64_t t = lastTwo(type).first;
+  if (type.getRank() < 2 || t != lastTwo(type).second)
+    return {};
+  const double inf = std::numeric_limits<double>::infinity();
+  auto above = [](int64_t i, int64_t j) { return j > i; };
+  Operation *op = masked.getDefiningOp();
+  if (auto add = dyn_cast_or_null<AddOp>(op)) {
+    for (auto [x, mask] : {std::pair(add.getLhs(), add.getRhs()),
+                           std::pair(add.getRhs(), add.getLhs())}) {
+      if (x.getType() != type)
+        continue;
+      RankedTensorType maskType = typeOf(mask);
+      if (maskType.getRank() < 2 || lastTwo(maskType) != std::pair(t, t))
+        continue;
+      if (isSquare(constantMatrix(mask), t, [&](int64_t i, int64_t j) {
+            return above(i, j) ? -inf : 0.0;
+          }))
+        return x;
+    }
+    return {};
+  }
+  if (auto select = dyn_cast_or_null<SelectOp>(op)) {
+    std::optional<double> onTrue = zeroc::raise::splatValue(select.getOnTrue());
+    std::optional<double> onFalse = zeroc::raise::splatValue(select.getOnFalse());
+    auto nonZero = [&](bool where) {
+      std::optional<Matrix> m = constantMatrix(select.getMask());
+      if (m)
+        for (double &v : m->values)
+          v = v != 0.0 ? 1.0 : 0.0;
+      return isSquare(m, t, [&](int64_t i, int64_t j) {
+        return above(i, j) == where ? 1.0 : 0.0;
+      });
+    };
+    if (onFalse == -inf && nonZero(/*where above=*/false))
+      return select.getOnTrue();
+    if (onTrue == -inf && nonZero(/*where above=*/true))
+      return select.getOnFalse();
+  }
+  return {};
+}
+
+struct RaiseAttention : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatmulOp pv,
+                                PatternRewriter &rewriter) const override {
+    if (pv.getTransposeLhs() || pv.getTransposeRhs())
+      return rewriter.notifyMatchFailure(pv, "transposed operand of p @ v");
+    Value p = pv.getLhs();
+    if (auto dropout = p.getDefiningOp<DropoutOp>()) {
+      // train.attention has no dropout: only a dropout of p = 0 (the
+      // identity) may be folded away.
+      if (dropout.getP().convertToDouble() != 0.0 || !singleUse(p))
+        return rewriter.notifyMatchFailure(pv, "dropout of the probabilities");
+      p = dropout.getInput();
+    }
+    auto softmax = p.getDefiningOp<SoftmaxOp>();
+    if (!softmax || !singleUse(p))
+      return rewriter.notifyMatchFailure(pv, "no softmax");
+    double scale = 1.0;
+    Value scores = stripScales(softmax.getInput(), scale);
+    bool causal = false;
+    if (auto mask = scores.getDefiningOp<CausalMaskOp>();
+        mask && !mask.getZero() && singleUse(scores)) {
+      causal = true;
+      scores = stripScales(mask.getInput(), scale);
+    } else if (Value unmasked = unmaskCausal(scores)) {
+      causal = true;
+      scores = stripScales(unmasked, scale);
+    }
+    auto qk = scores.getDefiningOp<MatmulOp>();
+    if (!qk || !singleUse(scores) || qk.getTransposeLhs())
+      return rewriter.notifyMatchFailure(pv, "no q @ k^T");
+    Value q = qk.getLhs(), k = qk.getRhs();
+    if (!qk.getTransposeRhs()) {
+      // q @ k.transpose(-2, -1)
+      auto transpose = k.getDefiningOp<TransposeOp>();
+      if (!transpose || !singleUse(k))
+        return rewriter.notifyMatchFailure(pv, "k is not transposed");
+      ArrayRef<int64_t> perm = transpose.getPermutation();
+      int64_t rank = perm.size();
+      for (int64_t i = 0; i < rank; ++i) {
+        int64_t expected = i < rank - 2 ? i : (i == rank - 2 ? rank - 1 : rank - 2);
+        if (perm[i] != expected)
+          return rewriter.notifyMatchFailure(pv, "k transposed on other axes");
+      }
+      k = transpose.getInput();
+    }
+    q = stripScales(q, scale);
+    k = stripScales(k, scale);
+    Value v = pv.getRhs();
+    if (!std::isfinite(scale) || scale <= 0.0)
+      return rewriter.notifyMatchFailure(pv, "scale is not positive");
+    int64_t rank = typeOf(q).getRank();
+    if (rank != 3 && rank != 4)
+      return rewriter.notifyMatchFailure(pv, "not rank 3 or 4");
+    if (typeOf(k).getRank() != rank || typeOf(v).getRank() != rank)
+      return rewriter.notifyMatchFailure(pv, "operand ranks differ");
+    // Everything is matched; the only rewrites left are the raise itself.
+    if (rank == 4) {
+      Unrepeated ku = unrepeat(k), vu = unrepeat(v);
+      if (ku.factor != vu.factor) {
+        ku = {k, typeOf(k), 1};
+        vu = {v, typeOf(v), 1};
+      }
+      if (failed(zeroc::train::attentionShape(typeOf(q).getShape(),
+                                              ku.type.getShape(),
+                                              vu.type.getShape(), causal)) ||
+          ku.type.getElementType() != typeOf(q).getElementType() ||
+          vu.type.getElementType() != typeOf(q).getElementType())
+        return rewriter.notifyMatchFailure(pv, "shapes train.attention rejects");
+      rewriter.setInsertionPoint(pv);
+      k = materialize(ku, rewriter);
+      v = materialize(vu, rewriter);
+      rewriter.replaceOpWithNewOp<AttentionOp>(
+          pv, pv.getType(), q, k, v,
+          causal ? rewriter.getUnitAttr() : UnitAttr(),
+          rewriter.getF64FloatAttr(scale));
+      return success();
+    }
+    // Rank 3: one head.
+    auto oneHead = [&](Value x) -> Value {
+      ArrayRef<int64_t> s = typeOf(x).getShape();
+      return ReshapeOp::create(
+          rewriter, x.getLoc(),
+          RankedTensorType::get({s[0], 1, s[1], s[2]},
+                                typeOf(x).getElementType()),
+          x);
+    };
+    if (failed(zeroc::train::attentionShape(
+            {typeOf(q).getDimSize(0), 1, typeOf(q).getDimSize(1),
+             typeOf(q).getDimSize(2)},
+            {typeOf(k).getDimSize(0), 1, typeOf(k).getDimSize(1),
+             typeOf(k).getDimSize(2)},
+            {typeOf(v).getDimSize(0), 1, typeOf(v).getDimSize(1),
+             typeOf(v).getDimSize(2)},
+            causal)))
+      return rewriter.notifyMatchFailure(pv, "shapes train.attention rejects");
+    rewriter.setInsertionPoint(pv);
+    Value q4 = oneHead(q), k4 = oneHead(k), v4 = oneHead(v);
+    auto attention = AttentionOp::create(
+        rewriter, pv.getLoc(), q4.getType(), q4, k4, v4,
+        causal ? rewriter.getUnitAttr() : UnitAttr(),
+        rewriter.getF64FloatAttr(scale));
+    rewriter.replaceOpWithNewOp<ReshapeOp>(pv, pv.getType(),
+                                           attention.getResult());
+    return success();
+  }
+};
+
+} // namespace
+
+void zeroc::raise::populateAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseAttention>(patterns.getContext());
+}
