@@ -525,6 +525,8 @@ class AtenConverter:
         if packet in ("nonzero", "unique", "_unique2", "unique_dim", "unique_consecutive"):
             self.fail("the result's shape depends on the tensor's values (data-dependent "
                       "shape), which a compiled training step cannot have")
+        if target is aten.copy_.default:
+            _copy(self, *args, **kwargs)
         if not _any((args, kwargs), _is_tensorish) and packet not in _RANDOM:
             return self.evaluate(node, args, kwargs)
         emitter = OP_TABLE.get(target)
@@ -617,6 +619,11 @@ def _binary(op: str):
             return c.track(c.f.scale(c._name(), b, float(a)), "scale", b, float(a))
         if op == "div" and isinstance(b, (int, float)) and isinstance(a, ir.Value) and b != 0:
             return c.track(c.f.scale(c._name(), a, 1.0 / float(b)), "scale", a, 1.0 / float(b))
+        if op == "add" and alpha == 1:
+            for value, other in ((a, b), (b, a)):
+                if isinstance(value, ir.Value) and isinstance(other, torch.Tensor) and \
+                        _is_additive_causal(other, c.result_shape()):
+                    return _causal(c, value, c.result_shape())
         if alpha != 1:
             b = c.read(b) if isinstance(b, ParamInput) else b
             if isinstance(b, ir.Value):
@@ -712,6 +719,9 @@ def _addmm(c, bias, a, b, beta=1, alpha=1):
     product = _mm(c, a, b)
     if alpha != 1:
         product = c.track(c.f.scale(c._name("_alpha"), product, float(alpha)), "scale", product)
+    if beta == 1 and isinstance(bias, torch.Tensor) and \
+            _is_additive_causal(bias, product.type.shape):
+        return _causal(c, product, product.type.shape)
     bias = c.tensor(bias, product)
     if beta != 1:
         bias = c.track(c.f.scale(c._name("_beta"), bias, float(beta)), "scale", bias)
@@ -1104,6 +1114,48 @@ def _gather(c, x, dim, index, sparse_grad=False):
     return c.emit("gather", [x, index], type_, f"{x}[{index}] dim = {d}", functional=True)
 
 
+def _above_diagonal(mask: torch.Tensor, shape: Sequence[int]) -> torch.Tensor | None:
+    """`mask` broadcast to `shape` when it is exactly "strictly above the
+    diagonal of the last two dimensions" (booleans, or 1.0/0.0), else None."""
+    if len(shape) < 2 or mask.dim() < 2 or mask.dim() > len(shape):
+        return None
+    try:
+        m = mask.expand(tuple(shape))
+    except RuntimeError:
+        return None
+    t, s = shape[-2], shape[-1]
+    if t != s:
+        return None
+    if m.dtype != torch.bool and not bool(((m == 0) | (m == 1)).all()):
+        return None
+    expected = torch.ones(t, s, dtype=torch.bool).triu(1).expand(tuple(shape))
+    return m if bool(torch.equal(m.to(torch.bool), expected)) else None
+
+
+def _causal(c: AtenConverter, x: ir.Value, shape: Sequence[int]) -> ir.Value:
+    """``train.causal_mask``: -inf strictly above the diagonal of the last
+    two dimensions, `x` elsewhere; exactly what masked_fill(triu(1), -inf),
+    where(tril, x, full_like(x, -inf)) and x + full((T, T), -inf).triu(1)
+    compute."""
+    x = c.broadcast(x, shape)
+    return c.track(c.f.causal_mask(c._name(), x), "causal_mask", x)
+
+
+def _is_additive_causal(t: torch.Tensor, shape: Sequence[int]) -> bool:
+    """Whether adding the constant `t` is a causal mask: 0 on and below the
+    diagonal, -inf above (``torch.full((T, T), -inf).triu(1)``, what
+    nn.Transformer.generate_square_subsequent_mask returns)."""
+    if shape is None or not t.is_floating_point() or t.dim() < 2 or len(shape) < 2 or \
+            t.dim() > len(shape) or shape[-1] != shape[-2]:
+        return False
+    try:
+        m = t.expand(tuple(shape))
+    except RuntimeError:
+        return False
+    above = torch.ones(shape[-2], shape[-1], dtype=torch.bool).triu(1).expand(tuple(shape))
+    return bool((m[above] == float("-inf")).all()) and bool((m[~above] == 0).all())
+
+
 def _mask(c, mask: Any, shape: Sequence[int], element: str) -> ir.Value:
     """A boolean mask as a float 1.0/0.0 tensor of `shape`."""
     if isinstance(mask, torch.Tensor):
@@ -1131,6 +1183,10 @@ def _where(c, cond, a, b):
     a, b = c.tensor(a, like), c.tensor(b, like)
     shape = c.result_shape()
     element = like.type.element
+    if isinstance(cond, torch.Tensor) and c.defs.get(b.name, ("",))[0] == "fill" and \
+            c.defs[b.name][2] == float("-inf") and \
+            _above_diagonal(~cond.to(torch.bool), shape) is not None:
+        return _causal(c, a, shape)
     m = _mask(c, cond, shape, element)
     a, b = c.broadcast(a, shape), c.broadcast(b, shape)
     return c.emit("select", [m, a, b], a.type, f"{m}, {a}, {b}")
@@ -1145,6 +1201,9 @@ def _masked_fill(c, x, mask, value):
     shape = c.result_shape() or x.type.shape
     if isinstance(mask, torch.Tensor) and not bool(mask.any()):
         return c.broadcast(x, shape)
+    if isinstance(mask, torch.Tensor) and value == float("-inf") and \
+            _above_diagonal(mask, shape) is not None:
+        return _causal(c, x, shape)
     m = _mask(c, mask, shape, x.type.element)
     filled = c.fill(float(value), shape, x.type.element)
     x = c.broadcast(x, shape)

@@ -16,7 +16,8 @@ through the torch.fx converter.
 * `PaddingIdx`: nn.Embedding with padding_idx (its row gets no gradient).
 * `AliasAdd`: ``skip = x; x += self.fc(x); x = x + skip`` (eager PyTorch's
   ``+=`` changes `skip` too).
-* In-place patterns: `MaskedFillInplace` (masked_fill_ on the scores),
+* In-place patterns: `MaskedFillInplace` (masked_fill_ of a sliding-window
+  causal mask on the scores),
   `MulViewInplace` (mul_ on a slice, a view of the activations),
   `InplaceActivation` (nn.ReLU(inplace=True), F.gelu then x.tanh_()).
 """
@@ -175,7 +176,8 @@ class MaskedFillInplace(nn.Module):
         x = self.emb(tokens)
         q, k = self.qk(x).split(x.shape[-1], dim=-1)
         att = q @ k.transpose(-2, -1) * x.shape[-1] ** -0.5
-        mask = torch.ones(t, t).triu(1).bool()
+        # Causal attention over a window of the last 4 positions.
+        mask = torch.ones(t, t).triu(1).bool() | torch.ones(t, t).tril(-4).bool()
         att.masked_fill_(mask, float("-inf"))
         x = x + att.softmax(-1) @ x
         return F.cross_entropy(self.head(x).view(-1, 256), targets.view(-1))

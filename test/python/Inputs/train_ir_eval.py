@@ -138,6 +138,10 @@ def _apply(op, head, x, shapes, weights, types):
     if op == "compare":
         kind = head.split()[-1]
         return getattr(torch, kind)(x[0], x[1]).to(torch.float64)
+    if op == "causal_mask":
+        t, s = x[0].shape[-2:]
+        above = torch.ones(t, s, dtype=torch.bool).triu(1)
+        return x[0].masked_fill(above, float("-inf"))
     if op == "select":
         return torch.where(x[0] != 0, x[1], x[2])
     if op in ("tril", "triu"):
