@@ -252,7 +252,7 @@ class AtenImporterTest(unittest.TestCase):
         self.error(Detached, "# stop-gradient", "aten.detach.default", "stops its gradient")
 
     def test_buffer_update(self):
-        self.error(RunningStat, "# buffer update", "writes into an input")
+        self.error(RunningStat, "# buffer update", "aten.copy_", "writes into buffer count")
 
     def test_frontend_name(self):
         with self.assertRaises(ImporterError):

@@ -251,7 +251,8 @@ def _convert_aten(module: nn.Module, canonical: dict[int, str], element: str,
                             f"{error}", location=location) from None
     placeholders = [aten.ParamInput(name, tensor) for name, _, tensor in params] + \
         [b.detach().clone() for _, b in buffers]
-    converter = aten.AtenConverter(graph_module, placeholders, element, decay)
+    converter = aten.AtenConverter(graph_module, placeholders, element, decay,
+                                   [name for name, _, _ in params] + [n for n, _ in buffers])
     converter.run([ids_type, ids_type])
     return converter, params
 

@@ -111,7 +111,8 @@ def _user_frames() -> list[tuple[str, int, str]]:
     first."""
     frames = []
     for frame in reversed(traceback.extract_stack()):
-        if not _is_internal(frame.filename) and "functorch" not in frame.filename:
+        if not _is_internal(frame.filename) and not frame.filename.startswith("<") and \
+                "functorch" not in frame.filename:
             frames.append((frame.filename, frame.lineno, (frame.line or "").strip()))
     return frames
 
@@ -278,8 +279,11 @@ class AtenConverter:
     """Writes the ``train.forward`` body of a functionalized ATen graph."""
 
     def __init__(self, graph_module: torch.fx.GraphModule, placeholders: Sequence[Any],
-                 element: str, decay: Callable[[str, torch.Tensor], bool]):
+                 element: str, decay: Callable[[str, torch.Tensor], bool],
+                 names: Sequence[str] = ()):
         self.gm = graph_module
+        self.input_names = list(names)
+        self.placeholder_names: dict[torch.fx.Node, str] = {}
         self.element = element
         self.decay = decay
         self.inputs = list(placeholders)
@@ -306,7 +310,8 @@ class AtenConverter:
 
     def fail(self, message: str, node: torch.fx.Node | None = None) -> None:
         node = node or self.node
-        target = op_name(node.target) if node is not None else None
+        target = op_name(self.node.target if self.node is not None else node.target) \
+            if node is not None else None
         if node is not None:
             where = node.meta.get("zeroc_module")
             prefix = f"{target}"
@@ -486,6 +491,8 @@ class AtenConverter:
         names = ("tokens", "targets")
         for node, value in zip(placeholders, self.inputs + [None] * len(input_types)):
             env[node] = value
+        for node, name in zip(placeholders, self.input_names):
+            self.placeholder_names[node] = name
         for i, (node, type_) in enumerate(zip(placeholders[len(self.inputs):], input_types)):
             arg = self.f.argument(self.fresh(names[i] if i < 2 else f"arg{i}"), type_)
             self.arguments.append(arg)
@@ -526,7 +533,13 @@ class AtenConverter:
             self.fail("the result's shape depends on the tensor's values (data-dependent "
                       "shape), which a compiled training step cannot have")
         if target is aten.copy_.default:
-            _copy(self, *args, **kwargs)
+            dst, src = node.args[0], node.args[1]
+            what = "an input"
+            if dst in self.placeholder_names:
+                what = f"buffer {self.placeholder_names[dst]}"
+            self.fail(f"the forward writes into {what} in place (running statistics, a "
+                      "counter): the train dialect has no mutable state but the parameters",
+                      src if isinstance(src, torch.fx.Node) else node)
         if not _any((args, kwargs), _is_tensorish) and packet not in _RANDOM:
             return self.evaluate(node, args, kwargs)
         emitter = OP_TABLE.get(target)
@@ -1313,12 +1326,6 @@ def _full_like(c, x, value, dtype=None, layout=None, device=None, pin_memory=Non
     return c.fill(float(value), x.type.shape, x.type.element)
 
 
-def _copy(c, dst, src, non_blocking=False):
-    # Functionalization writes copy_ only back into mutated inputs.
-    c.fail("the forward writes into an input (a buffer updated in place, such as running "
-           "statistics): the train dialect has no mutable state but parameters")
-
-
 def _split_with_sizes(c, x, sizes, dim=0):
     return _split(c, x, list(sizes), dim)
 
@@ -1442,6 +1449,5 @@ _register_one([aten.nll_loss_forward.default], _nll_loss)
 _register_one([aten.ones_like.default], _fill_like(1.0))
 _register_one([aten.zeros_like.default], _fill_like(0.0))
 _register_one([aten.full_like.default], _full_like)
-_register_one([aten.copy_.default], _copy)
 _register_one([aten.slice_scatter.default], _slice_scatter)
 _register_one([aten.select_scatter.default], _select_scatter)
