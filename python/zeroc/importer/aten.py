@@ -42,7 +42,7 @@ import torch.fx
 import torch.nn as nn
 
 from zeroc import ir
-from zeroc.importer.convert import ImporterError, _init_of, dead_code_elimination
+from zeroc.importer.convert import ImporterError, _init_of
 from zeroc.importer.tracer import _is_internal
 
 aten = torch.ops.aten
@@ -52,14 +52,6 @@ TORCH_VERSION = tuple(int(p) for p in re.findall(r"\d+", torch.__version__)[:2])
 
 HAS_EXPORT = TORCH_VERSION >= (2, 1) and hasattr(torch, "export")
 """Whether ``torch.export`` exists (PyTorch 2.1 and later)."""
-
-
-def _overloads(*packets) -> list:
-    out = []
-    for packet in packets:
-        for name in packet.overloads():
-            out.append(getattr(packet, name))
-    return out
 
 
 def _decompositions() -> dict:
@@ -177,31 +169,51 @@ def _trace_make_fx(module, inputs, constants, params, buffers):
 
 
 def _trace_export(module, inputs, constants, params, buffers):  # pragma: no cover - torch 2
-    """PyTorch 2: ``torch.export`` gives the core ATen graph (parameters and
-    buffers lifted to placeholders in the graph signature's order; here
-    reordered as `params`, `buffers`, inputs)."""
+    """PyTorch 2: ``torch.export`` gives the core ATen graph, parameters and
+    buffers lifted to placeholders described by the graph signature. They
+    are put in the order of `params`, `buffers`, inputs
+    (``zeroc_placeholders``); lifted tensor constants become constants
+    (``zeroc_constants``)."""
     exported = torch.export.export(module, tuple(inputs), constants or None)
     exported = exported.run_decompositions()
     graph_module = exported.graph_module
     signature = exported.graph_signature
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
-    by_name = {}
+    by_target, users, lifted = {}, [], {}
     for spec, node in zip(signature.input_specs, placeholders):
-        by_name[spec.target if spec.target is not None else spec.arg.name] = node
-    order = [by_name[names[0]] for _, names, _ in params] + \
-        [by_name[name] for name, _ in buffers]
-    order += [n for n in placeholders if n not in order]
+        kind = getattr(spec.kind, "name", str(spec.kind))
+        if kind == "USER_INPUT":
+            users.append(node)
+        elif kind in ("CONSTANT_TENSOR", "CUSTOM_OBJ"):
+            lifted[node] = exported.constants[spec.target]
+        else:
+            by_target[spec.target] = node
+    order = []
+    for _, names, _ in params:
+        found = [by_target[n] for n in names if n in by_target]
+        if not found:
+            raise ImporterError(f"torch.export did not lift parameter {names[0]}")
+        order.append(found[0])
+    for name, _ in buffers:
+        if name not in by_target:
+            raise ImporterError(f"torch.export did not lift buffer {name}")
+        order.append(by_target[name])
+    order += users
     for node in graph_module.graph.nodes:
         frames = []
         location = node.meta.get("stack_trace")
         if location:
-            for match in re.finditer(r'File "([^"]+)", line (\d+)', location):
-                if not _is_internal(match.group(1)):
-                    frames.insert(0, (match.group(1), int(match.group(2)), ""))
+            lines = location.splitlines()
+            for i, line in enumerate(lines):
+                match = re.search(r'File "([^"]+)", line (\d+)', line)
+                if match and not _is_internal(match.group(1)):
+                    code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+                    frames.insert(0, (match.group(1), int(match.group(2)), code))
         node.meta["zeroc_frames"] = frames
         stack = node.meta.get("nn_module_stack") or {}
         node.meta["zeroc_module"] = list(stack.values())[-1][0] if stack else ""
     graph_module.zeroc_placeholders = order
+    graph_module.zeroc_constants = lifted
     return graph_module
 
 
@@ -493,6 +505,8 @@ class AtenConverter:
             env[node] = value
         for node, name in zip(placeholders, self.input_names):
             self.placeholder_names[node] = name
+        for node, value in (getattr(self.gm, "zeroc_constants", None) or {}).items():
+            env[node] = value.detach().clone() if isinstance(value, torch.Tensor) else value
         for i, (node, type_) in enumerate(zip(placeholders[len(self.inputs):], input_types)):
             arg = self.f.argument(self.fresh(names[i] if i < 2 else f"arg{i}"), type_)
             self.arguments.append(arg)
@@ -649,8 +663,10 @@ def _binary(op: str):
 
 
 def _rsub(c, a, b, alpha=1):
-    return _binary("sub")(c, b if alpha == 1 else b, a) if alpha == 1 else \
-        _binary("sub")(c, b, _binary("mul")(c, a, alpha))
+    """``b - alpha * a``."""
+    if alpha != 1:
+        a = _binary("mul")(c, a, alpha)
+    return _binary("sub")(c, b, a)
 
 
 def _unary(op: str):
@@ -1308,10 +1324,6 @@ def _alias_copy(c, x, *args, **kwargs):
     return _identity(c, x)
 
 
-def _scalar_tensor(c, value, **kwargs):
-    return torch.scalar_tensor(value, **kwargs)
-
-
 def _fill_like(value: float):
     def emit(c, x, dtype=None, layout=None, device=None, pin_memory=None,
              memory_format=None):
@@ -1364,18 +1376,9 @@ def _select_scatter(c, base, src, dim, index):
     return _slice_scatter(c, base, src, d, i, i + 1, 1)
 
 
-def _zeros_like_value(c, x, *args, **kwargs):
-    return _fill_like(0.0)(c, x)
-
-
 OP_TABLE: dict[Any, Callable] = {}
 """ATen overload -> emitter. docs/importer.md lists it with the train op
 each gives and the raising pass that may fuse it."""
-
-
-def _register(packets: Sequence, emitter: Callable) -> None:
-    for overload in _overloads(*packets):
-        OP_TABLE[overload] = emitter
 
 
 def _register_one(overloads: Sequence, emitter: Callable) -> None:
