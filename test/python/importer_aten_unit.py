@@ -254,6 +254,17 @@ class AtenImporterTest(unittest.TestCase):
     def test_buffer_update(self):
         self.error(RunningStat, "# buffer update", "aten.copy_", "writes into buffer count")
 
+    def test_fx_refuses_augmented_assignment(self):
+        # The fx front end would trace `x += y` as `x = x + y` (another loss
+        # than eager PyTorch's): it refuses it and names --frontend=aten.
+        torch.manual_seed(0)
+        with self.assertRaises(ImporterError) as caught:
+            importer.import_module(aten_models.AliasAdd(), batch_size=B, block_size=T)
+        message = str(caught.exception)
+        self.assertIn("in-place `+=`", message)
+        self.assertIn("--frontend=aten", message)
+        self.assertIn("aten_models.py:", message)
+
     def test_frontend_name(self):
         with self.assertRaises(ImporterError):
             importer.import_module(Sin(), batch_size=B, block_size=T, frontend="jit")

@@ -202,6 +202,8 @@ def import_module(module: nn.Module, *, batch_size: int | None = None,
         graph_module = tracer.trace(module, meta, constants or None)
     except ImporterError:
         raise
+    except tracer.InPlaceError as error:
+        raise ImporterError(str(error), location=tracer.location_of_exception(error)) from None
     except Exception as error:  # noqa: BLE001 - torch.fx raises many kinds
         raise ImporterError(f"torch.fx cannot trace the forward: {type(error).__name__}: "
                             f"{error}", location=tracer.location_of_exception(error)) from None
