@@ -21,6 +21,7 @@
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -84,6 +85,25 @@ def construct(name, kwargs):
     return getattr(torch_models, name)(**kwargs)
 
 
+FAST_OPS = ("train.attention", "train.layernorm", "train.rmsnorm", "train.gelu",
+            "train.silu", "train.rope", "train.cross_entropy")
+
+
+def count_ops(text):
+    return {op: len(re.findall(re.escape(op) + r"\b", text)) for op in FAST_OPS}
+
+
+def report_raised(args, mlir, stage):
+    """Prints the fast ops of the compiled step that the imported IR did not
+    have (what train-raise made): `raised: train.attention x2, ...`."""
+    before = count_ops(open(mlir).read())
+    step = subprocess.run([args.zeroc, mlir, f"--zero-stage={stage}", "--emit=mlir"],
+                          check=True, capture_output=True, text=True).stdout
+    after = count_ops(step)
+    raised = [f"{op} x{after[op] - before[op]}" for op in FAST_OPS if after[op] > before[op]]
+    print(f"{args.model}: raised: {', '.join(raised) if raised else 'nothing'}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", choices=MODELS, required=True)
@@ -93,6 +113,9 @@ def main():
     parser.add_argument("--mpirun", required=True)
     parser.add_argument("--frontend", choices=("fx", "aten"), default="fx")
     parser.add_argument("--steps", type=int, default=STEPS)
+    parser.add_argument("--raise-check", action="store_true",
+                        help="also train the first configuration with --raise=false and "
+                             "print which fast ops train-raise made")
     parser.add_argument("--configs", default="0:1,2:2",
                         help="ZeRO stage:world size pairs to train (default 0:1,2:2)")
     args = parser.parse_args()
@@ -125,10 +148,18 @@ def main():
                                           betas=BETAS, eps=EPS, weight_decay=WD, clip=CLIP)
 
     failures = []
-    for stage, ranks in configs:
-        exe = os.path.join(args.work, f"{args.model}-s{stage}-n{ranks}")
+    runs = [(stage, ranks, []) for stage, ranks in configs]
+    if args.raise_check:
+        # The same model with the raising passes off: the generic ops alone.
+        runs.append((configs[0][0], configs[0][1], ["--raise=false"]))
+        report_raised(args, mlir, configs[0][0])
+    for stage, ranks, flags in runs:
+        tag = f"{args.model}, stage {stage}, {ranks} rank(s)" + \
+            ("".join(f", {f}" for f in flags))
+        exe = os.path.join(args.work, f"{args.model}-s{stage}-n{ranks}" +
+                           ("-noraise" if flags else ""))
         subprocess.run([args.zeroc, mlir, f"--zero-stage={stage}", f"--world-size={ranks}",
-                        "-o", exe], check=True)
+                        *flags, "-o", exe], check=True)
         log, save = exe + ".jsonl", exe + ".saved"
         subprocess.run(mpirun(args) + ["-np", str(ranks), exe, "--data", text_path,
                                               "--data-format=text", "--init", init,
@@ -137,12 +168,11 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
         losses = [json.loads(line)["loss"] for line in open(log) if '"loss"' in line]
         worst = max(abs(a - b) / abs(b) for a, b in zip(losses, reference))
-        print(f"{args.model}, stage {stage}, {ranks} rank(s): worst relative loss "
-              f"difference {worst:.2e}")
+        print(f"{tag}: worst relative loss difference {worst:.2e}")
         for s, (a, b) in enumerate(zip(losses, reference)):
             print(f"  step {s}: zeroc {a:.6f}  pytorch {b:.6f}")
         if len(losses) != steps or worst > 1e-4:
-            failures.append(f"stage {stage}, {ranks} rank(s): losses differ by {worst:.2e}")
+            failures.append(f"{tag}: losses differ by {worst:.2e}")
         exported = exe + ".safetensors"
         subprocess.run([sys.executable, "-m", "zeroc", "checkpoint", "export", save,
                         "-o", exported], check=True, stdout=subprocess.DEVNULL)
@@ -157,7 +187,7 @@ def main():
                     for k, v in model.state_dict().items())
         print(f"  saved weights: {len(saved)} tensors, max |zeroc - pytorch| {drift:.2e}")
         if drift > 1e-4:
-            failures.append(f"stage {stage}, {ranks} rank(s): weights differ by {drift:.2e}")
+            failures.append(f"{tag}: weights differ by {drift:.2e}")
     if failures:
         print("\n".join(failures))
         sys.exit(1)
