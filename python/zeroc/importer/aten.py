@@ -454,9 +454,14 @@ class AtenConverter:
     # Shape helpers.
 
     def reshape(self, x: ir.Value, shape: Sequence[int]) -> ir.Value:
+        """`x` with `shape`; a reshape of a reshape is one reshape of the
+        first one's operand, none when that has the shape already."""
         shape = tuple(int(s) for s in shape)
         if shape == x.type.shape:
             return x
+        d = self.defs.get(x.name)
+        if d is not None and d[0] == "reshape":
+            return self.reshape(d[1][0], shape)
         return self.track(self.f.reshape(self._name(), x, shape), "reshape", x)
 
     def broadcast(self, x: ir.Value, shape: Sequence[int]) -> ir.Value:
@@ -738,8 +743,47 @@ def _matmul_operand(c: AtenConverter, b: ir.Value) -> tuple[ir.Value, bool]:
     return b, False
 
 
+def _unmerged(c: AtenConverter, v: ir.Value) -> ir.Value | None:
+    """The operand of a reshape that made the rank-3 `v` by merging the
+    leading (batch) dimensions of a value of rank > 3, else None."""
+    d = c.defs.get(v.name)
+    if d is None or d[0] != "reshape":
+        return None
+    src = d[1][0]
+    if src.type.rank <= 3 or src.type.shape[-2:] != v.type.shape[-2:] or \
+            math.prod(src.type.shape[:-2]) != v.type.shape[0]:
+        return None
+    return src
+
+
 def _mm(c, a, b):
+    """``aten.mm``/``aten.bmm``: train.matmul. torch.matmul of [*batch, m, k]
+    tensors reaches ATen as a bmm between reshapes that merge and split the
+    batch dimensions: that is one batched train.matmul of the originals (so
+    `q @ k.transpose(-2, -1)` on [B, H, T, D] heads stays one op over the
+    heads, with transpose_rhs)."""
     a, b = c.tensor(a), c.tensor(b)
+    if a.type.rank == 3 and b.type.rank == 3:
+        a4, b4 = _unmerged(c, a), _unmerged(c, b)
+        if a4 is not None and b4 is not None and \
+                a4.type.shape[:-2] == b4.type.shape[:-2]:
+            rhs, transposed = _matmul_operand(c, b4)
+            y = c.track(c.f.matmul(c._name(), a4, rhs, transpose_rhs=transposed), "matmul",
+                        a4, b4)
+            return c.reshape(y, (a.type.shape[0],) + y.type.shape[-2:])
+    if a.type.rank == 2 and b.type.rank == 2:
+        # F.linear on [B, T, C] reaches ATen as a mm of the rows [B*T, C]:
+        # one matmul of the rank-3 activations by the shared weight.
+        d = c.defs.get(a.name)
+        if d is not None and d[0] == "reshape":
+            src = d[1][0]
+            if src.type.rank > 2 and src.type.shape[-1] == a.type.shape[-1] and \
+                    math.prod(src.type.shape[:-1]) == a.type.shape[0] and \
+                    src.type.element == b.type.element:
+                rhs, transposed = _matmul_operand(c, b)
+                y = c.track(c.f.matmul(c._name(), src, rhs, transpose_rhs=transposed),
+                            "matmul", src, b)
+                return c.reshape(y, (a.type.shape[0], y.type.shape[-1]))
     rhs, transposed = _matmul_operand(c, b)
     return c.track(c.f.matmul(c._name(), a, rhs, transpose_rhs=transposed), "matmul", a, b)
 
@@ -754,6 +798,13 @@ def _addmm(c, bias, a, b, beta=1, alpha=1):
     bias = c.tensor(bias, product)
     if beta != 1:
         bias = c.track(c.f.scale(c._name("_beta"), bias, float(beta)), "scale", bias)
+    d = c.defs.get(product.name)
+    if d is not None and d[0] == "reshape" and bias.type.rank <= 1:
+        # The rows of a rank-3 product (F.linear): the bias added to it.
+        src = d[1][0]
+        if src.type.shape[-1] == product.type.shape[-1]:
+            y = c.track(c.f.add(c._name(), src, bias), "add", src, bias)
+            return c.reshape(y, product.type.shape)
     return c.track(c.f.add(c._name(), product, bias), "add", product, bias)
 
 
