@@ -193,7 +193,8 @@ LogicalResult EmbeddingOp::buildAdjoint(AdjointBuilder &adjoint) {
   adjoint.accumulate(getTable(),
                      EmbeddingGradOp::create(tb.builder(), tb.getLoc(),
                                              getTable().getType(),
-                                             adjoint.cotangent(0), getIds()));
+                                             adjoint.cotangent(0), getIds(),
+                                             getPaddingIdxAttr()));
   return success();
 }
 

@@ -360,10 +360,23 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+/// train.embedding's and train.embedding_grad's padding_idx names a row of
+/// the table.
+static LogicalResult verifyPaddingIdx(Operation *op,
+                                      std::optional<int64_t> paddingIdx,
+                                      int64_t vocab) {
+  if (paddingIdx && (*paddingIdx < 0 || *paddingIdx >= vocab))
+    return op->emitOpError("padding_idx ")
+           << *paddingIdx << " is not a row of the table: it must be in [0, "
+           << vocab << ")";
+  return success();
+}
+
 LogicalResult EmbeddingOp::verify() {
-  if (failed(verifyStaticShapes(*this)))
+  if (failed(verifyStaticShapes(*this)) || failed(verifyInferredTypes(*this)))
     return failure();
-  return verifyInferredTypes(*this);
+  return verifyPaddingIdx(*this, getPaddingIdx(),
+                          tensorType(getTable()).getDimSize(0));
 }
 
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
@@ -723,7 +736,7 @@ LogicalResult EmbeddingGradOp::verify() {
     return emitOpError("grad element type ")
            << grad.getElementType() << " differs from the result's "
            << result.getElementType();
-  return success();
+  return verifyPaddingIdx(*this, getPaddingIdx(), result.getDimSize(0));
 }
 
 LogicalResult SoftmaxGradOp::verify() {

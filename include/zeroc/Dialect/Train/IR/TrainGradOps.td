@@ -12,16 +12,20 @@ def Train_EmbeddingGradOp : Train_Op<"embedding_grad", [Pure]> {
   let summary = "scatter-adds row cotangents into a table-shaped gradient";
   let description = [{
     `result[v, :] = sum over i with ids[i] == v of grad[i, :]`, zero for
-    rows no id selects. The result has the table's shape `[V, C]`.
+    rows no id selects. The result has the table's shape `[V, C]`. With
+    `padding_idx = p` (train.embedding's), row `p` is zero too.
 
     ```mlir
     %dwte = train.embedding_grad %dx[%tokens] : (tensor<12x17x48xf32>, tensor<12x17xi32>) -> tensor<65x48xf32>
+    %dpad = train.embedding_grad %dx[%tokens] padding_idx = 0 : (tensor<12x17x48xf32>, tensor<12x17xi32>) -> tensor<65x48xf32>
     ```
   }];
-  let arguments = (ins Train_FloatTensor:$grad, Train_IndexTensor:$ids);
+  let arguments = (ins Train_FloatTensor:$grad, Train_IndexTensor:$ids,
+                       OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = [{
-    $grad `[` $ids `]` attr-dict `:` functional-type(operands, results)
+    $grad `[` $ids `]` (`padding_idx` `=` $padding_idx^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -184,14 +184,20 @@ def Train_EmbeddingOp : Train_Op<"embedding", [Pure, InferTypeOpAdaptor,
     `result[i..., :] = table[ids[i...], :]`: a table of shape `[V, C]` and
     ids of shape `[d...]` give a result of shape `[d..., C]`.
 
+    `padding_idx = p` (in `[0, V)`), as torch.nn.Embedding's: row `p` is
+    read as any other, but gets no gradient (its cotangent is zero).
+
     ```mlir
     %x = train.embedding %wte[%tokens] : (tensor<65x48xf32>, tensor<12x17xi32>) -> tensor<12x17x48xf32>
+    %p = train.embedding %wte[%tokens] padding_idx = 0 : (tensor<65x48xf32>, tensor<12x17xi32>) -> tensor<12x17x48xf32>
     ```
   }];
-  let arguments = (ins Train_FloatTensor:$table, Train_IndexTensor:$ids);
+  let arguments = (ins Train_FloatTensor:$table, Train_IndexTensor:$ids,
+                       OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = [{
-    $table `[` $ids `]` attr-dict `:` functional-type(operands, results)
+    $table `[` $ids `]` (`padding_idx` `=` $padding_idx^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -528,5 +534,6 @@ include "zeroc/Dialect/Train/IR/TrainOptimizerOps.td"
 include "zeroc/Dialect/Train/IR/TrainDistributedOps.td"
 include "zeroc/Dialect/Train/IR/TrainPlannedOps.td"
 include "zeroc/Dialect/Train/IR/TrainLlamaOps.td"
+include "zeroc/Dialect/Train/IR/TrainGenericOps.td"
 
 #endif // ZEROC_DIALECT_TRAIN_IR_TRAINOPS_TD
