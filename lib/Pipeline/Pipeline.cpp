@@ -14,6 +14,8 @@ void buildTrainingPipelineSection(mlir::OpPassManager &pm,
                                   PipelineSection section) {
   switch (section) {
   case PipelineSection::Front:
+    if (options.raise)
+      pm.addPass(createTrainRaise());
     if (options.globalBatch)
       pm.addPass(createTrainBatchSize({options.globalBatch}));
     if (!options.precision.empty())
@@ -89,6 +91,11 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Stages 1-2 in Megatron's flat layout (train-zero's "
                      "flat-buffers; not yet bufferized)"),
       llvm::cl::init(false)};
+  Option<bool> raise{
+      *this, "raise",
+      llvm::cl::desc("Raise written-out attention, norms and activations to "
+                     "the fast ops (train-raise)"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
@@ -113,6 +120,7 @@ void registerTrainingPipeline() {
         options.remat = o.remat;
         options.gradAccum = o.gradAccum;
         options.flatBuffers = o.flatBuffers;
+        options.raise = o.raise;
         buildTrainingPipeline(pm, options);
       });
 }

@@ -86,6 +86,11 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
           << formatShape(input.getShape()) << " with a 0-d result";
       return failure();
     }
+    // A reshape whose batch dimension BatchDims::propagate has already
+    // placed (or whose input did not change) keeps its result shape.
+    if (input.getNumElements() ==
+        typeOf(reshape.getResult()).getNumElements())
+      return SmallVector<Type>{withShape(shape, input.getElementType())};
     int64_t rest = 1;
     for (int64_t size : ArrayRef<int64_t>(shape).drop_front())
       rest *= size;
@@ -109,6 +114,8 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
   if (auto cast = dyn_cast<CastOp>(op))
     return SmallVector<Type>{withShape(typeOf(cast.getInput()).getShape(),
                                        typeOf(cast.getResult()).getElementType())};
+  // A broadcast's result shape is its own (BatchDims::propagate resizes
+  // the batch dimension it carries).
   if (auto broadcast = dyn_cast<BroadcastOp>(op))
     return SmallVector<Type>{
         withShape(typeOf(broadcast.getResult()).getShape(),
@@ -153,9 +160,16 @@ public:
     return it->second;
   }
 
-  /// Propagates through `op` and rejects what does not follow: a sum over
-  /// the batch (when splitting), a reshape that moves it away from the
-  /// leading dimension.
+  /// Propagates through `op` and rejects what does not follow, as sharding
+  /// propagation (GSPMD, Shardy) follows a sharded dimension: the batch
+  /// dimension is tracked through transposes, reshapes that keep it whole,
+  /// broadcasts, reductions over other dimensions and the ops whose
+  /// results line up with their operands. What mixes the examples of the
+  /// batch is refused, naming the op: a sum over the batch (when
+  /// splitting), a contraction, softmax, normalization or mask along it, a
+  /// reshape that merges it with the dimensions before it or cuts it, a
+  /// split or concatenation along it, operands whose batch dimensions do
+  /// not line up.
   LogicalResult propagate(Operation *op) {
     std::optional<int64_t> in;
     for (Value operand : op->getOperands())
@@ -168,21 +182,26 @@ public:
       return sum.emitOpError("sums over the batch dimension ")
              << *in << ", which does not split across ranks: the loss must be "
              << "a mean over the batch (train.mean, train.cross_entropy)";
-    if (isa<MeanOp, CrossEntropyOp>(op))
+    if (isa<CrossEntropyOp>(op))
       return success(); // A mean over the batch yields a local mean.
-    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-      if (*in != 0)
-        return reshape.emitOpError("reshapes a value whose batch dimension is ")
-               << *in << "; "
-               << (split ? "data parallelism" : "resizing the batch")
-               << " needs it leading";
-      set(reshape.getResult(), 0);
-      return success();
-    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op))
+      return propagateReshape(reshape, *in);
     if (auto transpose = dyn_cast<TransposeOp>(op)) {
       auto perm = transpose.getPermutation();
       set(transpose.getResult(),
           std::distance(perm.begin(), llvm::find(perm, *in)));
+      return success();
+    }
+    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      // Broadcasting prepends dimensions: the batch moves right by as many,
+      // and keeps its (new) size.
+      RankedTensorType input = typeOf(broadcast.getInput());
+      RankedTensorType result = typeOf(broadcast.getResult());
+      int64_t dim = *in + result.getRank() - input.getRank();
+      Shape shape(result.getShape());
+      shape[dim] = input.getDimSize(*in);
+      broadcast.getResult().setType(withShape(shape, result.getElementType()));
+      set(broadcast.getResult(), dim);
       return success();
     }
     if (auto slice = dyn_cast<SliceOp>(op))
@@ -198,12 +217,68 @@ public:
       set(dropout.getResult(), *in);
       return success();
     }
-    if (auto sum = dyn_cast<SumOp>(op)) {
-      if (llvm::is_contained(sum.getDims(), *in))
-        return success(); // The batch is summed away.
-      int64_t removed = llvm::count_if(sum.getDims(),
-                                       [&](int64_t d) { return d < *in; });
-      set(sum.getResult(), *in - removed);
+    if (isa<SumOp, MeanOp>(op)) {
+      ArrayRef<int64_t> dims = isa<SumOp>(op) ? cast<SumOp>(op).getDims()
+                                              : cast<MeanOp>(op).getDims();
+      // Summed away (only when resizing) or averaged away (a local mean).
+      if (llvm::is_contained(dims, *in))
+        return success();
+      int64_t removed =
+          llvm::count_if(dims, [&](int64_t d) { return d < *in; });
+      set(op->getResult(0), *in - removed);
+      return success();
+    }
+    if (auto matmul = dyn_cast<MatmulOp>(op))
+      return propagateMatmul(matmul);
+    // Ops that work along their last dimension (or two) must not have the
+    // batch there.
+    auto lastDims = [&](Value value) {
+      return typeOf(value).getRank() - *in;
+    };
+    if (isa<SoftmaxOp, LayerNormOp, RmsNormOp>(op) &&
+        lastDims(op->getOperand(0)) <= 1)
+      return mixes(op, *in, "normalizes along it");
+    if (isa<CausalMaskOp>(op) && lastDims(op->getOperand(0)) <= 2)
+      return mixes(op, *in, "masks by position along it");
+    if (auto rope = dyn_cast<RopeOp>(op);
+        rope && (static_cast<int64_t>(rope.getSeqDim()) == *in || lastDims(rope.getInput()) <= 1))
+      return mixes(op, *in, "rotates by position along it");
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      for (Value operand : op->getOperands()) {
+        std::optional<int64_t> dim = of(operand);
+        if (dim && (*dim != *in || typeOf(operand).getRank() - *dim <= 2))
+          return mixes(op, *dim, "attends across it");
+      }
+      set(attention.getResult(), *in);
+      return success();
+    }
+    if (auto splitOp = dyn_cast<SplitOp>(op); splitOp &&
+        static_cast<int64_t>(splitOp.getDim()) == *in)
+      return mixes(op, *in, "splits it into parts");
+    if (auto concat = dyn_cast<ConcatOp>(op)) {
+      for (Value operand : op->getOperands())
+        if (of(operand) != in)
+          return mixes(op, *in, "joins it with values whose batch "
+                                "dimension differs");
+      if (static_cast<int64_t>(concat.getDim()) == *in)
+        return mixes(op, *in, "concatenates along it");
+    }
+    if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
+      // NumPy broadcasting aligns the operands at their last dimension.
+      int64_t rank = typeOf(op->getResult(0)).getRank();
+      std::optional<int64_t> dim;
+      for (Value operand : op->getOperands()) {
+        std::optional<int64_t> d = of(operand);
+        if (!d)
+          continue;
+        int64_t aligned = *d + rank - typeOf(operand).getRank();
+        if (dim && *dim != aligned)
+          return mixes(op, *in, "lines it up with dimension " +
+                                    std::to_string(aligned) +
+                                    " of another operand's batch");
+        dim = aligned;
+      }
+      set(op->getResult(0), *dim);
       return success();
     }
     for (Value result : op->getResults())
@@ -212,6 +287,118 @@ public:
   }
 
 private:
+  /// Refuses `op`, whose operand carries the batch in `dim`: it computes
+  /// across the examples of the batch, which data parallelism (or a new
+  /// batch size) would change.
+  LogicalResult mixes(Operation *op, int64_t dim, const Twine &why) {
+    return op->emitOpError("mixes the examples of the batch: its batch "
+                           "dimension is ")
+           << dim << " and the op " << why << ", so it "
+           << (split ? "does not split across ranks"
+                     : "cannot follow a new batch size");
+  }
+
+  /// A matmul keeps the batch in a leading (batch) dimension or a row
+  /// (column) of its left (right) operand; a contraction over it mixes the
+  /// examples.
+  LogicalResult propagateMatmul(MatmulOp matmul) {
+    int64_t rank = typeOf(matmul.getResult()).getRank();
+    std::optional<int64_t> result;
+    Value operands[] = {matmul.getLhs(), matmul.getRhs()};
+    for (auto [index, operand] : llvm::enumerate(operands)) {
+      std::optional<int64_t> dim = of(operand);
+      if (!dim)
+        continue;
+      int64_t operandRank = typeOf(operand).getRank();
+      bool transposed =
+          index == 0 ? matmul.getTransposeLhs() : matmul.getTransposeRhs();
+      int64_t row = operandRank - (transposed ? 1 : 2);
+      int64_t col = operandRank - (transposed ? 2 : 1);
+      int64_t kept;
+      if (*dim < operandRank - 2)
+        kept = *dim + rank - operandRank;
+      else if ((index == 0 && *dim == row) || (index == 1 && *dim == col))
+        kept = index == 0 ? rank - 2 : rank - 1;
+      else
+        return mixes(matmul, *dim, "contracts over it");
+      if (result && *result != kept)
+        return mixes(matmul, *dim, "multiplies examples of the batch by "
+                                   "other examples");
+      result = kept;
+    }
+    set(matmul.getResult(), *result);
+    return success();
+  }
+
+  /// A reshape keeps the batch when the dimensions before it stay as they
+  /// are: the batch dimension is then whole in the result, or merged with
+  /// dimensions after it, or cut into a leading part and dimensions after
+  /// it, and each rank's part is still a contiguous block of every
+  /// dimension before. The leading batch resizes by the ratio of element
+  /// counts (reinferResultTypes).
+  LogicalResult propagateReshape(ReshapeOp reshape, int64_t dim) {
+    RankedTensorType input = typeOf(reshape.getInput());
+    RankedTensorType result = typeOf(reshape.getResult());
+    if (dim == 0) {
+      set(reshape.getResult(), 0);
+      return success();
+    }
+    ArrayRef<int64_t> in = input.getShape();
+    ArrayRef<int64_t> out = result.getShape();
+    int64_t now = in[dim];
+    int64_t before = now * denominator / numerator; // the size it had
+    int64_t prefix = 1;
+    for (int64_t size : in.take_front(dim))
+      prefix *= size;
+    int64_t outPrefix = 1;
+    for (int64_t e = 0; e < static_cast<int64_t>(out.size()); ++e) {
+      if (outPrefix > prefix)
+        break;
+      if (outPrefix == prefix && out[e] != 1) {
+        // Merged with the dimensions after it: out[e] = before * in[dim+1..j].
+        bool keeps = false;
+        int64_t merged = before;
+        for (int64_t j = dim + 1; j <= static_cast<int64_t>(in.size()) &&
+                                  merged <= out[e];
+             ++j) {
+          if (merged == out[e]) {
+            keeps = true;
+            break;
+          }
+          if (j < static_cast<int64_t>(in.size()))
+            merged *= in[j];
+        }
+        // Cut into a leading part and the dimensions after it.
+        int64_t cut = out[e];
+        for (int64_t k = e + 1; !keeps && cut <= before &&
+                                k <= static_cast<int64_t>(out.size());
+             ++k) {
+          if (cut == before)
+            keeps = (out[e] * numerator) % denominator == 0;
+          else if (k < static_cast<int64_t>(out.size()))
+            cut *= out[k];
+        }
+        if (!keeps)
+          break;
+        Shape shape(out);
+        shape[e] = out[e] * numerator / denominator;
+        reshape.getResult().setType(withShape(shape, result.getElementType()));
+        set(reshape.getResult(), e);
+        return success();
+      }
+      outPrefix *= out[e];
+    }
+    Shape global(in);
+    global[dim] = before;
+    return reshape.emitOpError("mixes the examples of the batch: it reshapes "
+                               "a value whose batch dimension is ")
+           << dim << " (" << formatShape(global) << ") to "
+           << formatShape(out) << ", which does not keep the dimensions "
+           << "before the batch and the batch whole, so it "
+           << (split ? "does not split across ranks"
+                     : "cannot follow a new batch size");
+  }
+
   /// A slice keeps the batch only when it takes it whole: offset 0, stride
   /// 1 and, before the change, the whole dimension (the operand has
   /// already been resized by numerator / denominator).

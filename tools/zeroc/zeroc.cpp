@@ -73,6 +73,13 @@ static cl::opt<int64_t> worldSize("world-size",
                                   cl::desc("Number of data-parallel ranks (default: 1)"),
                                   cl::value_desc("N"), cl::init(1),
                                   cl::cat(category));
+static cl::opt<bool> raisePatterns(
+    "raise",
+    cl::desc("Raise attention, LayerNorm, RMSNorm and activations written "
+             "out with generic ops to the fast ops (train-raise, the "
+             "pipeline's first pass; --raise=false keeps them generic, e.g. "
+             "to check that both forms give the same losses; default: on)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<std::string>
     precision("precision",
               cl::desc("Training precision: fp32, or bf16 mixed precision "
@@ -326,7 +333,7 @@ static std::optional<std::string> validateOptions() {
     for (cl::Option *option :
          std::initializer_list<cl::Option *>{&zeroStage, &worldSize,
                                              &precision, &bucketBytes,
-                                             &remat, &gradAccum, &flatBuffers,
+                                             &remat, &gradAccum, &flatBuffers, &raisePatterns,
                                              &microBatchSize, &globalBatchSize})
       if (option->getNumOccurrences())
         return "--" + option->ArgStr.str() +
@@ -673,6 +680,7 @@ int main(int argc, char **argv) {
   options.precision = precision;
   options.bucketBytes = bucketBytes;
   options.flatBuffers = flatBuffers;
+  options.raise = raisePatterns;
   options.remat = remat;
   // --grad-accum wins over the micro-batches the model asks for.
   options.gradAccum = gradAccum;

@@ -39,10 +39,13 @@ struct PipelineOptions {
   /// Stages 1-2 in Megatron's flat layout (train-zero's flat-buffers; the
   /// evaluator runs it, train-bufferize does not plan it yet).
   bool flatBuffers = false;
+  /// Raise written-out attention, norms and activations to the fast ops
+  /// (train-raise, first); zeroc's --raise.
+  bool raise = true;
 };
 
 /// Adds the training pipeline to `pm` (a pass manager on builtin.module):
-/// [train-batch-size] [train-mixed-precision] train-logits
+/// [train-raise] [train-batch-size] [train-mixed-precision] train-logits
 /// train-data-parallel train-autodiff
 /// train-remat train-accumulate train-optimizer train-zero train-schedule
 /// canonicalize cse. It is the three sections below, in order.

@@ -5,6 +5,71 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
+  let summary = "Raises written-out attention, norms and activations to the fast ops";
+  let description = [{
+    Recognises, in every function of the module, the computations that an
+    importer of functionalized ATen graphs writes out with the generic ops
+    and that the dialect has a fast op for, and replaces each with that op:
+
+    - `attention`: `softmax(mask(s * q @ k^T)) @ v` with `train.matmul`
+      (`k` transposed by `transpose_rhs` or a `train.transpose` of its last
+      two axes), a constant scale (`train.scale`, or `train.mul` /
+      `train.div` by a `train.fill`, on the scores or on `q` or `k`; the
+      product of all of them, 1 when there is none), an optional
+      `train.causal_mask`, `train.softmax`, a `train.dropout` only when its
+      `p` is 0, and `train.matmul` by `v`, becomes `train.attention` (with
+      `causal` when the mask was there). Key/value heads repeated as
+      `repeat_interleave` does (reshape to `[B, Hkv, 1, S, D]`,
+      `train.broadcast` to `[B, Hkv, r, S, D]`, reshape to
+      `[B, Hkv*r, S, D]`) become grouped-query attention; rank-3
+      (`torch.bmm`) attention becomes one head.
+    - `norms`: `x * rsqrt(mean(x*x, -1, keepdim) + eps) * w` (also with
+      `1 / sqrt(...)` or `/ sqrt(...)`, `pow(x, 2)`) becomes
+      `train.rmsnorm`; `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps)
+      * w (+ b)` becomes `train.layernorm` (a zero bias when there is
+      none).
+    - `activations`: `x * sigmoid(x)` written with `exp`, and GELU's tanh
+      form, once the generic elementwise ops exist (see docs/passes.md).
+
+    ```mlir
+    %kt = train.transpose %k [0, 1, 3, 2] : tensor<2x4x8x16xf32> -> tensor<2x4x16x8xf32>
+    %s = train.matmul %q, %kt : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+    %c = train.fill 4.0 : tensor<f32>
+    %d = train.div %s, %c : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+    %m = train.causal_mask %d : tensor<2x4x8x8xf32>
+    %p = train.softmax %m : tensor<2x4x8x8xf32>
+    %y = train.matmul %p, %v : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+    // becomes
+    %y = train.attention %q, %k, %v causal scale = 2.500000e-01 : (...) -> tensor<2x4x8x16xf32>
+    ```
+
+    One pass with one pattern set per family (chosen with `families`)
+    rather than one pass per family: the families are independent and
+    rewrite disjoint ops, a single greedy rewrite visits the function once
+    for all of them, and the pipeline has one switch (zeroc's
+    `--raise=false`) while the tests still exercise each family alone.
+    Only the patterns run (no folding, no constant merging), so a module
+    with nothing to raise is left unchanged.
+
+    A pattern is raised only when the fast op computes the same thing:
+    each matched intermediate has no other use, the reduction is over the
+    last axis, the constants are the ones of the formula, and the fast
+    op's shape rule accepts the operands. Anything else (a mask that is
+    not causal, a normalization over another axis, an unbiased variance, a
+    dropout of p > 0 between softmax and `v`, heads repeated with
+    `repeat`) stays generic: slower, never wrong. Runs first in the
+    pipeline, before `train-data-parallel` and `train-autodiff`.
+  }];
+  let options = [
+    ListOption<"families", "families", "std::string",
+               "Pattern families to raise: attention, norms, activations "
+               "(all when empty)">
+  ];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def TrainBatchSize : Pass<"train-batch-size", "mlir::ModuleOp"> {
   let summary = "Sets the forward function's global batch size";
   let description = [{

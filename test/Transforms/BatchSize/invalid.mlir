@@ -25,7 +25,7 @@ module {
 module {
   func.func @forward(%x: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
     %t = train.transpose %x [1, 0] : tensor<10x4xf32> -> tensor<4x10xf32>
-    // expected-error @below {{'train.reshape' op reshapes a value whose batch dimension is 1; resizing the batch needs it leading}}
+    // expected-error @below {{'train.reshape' op mixes the examples of the batch: it reshapes a value whose batch dimension is 1 (4x10) to 40, which does not keep the dimensions before the batch and the batch whole, so it cannot follow a new batch size}}
     %r = train.reshape %t : tensor<4x10xf32> -> tensor<40xf32>
     %l = train.mean %r dims = [0] : tensor<40xf32> -> tensor<f32>
     return %l : tensor<f32>

@@ -28,7 +28,7 @@ module {
   train.param @w : tensor<4xf32> init = ones
   func.func @forward(%x: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
     %t = train.transpose %x [1, 0] : tensor<10x4xf32> -> tensor<4x10xf32>
-    // expected-error @below {{'train.reshape' op reshapes a value whose batch dimension is 1; data parallelism needs it leading}}
+    // expected-error @below {{'train.reshape' op mixes the examples of the batch: it reshapes a value whose batch dimension is 1 (4x10) to 40, which does not keep the dimensions before the batch and the batch whole, so it does not split across ranks}}
     %r = train.reshape %t : tensor<4x10xf32> -> tensor<40xf32>
     %l = train.mean %r dims = [0] : tensor<40xf32> -> tensor<f32>
     return %l : tensor<f32>

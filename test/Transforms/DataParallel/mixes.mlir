@@ -1,0 +1,77 @@
+// RUN: zeroc-opt %s --split-input-file --train-data-parallel=world-size=2 --verify-diagnostics
+
+// What computes across the examples of the batch is refused, naming the op:
+// a contraction over the batch.
+module {
+  func.func @forward(%x: tensor<4x8xf32>) -> tensor<f32> attributes {train.forward} {
+    // expected-error @below {{'train.matmul' op mixes the examples of the batch: its batch dimension is 0 and the op contracts over it, so it does not split across ranks}}
+    %g = train.matmul %x, %x transpose_lhs : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+    %l = train.mean %g dims = [0, 1] : tensor<8x8xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// A softmax along the batch (after a transpose moved it last).
+module {
+  func.func @forward(%x: tensor<4x8xf32>) -> tensor<f32> attributes {train.forward} {
+    %t = train.transpose %x [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+    // expected-error @below {{'train.softmax' op mixes the examples of the batch: its batch dimension is 1 and the op normalizes along it, so it does not split across ranks}}
+    %s = train.softmax %t : tensor<8x4xf32>
+    %l = train.mean %s dims = [0, 1] : tensor<8x4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// A split of the batch into parts.
+module {
+  func.func @forward(%x: tensor<4x8xf32>) -> tensor<f32> attributes {train.forward} {
+    // expected-error @below {{'train.split' op mixes the examples of the batch: its batch dimension is 0 and the op splits it into parts, so it does not split across ranks}}
+    %a, %b = train.split %x dim = 0 : tensor<4x8xf32> -> tensor<2x8xf32>, tensor<2x8xf32>
+    %y = train.add %a, %b : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    %l = train.mean %y dims = [0, 1] : tensor<2x8xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// An add that lines the batch up with another dimension.
+module {
+  func.func @forward(%x: tensor<4x4xf32>) -> tensor<f32> attributes {train.forward} {
+    %t = train.transpose %x [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+    // expected-error @below {{'train.add' op mixes the examples of the batch: its batch dimension is 0 and the op lines it up with dimension 1 of another operand's batch, so it does not split across ranks}}
+    %y = train.add %x, %t : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    %l = train.mean %y dims = [0, 1] : tensor<4x4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// A reshape that cuts the batch across other dimensions.
+module {
+  func.func @forward(%x: tensor<4x6xf32>) -> tensor<f32> attributes {train.forward} {
+    %t = train.transpose %x [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>
+    // expected-error @below {{'train.reshape' op mixes the examples of the batch: it reshapes a value whose batch dimension is 1 (6x4) to 3x8, which does not keep the dimensions before the batch and the batch whole, so it does not split across ranks}}
+    %r = train.reshape %t : tensor<6x4xf32> -> tensor<3x8xf32>
+    %l = train.mean %r dims = [0, 1] : tensor<3x8xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Attention across the batch (the batch in the positions of k).
+module {
+  func.func @forward(%x: tensor<4x1x2x8xf32>) -> tensor<f32> attributes {train.forward} {
+    %t = train.transpose %x [2, 1, 0, 3] : tensor<4x1x2x8xf32> -> tensor<2x1x4x8xf32>
+    // expected-error @below {{'train.attention' op mixes the examples of the batch: its batch dimension is 2 and the op attends across it, so it does not split across ranks}}
+    %a = train.attention %t, %t, %t scale = 0.5 : (tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>) -> tensor<2x1x4x8xf32>
+    %l = train.mean %a dims = [0, 1, 2, 3] : tensor<2x1x4x8xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
