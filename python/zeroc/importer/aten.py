@@ -1363,7 +1363,8 @@ def _nll_loss(c, logp, target, weight=None, reduction=1, ignore_index=-100):
         idx = c.reshape(target, idx_shape)
         picked = _gather(c, logp, 1, idx)
         picked = c.reshape(picked, target.type.shape)
-    neg = c.emit("neg", [picked], picked.type, f"{picked}", suffix="_nll")
+    # -x as a scale by -1: exact, and an op every back end has.
+    neg = c.track(c.f.scale(c._name("_nll"), picked, -1.0), "scale", picked, -1.0)
     if reduction == 0:
         return (neg, None)
     op = "mean" if reduction == 1 else "sum"
