@@ -1,9 +1,11 @@
 """The PyTorch importer: an nn.Module's training forward as `train` IR.
 
 The module's ``forward(tokens, targets)`` must return the loss (alone or
-among other outputs, as nanoGPT's ``(logits, loss)``). It is traced with
-torch.fx at the caller's batch shape (B x T token ids and targets) and
-translated op by op into a ``train.forward`` function; its parameters
+among other outputs, as nanoGPT's ``(logits, loss)``). It is traced at the
+caller's batch shape (B x T token ids and targets) and translated op by op
+into a ``train.forward`` function, by one of two front ends: ``fx`` (the
+default: torch.fx and the module-level converter of `convert`) or ``aten``
+(a functionalized ATen graph and the op table of `aten`); its parameters
 become ``train.param`` declarations under their state-dict names, and their
 current values are exported (safetensors) for the executable's ``--init``.
 A parameter tied under two names (nanoGPT's ``lm_head.weight`` and
