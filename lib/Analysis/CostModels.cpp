@@ -106,8 +106,10 @@ double elementwiseFlops(Operation *op) {
     return 10;
   if (isa<SiluGradOp>(op)) // the sigmoid again, then four products and sums
     return 15;
-  if (isa<SqrtOp, DivOp>(op))
+  if (isa<SqrtOp, DivOp, RsqrtOp>(op))
     return 4;
+  if (isa<ExpOp, LogOp, TanhOp, PowOp>(op)) // a transcendental
+    return 10;
   if (isa<FillOp, BroadcastOp, CastOp>(op))
     return 0;
   return 1;
@@ -372,6 +374,22 @@ OpCost costOf(FillOp op) { return elementwise(op); }
 OpCost costOf(SiluOp op) { return elementwise(op); }
 OpCost costOf(SiluGradOp op) { return elementwise(op); }
 
+// TrainMathOps.td.
+OpCost costOf(ExpOp op) { return elementwise(op); }
+OpCost costOf(LogOp op) { return elementwise(op); }
+OpCost costOf(TanhOp op) { return elementwise(op); }
+OpCost costOf(NegOp op) { return elementwise(op); }
+OpCost costOf(RsqrtOp op) { return elementwise(op); }
+OpCost costOf(PowOp op) { return elementwise(op); }
+OpCost costOf(CompareOp op) { return elementwise(op); }
+OpCost costOf(SelectOp op) { return elementwise(op); }
+/// A kernel of its own (position-dependent, not fused): reads and writes
+/// every element once, an index comparison each.
+OpCost costOf(TrilOp op) { return streaming(op, 1); }
+OpCost costOf(TriuOp op) { return streaming(op, 1); }
+/// An array in the executable's data, read where it is used.
+OpCost costOf(ConstantOp) { return OpCost::none(); }
+
 /// Reads param, grad, exp_avg, exp_avg_sq; writes the three states.
 OpCost costOf(AdamWUpdateOp u) {
   OpCost cost = streaming(u, 15);
@@ -460,6 +478,8 @@ void registerCostModels(DialectRegistry &registry) {
            ReduceScatterStartOp, AllGatherStartOp, WaitOp, RmsNormOp,
            RmsNormGradOp, SiluOp, SiluGradOp, RopeOp, SliceOp, SliceGradOp,
            DropoutOp>(context);
+    attach<ExpOp, LogOp, TanhOp, NegOp, RsqrtOp, PowOp, CompareOp, SelectOp,
+           TrilOp, TriuOp, ConstantOp>(context);
   });
   registry.addExtension(+[](MLIRContext *context, shard::ShardDialect *) {
     attach<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,

@@ -104,6 +104,7 @@ Interpreter::Interpreter(ModuleOp module, Options options)
   registerStateOps(registry);
   registerUpstreamOps(registry);
   registerLlamaOps(registry);
+  registerMathOps(registry);
 }
 
 /// Checks a handler's results against the op's result types and rounds them
@@ -365,6 +366,7 @@ std::vector<std::string> unsupportedOps(MLIRContext *context,
   registerStateOps(registry);
   registerUpstreamOps(registry);
   registerLlamaOps(registry);
+  registerMathOps(registry);
   // Declarations the interpreter reads from the module, never executes.
   // Declarations, the fused region (run through its body, see execute) and
   // the buffer form the planning passes write for the back ends, which the

@@ -108,6 +108,7 @@ void registerDistributedOps(OpRegistry &registry); // DistributedOps.cpp
 void registerStateOps(OpRegistry &registry);       // State.cpp
 void registerUpstreamOps(OpRegistry &registry);    // UpstreamOps.cpp
 void registerLlamaOps(OpRegistry &registry);       // LlamaOps.cpp
+void registerMathOps(OpRegistry &registry);        // MathOps.cpp
 
 /// The element type of a scalar type (f32, bf16, f64, i1, i32, i64, index),
 /// or nullopt.

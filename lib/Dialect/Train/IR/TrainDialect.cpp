@@ -40,8 +40,13 @@ Operation *TrainDialect::materializeConstant(OpBuilder &builder, Attribute value
                                              Type type, Location loc) {
   auto splat = dyn_cast<SplatElementsAttr>(value);
   if (!splat || !isa<RankedTensorType>(type) ||
-      !isa<FloatType>(splat.getElementType()))
-    return nullptr;
+      !isa<FloatType>(splat.getElementType())) {
+    // Any other tensor constant (a folded train.constant) stays one.
+    auto dense = dyn_cast<DenseIntOrFPElementsAttr>(value);
+    if (!dense || dense.getType() != type)
+      return nullptr;
+    return ConstantOp::create(builder, loc, dense);
+  }
   double fill = splat.getSplatValue<APFloat>().convertToDouble();
   return FillOp::create(builder, loc, type, builder.getF64FloatAttr(fill));
 }

@@ -116,3 +116,45 @@ ScalarFormula BroadcastOp::getScalarFormula() { return {"$0", {}}; }
 ScalarFormula FillOp::getScalarFormula() {
   return {"(#0)", {getValueAttr().getValueAsDouble()}};
 }
+
+// The generic functions of TrainMathOps.td. Both preambles include math.h
+// (CUDA's device math has the same names).
+ScalarFormula ExpOp::getScalarFormula() { return {"expf($0)", {}}; }
+ScalarFormula LogOp::getScalarFormula() { return {"logf($0)", {}}; }
+ScalarFormula TanhOp::getScalarFormula() { return {"tanhf($0)", {}}; }
+ScalarFormula NegOp::getScalarFormula() { return {"(-$0)", {}}; }
+ScalarFormula RsqrtOp::getScalarFormula() {
+  return {"(1.0f / sqrtf($0))", {}};
+}
+ScalarFormula PowOp::getScalarFormula() {
+  return {"powf($0, #0)", {getExponentAttr().getValueAsDouble()}};
+}
+
+ScalarFormula CompareOp::getScalarFormula() {
+  const char *pattern = nullptr;
+  switch (getPredicate()) {
+  case ComparePredicate::eq:
+    pattern = "(($0 == $1) ? 1.0f : 0.0f)";
+    break;
+  case ComparePredicate::ne:
+    pattern = "(($0 != $1) ? 1.0f : 0.0f)";
+    break;
+  case ComparePredicate::lt:
+    pattern = "(($0 < $1) ? 1.0f : 0.0f)";
+    break;
+  case ComparePredicate::le:
+    pattern = "(($0 <= $1) ? 1.0f : 0.0f)";
+    break;
+  case ComparePredicate::gt:
+    pattern = "(($0 > $1) ? 1.0f : 0.0f)";
+    break;
+  case ComparePredicate::ge:
+    pattern = "(($0 >= $1) ? 1.0f : 0.0f)";
+    break;
+  }
+  return {pattern, {}};
+}
+
+ScalarFormula SelectOp::getScalarFormula() {
+  return {"(($0 != 0.0f) ? $1 : $2)", {}};
+}

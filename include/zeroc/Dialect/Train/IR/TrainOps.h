@@ -37,6 +37,17 @@ public:
     return verifyOperandAndResultShapes(op);
   }
 };
+
+/// custom<OneType> (TrainMathOps.td): the one type of train.compare's and
+/// train.select's operands and result, written once (TrainMathOps.cpp).
+mlir::ParseResult parseOneType(mlir::OpAsmParser &parser, mlir::Type &a,
+                               mlir::Type &b, mlir::Type &c);
+mlir::ParseResult parseOneType(mlir::OpAsmParser &parser, mlir::Type &a,
+                               mlir::Type &b, mlir::Type &c, mlir::Type &d);
+void printOneType(mlir::OpAsmPrinter &printer, mlir::Operation *op,
+                  mlir::Type a, mlir::Type b, mlir::Type c);
+void printOneType(mlir::OpAsmPrinter &printer, mlir::Operation *op,
+                  mlir::Type a, mlir::Type b, mlir::Type c, mlir::Type d);
 } // namespace zeroc::train
 
 #define GET_OP_CLASSES

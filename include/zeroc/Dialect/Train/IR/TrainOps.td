@@ -535,5 +535,6 @@ include "zeroc/Dialect/Train/IR/TrainDistributedOps.td"
 include "zeroc/Dialect/Train/IR/TrainPlannedOps.td"
 include "zeroc/Dialect/Train/IR/TrainLlamaOps.td"
 include "zeroc/Dialect/Train/IR/TrainGenericOps.td"
+include "zeroc/Dialect/Train/IR/TrainMathOps.td"
 
 #endif // ZEROC_DIALECT_TRAIN_IR_TRAINOPS_TD
