@@ -387,8 +387,8 @@ OpCost costOf(SelectOp op) { return elementwise(op); }
 /// every element once, an index comparison each.
 OpCost costOf(TrilOp op) { return streaming(op, 1); }
 OpCost costOf(TriuOp op) { return streaming(op, 1); }
-/// An array in the executable's data, read where it is used.
-OpCost costOf(ConstantOp) { return OpCost::none(); }
+/// Its array in the executable copied into its buffer where it runs.
+OpCost costOf(ConstantOp op) { return OpCost::memory(2 * bytesOf(op.getResult())); }
 
 /// Reads param, grad, exp_avg, exp_avg_sq; writes the three states.
 OpCost costOf(AdamWUpdateOp u) {

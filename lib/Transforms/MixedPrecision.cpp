@@ -27,9 +27,12 @@ Type toBF16(Type type) {
                                BFloat16Type::get(type.getContext()));
 }
 
-/// An f32 tensor constant becomes the same values rounded to bf16.
-void convertConstant(arith::ConstantOp constant) {
-  auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+/// An f32 tensor constant (arith.constant or train.constant) becomes the
+/// same values rounded to bf16.
+template <typename ConstantOpT>
+void convertConstant(ConstantOpT constant) {
+  DenseFPElementsAttr dense =
+      dyn_cast<DenseFPElementsAttr>(Attribute(constant.getValue()));
   auto type = dyn_cast<RankedTensorType>(constant.getType());
   if (!dense || !type || !type.getElementType().isF32())
     return;
@@ -86,6 +89,10 @@ struct TrainMixedPrecisionPass
         continue;
       }
       if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+        convertConstant(constant);
+        continue;
+      }
+      if (auto constant = dyn_cast<zeroc::train::ConstantOp>(op)) {
         convertConstant(constant);
         continue;
       }

@@ -47,13 +47,34 @@ int64_t intAttr(IntegerAttr attr, int64_t fallback) {
   return attr ? attr.getInt() : fallback;
 }
 
-/// The smallest vocabulary the function indexes (embedding rows,
-/// cross-entropy classes).
+/// Whether the ids of `e` are a train.constant (an arange of positions), not
+/// token ids: in the tensor form directly, in the buffer form a buffer that
+/// a kernel running a train.constant writes.
+bool idsAreConstant(EmbeddingOp e) {
+  Value ids = e.getIds();
+  if (ids.getDefiningOp<ConstantOp>())
+    return true;
+  auto arg = dyn_cast<BlockArgument>(ids);
+  auto kernel = arg ? dyn_cast<KernelOp>(arg.getOwner()->getParentOp())
+                    : KernelOp();
+  if (!kernel || arg.getArgNumber() >= kernel.getIns().size())
+    return false;
+  Value buffer = kernel.getIns()[arg.getArgNumber()];
+  return llvm::any_of(buffer.getUsers(), [&](Operation *user) {
+    auto writer = dyn_cast<KernelOp>(user);
+    return writer && llvm::is_contained(writer.getOuts(), buffer) &&
+           isa_and_nonnull<ConstantOp>(writer.getSingleOp());
+  });
+}
+
+/// The smallest vocabulary the function indexes (embedding rows of token
+/// ids, cross-entropy classes).
 int64_t vocabularyOf(func::FuncOp func) {
   int64_t vocab = 0;
   auto consider = [&](int64_t v) { vocab = vocab ? std::min(vocab, v) : v; };
   func.walk([&](EmbeddingOp e) {
-    consider(cast<RankedTensorType>(e.getTable().getType()).getShape()[0]);
+    if (!idsAreConstant(e))
+      consider(cast<RankedTensorType>(e.getTable().getType()).getShape()[0]);
   });
   func.walk([&](CrossEntropyOp c) {
     consider(cast<RankedTensorType>(c.getLogits().getType()).getShape().back());

@@ -221,7 +221,8 @@ std::string FunctionEmitter::scalarExpr(Value value, ArrayRef<int64_t> shape,
   Operation *op = value.getDefiningOp();
   return cast<ScalarFormulaOpInterface>(op).getScalarFormula().expand(
       [&](unsigned i) { return loadExpr(op->getOperand(i), shape, index); },
-      [](double c) { return literal(c) + "f"; });
+      // INFINITY is already a float; a finite literal takes the f suffix.
+      [](double c) { return std::isinf(c) ? literal(c) : literal(c) + "f"; });
 }
 
 LogicalResult FunctionEmitter::emitFusedLoop(FusedOp fused, Value out) {

@@ -61,6 +61,8 @@ private:
   mlir::LogicalResult emitCall(mlir::Operation *op);
   /// The ops of Llama-class models (LlamaEmitter.cpp): runtime calls.
   mlir::LogicalResult emitLlamaOp(mlir::Operation *op);
+  /// tril, triu and constant (MathEmitter.cpp): generated loops and kernels.
+  mlir::LogicalResult emitMathOp(mlir::Operation *op);
   mlir::LogicalResult emitUpdate(mlir::Operation *op);
   mlir::LogicalResult emitFusedLoop(train::FusedOp fused, mlir::Value out);
   mlir::LogicalResult emitFusedKernel(train::FusedOp fused, mlir::Value out);

@@ -139,10 +139,8 @@ LogicalResult FunctionEmitter::emitLlamaOp(Operation *op) {
            << "[0]);\n";
         return success();
       })
-      .Default([&](Operation *other) {
-        return other->emitOpError("has no lowering in zeroc's ")
-               << (cuda ? "CUDA" : "C++ (CPU)") << " backend";
-      });
+      // The generic ops of TrainMathOps.td: MathEmitter.cpp.
+      .Default([&](Operation *other) { return emitMathOp(other); });
 }
 
 } // namespace zeroc::cpp
