@@ -228,6 +228,30 @@ public:
       set(op->getResult(0), *in - removed);
       return success();
     }
+    if (isa<AmaxOp, VarOp>(op)) {
+      // A maximum or variance over the batch is not one of local ones.
+      ArrayRef<int64_t> dims = isa<AmaxOp>(op) ? cast<AmaxOp>(op).getDims()
+                                               : cast<VarOp>(op).getDims();
+      if (llvm::is_contained(dims, *in))
+        return mixes(op, *in, "reduces over it");
+      int64_t removed =
+          llvm::count_if(dims, [&](int64_t d) { return d < *in; });
+      set(op->getResult(0), *in - removed);
+      return success();
+    }
+    if (auto gather = dyn_cast<GatherOp>(op)) {
+      // The index replaces one coordinate; the others line up.
+      std::optional<int64_t> input = of(gather.getInput()),
+                             index = of(gather.getIndex());
+      int64_t dim = static_cast<int64_t>(gather.getDim());
+      if ((input && *input == dim) || (index && *index == dim))
+        return mixes(op, dim, "gathers along it");
+      if (input && index && *input != *index)
+        return mixes(op, *in, "lines it up with dimension " +
+                                  std::to_string(*index) + " of its index");
+      set(gather.getResult(), index ? *index : *input);
+      return success();
+    }
     if (auto matmul = dyn_cast<MatmulOp>(op))
       return propagateMatmul(matmul);
     // Ops that work along their last dimension (or two) must not have the
@@ -235,7 +259,7 @@ public:
     auto lastDims = [&](Value value) {
       return typeOf(value).getRank() - *in;
     };
-    if (isa<SoftmaxOp, LayerNormOp, RmsNormOp>(op) &&
+    if (isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(op) &&
         lastDims(op->getOperand(0)) <= 1)
       return mixes(op, *in, "normalizes along it");
     if (isa<CausalMaskOp>(op) && lastDims(op->getOperand(0)) <= 2)

@@ -73,7 +73,7 @@ struct TrainRaisePass : zeroc::impl::TrainRaiseBase<TrainRaisePass> {
     RewritePatternSet patterns(&getContext());
     SmallVector<std::string> chosen(families.begin(), families.end());
     if (chosen.empty())
-      chosen = {"attention", "norms", "activations"};
+      chosen = {"attention", "norms", "activations", "loss"};
     for (const std::string &family : chosen) {
       if (family == "attention")
         zeroc::raise::populateAttentionPatterns(patterns);
@@ -81,9 +81,11 @@ struct TrainRaisePass : zeroc::impl::TrainRaiseBase<TrainRaisePass> {
         zeroc::raise::populateNormPatterns(patterns);
       else if (family == "activations")
         zeroc::raise::populateActivationPatterns(patterns);
+      else if (family == "loss")
+        zeroc::raise::populateLossPatterns(patterns);
       else {
         getOperation().emitError("train-raise: unknown pattern family '")
-            << family << "' (families: attention, norms, activations)";
+            << family << "' (families: attention, norms, activations, loss)";
         return signalPassFailure();
       }
     }

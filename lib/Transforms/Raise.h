@@ -21,6 +21,9 @@ void populateAttentionPatterns(mlir::RewritePatternSet &patterns);
 /// LayerNorm and RMSNorm written out to train.layernorm and train.rmsnorm
 /// (RaiseNorms.cpp).
 void populateNormPatterns(mlir::RewritePatternSet &patterns);
+/// Cross-entropy from log_softmax and gather to train.cross_entropy
+/// (RaiseLoss.cpp).
+void populateLossPatterns(mlir::RewritePatternSet &patterns);
 /// SiLU and tanh GELU written out to train.silu and train.gelu
 /// (RaiseActivations.cpp).
 void populateActivationPatterns(mlir::RewritePatternSet &patterns);

@@ -2,8 +2,8 @@
 //
 // RMSNorm:   x * rsqrt(mean(x * x, -1, keepdim) + eps) * w
 // LayerNorm: (x - mean(x, -1, keepdim)) / sqrt(var + eps) * w + b, with
-//            var the mean of the squared deviation (the biased variance
-//            nn.LayerNorm uses)
+//            var the mean of the squared deviation or train.var with
+//            correction = 0 (the biased variance nn.LayerNorm uses)
 // The normalization may be written `* rsqrt(t)`, `* (1 / sqrt(t))` or
 // `/ sqrt(t)`, the square `x * x` or `pow(x, 2)`; `w` (and `b`) are
 // vectors of the last dimension's size. Over another axis than the last,
@@ -54,8 +54,8 @@ Value squareOf(Value value) {
 /// `x * rsqrt(mean(s) + eps)`, `x * (1 / sqrt(mean(s) + eps))` or
 /// `x / sqrt(mean(s) + eps)`, with the mean over the last axis, kept.
 struct Normalized {
-  Value x;      // the numerator
-  Value meanOf; // what the mean is of
+  Value x;         // the numerator
+  Value statistic; // what eps is added to
   double eps;
 };
 
@@ -103,10 +103,31 @@ std::optional<Normalized> normalized(Value n) {
   if (!plus || !isa<AddOp>(t.getDefiningOp()) || plus->constant <= 0.0 ||
       !singleUse(plus->other))
     return std::nullopt;
-  Value meanOf = keepdimMeanOfLast(plus->other);
-  if (!meanOf || typeOf(meanOf) != typeOf(x))
-    return std::nullopt;
-  return Normalized{x, meanOf, plus->constant};
+  return Normalized{x, plus->other, plus->constant};
+}
+
+/// `mean(s, -1, keepdim)` with `s` of `x`'s type: s.
+Value meanOfLike(Value statistic, Value x) {
+  Value s = keepdimMeanOfLast(statistic);
+  return s && s.getType() == x.getType() && singleUse(s) ? s : Value();
+}
+
+/// `var(x, -1, correction = 0, keepdim)`, the biased variance: x.
+Value biasedVarianceOf(Value statistic) {
+  auto reshape = statistic.getDefiningOp<ReshapeOp>();
+  if (!reshape)
+    return {};
+  auto var = reshape.getInput().getDefiningOp<VarOp>();
+  if (!var || !singleUse(var.getResult()) || var.getCorrection() != 0)
+    return {};
+  auto input = typeOf(var.getInput());
+  if (var.getDims().size() != 1 || var.getDims()[0] != input.getRank() - 1)
+    return {};
+  SmallVector<int64_t> keep(input.getShape());
+  keep.back() = 1;
+  if (typeOf(statistic).getShape() != ArrayRef<int64_t>(keep))
+    return {};
+  return var.getInput();
 }
 
 /// If `value` is `x - mean(x, -1, keepdim)`, returns x.
@@ -138,8 +159,10 @@ struct RaiseRmsNorm : OpRewritePattern<MulOp> {
     if (!nw)
       return failure();
     std::optional<Normalized> norm = normalized(nw->first);
-    if (!norm || squareOf(norm->meanOf) != norm->x ||
-        !singleUse(norm->meanOf))
+    if (!norm)
+      return failure();
+    Value meanOf = meanOfLike(norm->statistic, norm->x);
+    if (!meanOf || squareOf(meanOf) != norm->x)
       return failure();
     // A centered x is a LayerNorm (RaiseLayerNorm takes it whole).
     if (centered(norm->x))
@@ -160,11 +183,14 @@ std::optional<std::pair<Value, double>> layerNormOf(Value n) {
   Value x = centered(norm->x);
   if (!x)
     return std::nullopt;
-  // The variance: the mean of the square of the same deviation (the same
-  // value, or x - mean(x) computed again).
-  Value deviation = squareOf(norm->meanOf);
-  if (!deviation || !singleUse(norm->meanOf) ||
-      (deviation != norm->x && centered(deviation) != x))
+  // The variance: torch.var(x, -1, correction=0), or the mean of the
+  // square of the same deviation (the same value, or x - mean(x) computed
+  // again).
+  if (biasedVarianceOf(norm->statistic) == x)
+    return std::pair(x, norm->eps);
+  Value meanOf = meanOfLike(norm->statistic, norm->x);
+  Value deviation = meanOf ? squareOf(meanOf) : Value();
+  if (!deviation || (deviation != norm->x && centered(deviation) != x))
     return std::nullopt;
   return std::pair(x, norm->eps);
 }

@@ -63,8 +63,8 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
   }];
   let options = [
     ListOption<"families", "families", "std::string",
-               "Pattern families to raise: attention, norms, activations "
-               "(all when empty)">
+               "Pattern families to raise: attention, norms, activations, "
+               "loss (all when empty)">
   ];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::func::FuncDialect"];

@@ -75,3 +75,27 @@ module {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// A variance over the batch (batch statistics).
+module {
+  func.func @forward(%x: tensor<4x8xf32>) -> tensor<f32> attributes {train.forward} {
+    // expected-error @below {{'train.var' op mixes the examples of the batch: its batch dimension is 0 and the op reduces over it, so it does not split across ranks}}
+    %v = train.var %x dims = [0] correction = 0 : tensor<4x8xf32> -> tensor<8xf32>
+    %l = train.mean %v dims = [0] : tensor<8xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// A gather along the batch.
+module {
+  func.func @forward(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>) -> tensor<f32> attributes {train.forward} {
+    // expected-error @below {{'train.gather' op mixes the examples of the batch: its batch dimension is 0 and the op gathers along it, so it does not split across ranks}}
+    %g = train.gather %x[%i] dim = 0 : (tensor<4x8xf32>, tensor<4x8xi32>) -> tensor<4x8xf32>
+    %l = train.mean %g dims = [0, 1] : tensor<4x8xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
