@@ -57,6 +57,17 @@ def loss_of(output):
     return output[1] if isinstance(output, tuple) else output
 
 
+class NLLOfLog(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, 8)
+        self.head = nn.Linear(8, V)
+
+    def forward(self, idx, targets):
+        probs = F.softmax(self.head(self.emb(idx)), dim=-1).view(-1, V)
+        return F.nll_loss(torch.log(probs), targets.view(-1), reduction="sum") / idx.numel()
+
+
 # Modules for the errors.
 
 class Inner(nn.Module):
@@ -178,7 +189,7 @@ class AtenImporterTest(unittest.TestCase):
     def test_torch_transformer(self):
         # The float mask added by baddbmm and the boolean one: causal masks.
         result, _, _ = self.check(aten_models.TorchTransformer, "train.softmax",
-                                  "train.layernorm", "train.log_softmax", "train.gather")
+                                  "train.layernorm", "train.cross_entropy")
         self.assertEqual(result.mlir.count("train.causal_mask"), 2)
 
     def test_einsum_gqa(self):
@@ -192,7 +203,14 @@ class AtenImporterTest(unittest.TestCase):
                    "correction = 0", "train.rsqrt")
 
     def test_nll_label_smoothing(self):
-        self.check(aten_models.NLLSmoothing, "train.log_softmax", "train.gather")
+        # nll_loss of log_softmax is train.cross_entropy; label smoothing's
+        # sum of the log-probabilities keeps train.log_softmax.
+        result, _, _ = self.check(aten_models.NLLSmoothing, "train.log_softmax", "train.sum")
+        self.assertEqual(result.mlir.count("train.cross_entropy"), 2)
+
+    def test_nll_of_other_log_probabilities(self):
+        # nll_loss of anything but a log_softmax: a gather of the targets.
+        self.check(NLLOfLog, "train.gather", "train.log ", "dim = 1")
 
     def test_padding_idx(self):
         self.check(aten_models.PaddingIdx, "padding_idx = 10")

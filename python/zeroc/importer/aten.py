@@ -1353,6 +1353,21 @@ def _nll_loss(c, logp, target, weight=None, reduction=1, ignore_index=-100):
     if not isinstance(target, ir.Value) or target.type.element not in ("i32", "i64"):
         c.fail("the targets must be integer ids")
     c.vocab = logp.type.shape[-1] if logp.type.rank == 1 else logp.type.shape[1]
+    d = c.defs.get(logp.name)
+    if reduction == 1 and logp.type.rank == 2 and d is not None and d[0] == "log_softmax":
+        # F.cross_entropy, which ATen decomposes into _log_softmax over the
+        # classes and nll_loss: train.cross_entropy of the logits (the
+        # log-softmax itself stays for any other use). Logits [B*T, V] and
+        # targets [B*T] that are reshapes of [B, T, V] and [B, T] are taken
+        # as they were.
+        logits, ids = d[1][0], target
+        ld, td = c.defs.get(logits.name), c.defs.get(target.name)
+        if ld is not None and ld[0] == "reshape" and td is not None and td[0] == "reshape" \
+                and ld[1][0].type.shape[:-1] == td[1][0].type.shape and \
+                ld[1][0].type.shape[-1] == logits.type.shape[-1]:
+            logits, ids = ld[1][0], td[1][0]
+        loss = c.f.cross_entropy(c._name(), logits, ids)
+        return (c.track(loss, "cross_entropy", logits, ids), None)
     if logp.type.rank == 1:
         idx = c.reshape(target, (1,))
         picked = _gather(c, logp, 0, idx)
