@@ -1285,7 +1285,9 @@ def _masked_fill(c, x, mask, value):
             _above_diagonal(mask, shape) is not None:
         return _causal(c, x, shape)
     m = _mask(c, mask, shape, x.type.element)
-    filled = c.fill(float(value), shape, x.type.element)
+    # The value as a scalar broadcast to the shape (a broadcast carries the
+    # batch axis through train-data-parallel).
+    filled = c.broadcast(c.fill(float(value), (), x.type.element), shape)
     x = c.broadcast(x, shape)
     return c.emit("select", [m, filled, x], x.type, f"{m}, {filled}, {x}")
 

@@ -14,7 +14,7 @@ through the torch.fx converter.
 * `NLLSmoothing`: log_softmax + nll_loss, plus F.cross_entropy with
   label_smoothing.
 * `PaddingIdx`: nn.Embedding with padding_idx (its row gets no gradient).
-* `AliasAdd`: ``skip = x; x += self.fc(x); x = x + skip`` (eager PyTorch's
+* `AliasAdd`: ``skip = x; x += self.fc(relu(x)); x = x + skip`` (eager PyTorch's
   ``+=`` changes `skip` too).
 * In-place patterns: `MaskedFillInplace` (masked_fill_ of a sliding-window
   causal mask on the scores),
@@ -158,7 +158,9 @@ class AliasAdd(nn.Module):
     def forward(self, tokens, targets):
         x = self.emb(tokens) * 1.0
         skip = x
-        x += self.fc(x)  # changes skip too: they are the same tensor
+        # (fc reads relu(x), not x, whose in-place change would break
+        # PyTorch's own backward.)
+        x += self.fc(torch.relu(x))  # changes skip too: they are the same tensor
         x = x + skip
         logits = self.head(x)
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
