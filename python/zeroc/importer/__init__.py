@@ -1,9 +1,11 @@
 """The PyTorch importer: an nn.Module's training forward as `train` IR.
 
 The module's ``forward(tokens, targets)`` must return the loss (alone or
-among other outputs, as nanoGPT's ``(logits, loss)``). It is traced with
-torch.fx at the caller's batch shape (B x T token ids and targets) and
-translated op by op into a ``train.forward`` function; its parameters
+among other outputs, as nanoGPT's ``(logits, loss)``). It is traced at the
+caller's batch shape (B x T token ids and targets) and translated op by op
+into a ``train.forward`` function, by one of two front ends: ``fx`` (the
+default: torch.fx and the module-level converter of `convert`) or ``aten``
+(a functionalized ATen graph and the op table of `aten`); its parameters
 become ``train.param`` declarations under their state-dict names, and their
 current values are exported (safetensors) for the executable's ``--init``.
 A parameter tied under two names (nanoGPT's ``lm_head.weight`` and
@@ -54,6 +56,10 @@ __all__ = ["ImportedModel", "ImporterError", "default_decay", "import_module", "
 
 IDS_DTYPES = {"i32": torch.int32, "i64": torch.int64}
 """Element types of the token-id arguments, by name."""
+
+FRONTENDS = ("fx", "aten")
+"""The tracing front ends: torch.fx with the module-level converter, or the
+functionalized ATen graph with its op table (docs/importer.md)."""
 
 
 def default_decay(name: str, tensor: torch.Tensor) -> bool:
@@ -133,7 +139,7 @@ def import_module(module: nn.Module, *, batch_size: int | None = None,
                   optimizer: ir.OptimizerConfig | None = None, ids_dtype: str = "i32",
                   vocab_size: int | None = None, model_name: str | None = None,
                   decay: Callable[[str, torch.Tensor], bool] = default_decay,
-                  source: str | None = None) -> ImportedModel:
+                  source: str | None = None, frontend: str = "fx") -> ImportedModel:
     """Translates `module` (put in training mode) into `train` IR.
 
     The batch shape is `batch_size` x `block_size`, or that of
@@ -141,9 +147,13 @@ def import_module(module: nn.Module, *, batch_size: int | None = None,
     gives `ids_dtype`). `optimizer` defaults to the builder's AdamW
     (`ir.OptimizerConfig()`); `decay` picks the parameters with weight decay.
     `vocab_size`, when given, must equal the model's (the last dimension of
-    the logits). Raises `ImporterError`, with the user's source line where
-    it can.
+    the logits). `frontend` is ``"fx"`` (torch.fx tracing and the
+    module-level converter, the default) or ``"aten"`` (the functionalized
+    ATen graph and its op table, `zeroc.importer.aten`). Raises
+    `ImporterError`, with the user's source line where it can.
     """
+    if frontend not in FRONTENDS:
+        raise ImporterError(f"frontend must be one of {', '.join(FRONTENDS)}, got {frontend!r}")
     if example_inputs is not None:
         if len(example_inputs) != 2:
             raise ImporterError("example_inputs must be (tokens, targets)")
@@ -181,22 +191,79 @@ def import_module(module: nn.Module, *, batch_size: int | None = None,
 
     module.train()
     names, constants = _forward_inputs(module)
+    ids_type = ir.TensorType((batch_size, block_size), ids_dtype)
+    if frontend == "aten":
+        converter, named_params = _convert_aten(module, canonical, element, ids_type,
+                                                constants, decay)
+        body = dead_code_elimination(converter.out.getvalue())
+        return _assemble(module, converter, body, named, canonical, element, optimizer,
+                         vocab_size, model_name, batch_size, block_size, ids_dtype, source)
     meta = {n: torch.zeros(batch_size, block_size, dtype=torch.long, device="meta")
             for n in names}
     try:
         graph_module = tracer.trace(module, meta, constants or None)
     except ImporterError:
         raise
+    except tracer.InPlaceError as error:
+        raise ImporterError(str(error), location=tracer.location_of_exception(error)) from None
     except Exception as error:  # noqa: BLE001 - torch.fx raises many kinds
         raise ImporterError(f"torch.fx cannot trace the forward: {type(error).__name__}: "
                             f"{error}", location=tracer.location_of_exception(error)) from None
 
-    ids_type = ir.TensorType((batch_size, block_size), ids_dtype)
     converter = Converter(graph_module, module, canonical, element, [ids_type, ids_type],
                           decay)
     converter.run()
     body = dead_code_elimination(converter.out.getvalue())
+    return _assemble(module, converter, body, named, canonical, element, optimizer,
+                     vocab_size, model_name, batch_size, block_size, ids_dtype, source)
 
+
+def _convert_aten(module: nn.Module, canonical: dict[int, str], element: str,
+                  ids_type: ir.TensorType, constants: dict, decay) -> tuple:
+    """Traces `module` to a functionalized ATen graph and translates it
+    (`zeroc.importer.aten`)."""
+    from zeroc.importer import aten
+    aliases: dict[int, list[str]] = {}
+    tensors: dict[int, torch.Tensor] = {}
+    for prefix, sub in module.named_modules(remove_duplicate=False):
+        for local, param in sub._parameters.items():
+            if param is None:
+                continue
+            name = f"{prefix}.{local}" if prefix else local
+            aliases.setdefault(id(param), [])
+            if name not in aliases[id(param)]:
+                aliases[id(param)].append(name)
+            tensors[id(param)] = param
+    params = [(canonical[key], names, tensors[key]) for key, names in aliases.items()]
+    buffers = [(name, b) for name, b in module.named_buffers()]
+    # Example ids: valid token ids (zeros) of the batch shape; the trace does
+    # not depend on their values (a data-dependent branch is an error).
+    inputs = [torch.zeros(ids_type.shape, dtype=torch.long) for _ in range(2)]
+    try:
+        graph_module = aten.trace(module, inputs, constants or None, params, buffers)
+    except ImporterError:
+        raise
+    except Exception as error:  # noqa: BLE001 - tracing runs the user's code
+        location = tracer.location_of_exception(error)
+        if "value out of a tracing tensor" in str(error):
+            raise ImporterError(
+                "a data-dependent branch: the forward reads a tensor's value as a Python "
+                "value (`if tensor:`, .item(), int(tensor)), so the traced graph would hold "
+                "only the branch taken for the example inputs", location=location,
+                target="aten._local_scalar_dense") from None
+        raise ImporterError(f"tracing the forward to ATen ops failed: {type(error).__name__}: "
+                            f"{error}", location=location) from None
+    placeholders = [aten.ParamInput(name, tensor) for name, _, tensor in params] + \
+        [b.detach().clone() for _, b in buffers]
+    converter = aten.AtenConverter(graph_module, placeholders, element, decay,
+                                   [name for name, _, _ in params] + [n for n, _ in buffers])
+    converter.run([ids_type, ids_type])
+    return converter, params
+
+
+def _assemble(module, converter, body, named, canonical, element, optimizer, vocab_size,
+              model_name, batch_size, block_size, ids_dtype, source) -> ImportedModel:
+    """The module's text and weights from a converter's function body."""
     read = set(re.findall(r"= train\.read @(\S+) :", body))
     params = [converter.params[name] for name, _ in named if name in read]
     unused = [name for name, _ in named if name not in read]

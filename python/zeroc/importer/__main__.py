@@ -23,7 +23,8 @@ DECAY_RULES = ("rank2", "all", "none")
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, allow_abbrev=False,
-        description="Trace a PyTorch nn.Module with torch.fx and write its training step as "
+        description="Trace a PyTorch nn.Module (torch.fx, or a functionalized ATen graph with "
+                    "--frontend=aten) and write its training step as "
                     "`train` dialect IR, with its weights as safetensors (for the "
                     "executable's --init). See docs/importer.md.")
     parser.add_argument("model", metavar="FILE.py:NAME",
@@ -59,6 +60,11 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--model-name", metavar="NAME",
                        help="the module's train.model attribute (default: the class name, "
                             "lower case)")
+    model.add_argument("--frontend", choices=("fx", "aten"), default="fx",
+                       help="how the forward is traced: fx (torch.fx and the module-level "
+                            "converter, the default) or aten (the functionalized ATen graph "
+                            "and its op table: in-place ops with their real meaning, generic "
+                            "ops where no fused one applies); see docs/importer.md")
     model.add_argument("--decay", choices=DECAY_RULES, default="rank2",
                        help="parameters with weight decay: rank2 (two or more dimensions, "
                             "the default), all or none")
@@ -111,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         imported = importer.import_module(
             module, batch_size=args.batch_size, block_size=args.block_size,
             optimizer=optimizer, ids_dtype=args.ids_dtype, vocab_size=args.vocab_size,
-            model_name=args.model_name, decay=decay, source=args.model)
+            model_name=args.model_name, decay=decay, source=args.model,
+            frontend=args.frontend)
     except importer.ImporterError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return 1

@@ -15,6 +15,9 @@ It also
   code rather than into torch or this package;
 * stores the meta tensor of each traced value in ``node.meta["zeroc_meta"]``
   (its shape is checked against the IR the importer writes);
+* refuses ``x += y`` (and the other augmented assignments) on a traced
+  tensor: torch.fx would trace it as ``x = x + y`` and miss that eager
+  PyTorch changes every alias of ``x`` (`InPlaceError`);
 * fixes ``a, b, c = proxy`` on Python 3.11, where torch 1.13 misreads the
   bytecode (it indexes instructions by ``f_lasti // 2``, which no longer
   accounts for inline cache entries).
@@ -35,7 +38,28 @@ _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _IMPORTER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+class InPlaceError(Exception):
+    """Augmented assignment (``x += y``) on a traced tensor."""
+
+
+def _in_place(symbol: str):
+    def refuse(self, other):
+        raise InPlaceError(
+            f"in-place `{symbol}` on a tensor: in eager PyTorch it changes every alias of "
+            "the tensor (`skip = x; x += f(x)` changes skip), which torch.fx tracing does "
+            "not see; import with --frontend=aten (a functionalized ATen graph), or write "
+            f"`x = x {symbol[:-1]} ...`")
+    return refuse
+
+
 class _Proxy(MetaProxy):
+    __iadd__ = _in_place("+=")
+    __isub__ = _in_place("-=")
+    __imul__ = _in_place("*=")
+    __itruediv__ = _in_place("/=")
+    __ipow__ = _in_place("**=")
+    __imatmul__ = _in_place("@=")
+
     @property
     def ndim(self):
         # A plain int, as size(), dim() and shape are (llama2.c's

@@ -1,6 +1,7 @@
 """An imported PyTorch model trains to PyTorch's own losses.
 
-    importer_train.py --model gpt-tanh|gpt-erf|mlp --zeroc ZEROC --src SRC --work DIR --mpirun CMD
+    importer_train.py --model gpt-tanh|gpt-erf|mlp|... --zeroc ZEROC --src SRC --work DIR --mpirun CMD
+        [--frontend fx|aten] [--steps N] [--configs STAGE:RANKS,...]
 
 1. `python3 -m zeroc.importer` imports the model of torch_models.py (seed 0)
    and exports its weights;
@@ -10,7 +11,9 @@
    sampling formula (zeroc.data.sample_batch);
 3. zeroc compiles the imported IR for ZeRO stage 0 on 1 rank and stage 2 on
    2 ranks; each executable trains from the exported weights (--init) under
-   mpirun. Every step's loss must be within 1e-4 (relative) of PyTorch's,
+   mpirun (or the --configs given: the ATen models' tests train 10 steps at
+   stage 0 on 1 rank and stage 3 on 2). Every step's loss must be within
+   1e-4 (relative) of PyTorch's,
    and the weights the executable saves (with the module's buffers) load
    into the PyTorch model with strict load_state_dict and are within 1e-4 of
    PyTorch's trained weights.
@@ -18,6 +21,7 @@
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -45,6 +49,16 @@ MODELS = {
     "llama-complex": ("llama_models:MetaLlama", {"qk_std": 0.4, "complex_rope": True}),
     "llama-rotate-half": ("llama_models:HFLlama", {"qk_std": 0.4}),
     "mingpt": ("llama_models:MinGPT", {}),
+    # Everyday styles of aten_models.py, for --frontend=aten (issue 31).
+    "torch-transformer": ("aten_models:TorchTransformer", {}),
+    "einsum-gqa": ("aten_models:EinsumGQA", {}),
+    "mingpt-newgelu": ("aten_models:MinGPTNewGELU", {}),
+    "nll-smoothing": ("aten_models:NLLSmoothing", {}),
+    "padding-idx": ("aten_models:PaddingIdx", {}),
+    "alias-add": ("aten_models:AliasAdd", {}),
+    "masked-fill-inplace": ("aten_models:MaskedFillInplace", {}),
+    "mul-view-inplace": ("aten_models:MulViewInplace", {}),
+    "inplace-activation": ("aten_models:InplaceActivation", {}),
 }
 
 
@@ -71,6 +85,26 @@ def construct(name, kwargs):
     return getattr(torch_models, name)(**kwargs)
 
 
+FAST_OPS = ("train.attention", "train.layernorm", "train.rmsnorm", "train.gelu",
+            "train.silu", "train.rope", "train.cross_entropy")
+
+
+def count_ops(text):
+    return {op: len(re.findall(re.escape(op) + r"\b", text)) for op in FAST_OPS}
+
+
+def report_raised(args, mlir, stage):
+    """Prints the fast ops of the compiled step of which the imported IR had
+    none (what train-raise made): `raised: train.attention, ...`."""
+    before = count_ops(open(mlir).read())
+    step = subprocess.run([args.zeroc, mlir, f"--zero-stage={stage}", "--emit=mlir"],
+                          check=True, capture_output=True, text=True).stdout
+    after = count_ops(step)
+    # (A fast op the importer wrote already is not listed.)
+    raised = [op for op in FAST_OPS if after[op] and not before[op]]
+    print(f"{args.model}: raised: {', '.join(raised) if raised else 'nothing'}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", choices=MODELS, required=True)
@@ -78,7 +112,16 @@ def main():
     parser.add_argument("--src", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--mpirun", required=True)
+    parser.add_argument("--frontend", choices=("fx", "aten"), default="fx")
+    parser.add_argument("--steps", type=int, default=STEPS)
+    parser.add_argument("--raise-check", action="store_true",
+                        help="also train the first configuration with --raise=false and "
+                             "print which fast ops train-raise made")
+    parser.add_argument("--configs", default="0:1,2:2",
+                        help="ZeRO stage:world size pairs to train (default 0:1,2:2)")
     args = parser.parse_args()
+    steps = args.steps
+    configs = [tuple(int(v) for v in item.split(":")) for item in args.configs.split(",")]
     torch.set_num_threads(1)
     name, kwargs = MODELS[args.model]
 
@@ -89,7 +132,7 @@ def main():
                "--batch-size", str(BATCH), "--block-size", str(BLOCK), "--vocab-size", "256",
                "--lr", str(LR), "--beta1", str(BETAS[0]), "--beta2", str(BETAS[1]),
                "--eps", str(EPS), "--weight-decay", str(WD), "--grad-clip", str(CLIP),
-               "-o", mlir, "--weights", init]
+               "-o", mlir, "--weights", init, f"--frontend={args.frontend}"]
     command += [f"--arg={k}={v!r}" for k, v in kwargs.items()]
     subprocess.run(command, check=True)
 
@@ -102,28 +145,35 @@ def main():
     print(f"exported {len(exported)} tensors; not exported (tied weights and buffers): {sorted(missing)}")
     text_path = os.path.join(args.src, "data", "tinyshakespeare.txt")
     tokens = data.read_tokens(text_path, "text")
-    reference = torch_models.adamw_losses(model, tokens, STEPS, BATCH, BLOCK, lr=LR,
+    reference = torch_models.adamw_losses(model, tokens, steps, BATCH, BLOCK, lr=LR,
                                           betas=BETAS, eps=EPS, weight_decay=WD, clip=CLIP)
 
     failures = []
-    for stage, ranks in ((0, 1), (2, 2)):
-        exe = os.path.join(args.work, f"{args.model}-s{stage}-n{ranks}")
+    runs = [(stage, ranks, []) for stage, ranks in configs]
+    if args.raise_check:
+        # The same model with the raising passes off: the generic ops alone.
+        runs.append((configs[0][0], configs[0][1], ["--raise=false"]))
+        report_raised(args, mlir, configs[0][0])
+    for stage, ranks, flags in runs:
+        tag = f"{args.model}, stage {stage}, {ranks} rank(s)" + \
+            ("".join(f", {f}" for f in flags))
+        exe = os.path.join(args.work, f"{args.model}-s{stage}-n{ranks}" +
+                           ("-noraise" if flags else ""))
         subprocess.run([args.zeroc, mlir, f"--zero-stage={stage}", f"--world-size={ranks}",
-                        "-o", exe], check=True)
+                        *flags, "-o", exe], check=True)
         log, save = exe + ".jsonl", exe + ".saved"
         subprocess.run(mpirun(args) + ["-np", str(ranks), exe, "--data", text_path,
                                               "--data-format=text", "--init", init,
-                                              "--steps", str(STEPS), "--log-json", log,
+                                              "--steps", str(steps), "--log-json", log,
                                               "--save", save, "--quiet"],
                        check=True, stdout=subprocess.DEVNULL)
         losses = [json.loads(line)["loss"] for line in open(log) if '"loss"' in line]
         worst = max(abs(a - b) / abs(b) for a, b in zip(losses, reference))
-        print(f"{args.model}, stage {stage}, {ranks} rank(s): worst relative loss "
-              f"difference {worst:.2e}")
+        print(f"{tag}: worst relative loss difference {worst:.2e}")
         for s, (a, b) in enumerate(zip(losses, reference)):
             print(f"  step {s}: zeroc {a:.6f}  pytorch {b:.6f}")
-        if len(losses) != STEPS or worst > 1e-4:
-            failures.append(f"stage {stage}, {ranks} rank(s): losses differ by {worst:.2e}")
+        if len(losses) != steps or worst > 1e-4:
+            failures.append(f"{tag}: losses differ by {worst:.2e}")
         exported = exe + ".safetensors"
         subprocess.run([sys.executable, "-m", "zeroc", "checkpoint", "export", save,
                         "-o", exported], check=True, stdout=subprocess.DEVNULL)
@@ -138,7 +188,7 @@ def main():
                     for k, v in model.state_dict().items())
         print(f"  saved weights: {len(saved)} tensors, max |zeroc - pytorch| {drift:.2e}")
         if drift > 1e-4:
-            failures.append(f"stage {stage}, {ranks} rank(s): weights differ by {drift:.2e}")
+            failures.append(f"{tag}: weights differ by {drift:.2e}")
     if failures:
         print("\n".join(failures))
         sys.exit(1)

@@ -1,0 +1,1525 @@
+"""The ATen-level front end: a module's training forward as a functionalized
+ATen graph, translated op by op into ``train`` IR through one op table.
+
+Tracing (`trace`): on PyTorch 1.13 the forward, loss included, is traced by
+``functorch.make_fx(functorch.experimental.functionalize(f))``, where ``f``
+calls the module with its parameters and buffers as inputs
+(``torch.nn.utils.stateless.functional_call``). Functionalization resolves
+every in-place op and every alias: ``x += y`` on a tensor that another name
+also holds becomes a functional ``aten.add`` whose result both names then
+read, ``masked_fill_`` a ``masked_fill``, ``mul_`` on a view a ``mul`` and a
+scatter of the view back into its base. Composite ops that the table does
+not list are decomposed by PyTorch's own decomposition tables
+(`DECOMPOSITIONS`). On PyTorch 2, where ``torch.export`` exists, it gives
+the same core ATen graph (``run_decompositions()``); the op table serves
+both (`trace` picks the front end by version).
+
+Translation (`AtenConverter`): placeholders are the parameters (each
+``train.read`` under its canonical state-dict name), the buffers (constants)
+and the two integer arguments. Every ``call_function`` node is looked up in
+`OP_TABLE` (ATen overload -> emitter); a node whose inputs are all constants
+(shapes, buffers, ``arange``, ``tril(ones)``) is evaluated with PyTorch on
+the spot, and a constant that reaches an IR op becomes ``train.fill`` (one
+value) or ``train.constant`` (dense). Any other op is an error naming the
+ATen op, the module path it was called from and the user's source line.
+Nothing is pattern-matched into fused ops here: the compiler's raising
+passes do that on the IR.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import operator
+import re
+import struct
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.fx
+import torch.nn as nn
+
+from zeroc import ir
+from zeroc.importer.convert import ImporterError, _init_of
+from zeroc.importer.tracer import _is_internal
+
+aten = torch.ops.aten
+
+TORCH_VERSION = tuple(int(p) for p in re.findall(r"\d+", torch.__version__)[:2])
+"""(major, minor) of the installed PyTorch."""
+
+HAS_EXPORT = TORCH_VERSION >= (2, 1) and hasattr(torch, "export")
+"""Whether ``torch.export`` exists (PyTorch 2.1 and later)."""
+
+
+def _decompositions() -> dict:
+    """PyTorch's decompositions for the composite ops the table lacks: each
+    rewrites an op into ops of the table (var_mean into var and mean,
+    std into var and sqrt, unbind into selects, stack into unsqueezes and
+    cat, ...)."""
+    from torch._decomp import get_decompositions
+    wanted = [aten.var_mean, aten.std, aten.rsub, aten.split_with_sizes, aten.unbind,
+              aten.stack, aten.logsumexp, aten.new_zeros, aten.new_ones, aten.new_full,
+              aten.new_empty, aten.hardtanh, aten.clamp_min, aten.clamp_max,
+              aten.mv]
+    return get_decompositions(wanted)
+
+
+DECOMPOSITIONS = None  # filled on first use (importing torch._decomp is slow)
+
+
+# ---------------------------------------------------------------------------
+# Tracing
+
+
+class _Context:
+    """The module path being run while tracing (forward hooks)."""
+
+    def __init__(self, root: nn.Module):
+        self.names = {id(m): n for n, m in root.named_modules(remove_duplicate=False)}
+        self.stack: list[str] = []
+
+    def pre(self, module, inputs):
+        name = self.names.get(id(module))
+        if name is not None:
+            self.stack.append(name)
+
+    def post(self, module, inputs, output):
+        if id(module) in self.names and self.stack:
+            self.stack.pop()
+
+    @property
+    def path(self) -> str:
+        for name in reversed(self.stack):
+            if name:
+                return name
+        return ""
+
+
+def _user_frames() -> list[tuple[str, int, str]]:
+    """(file, line, source) of the user's frames on the stack, innermost
+    first."""
+    frames = []
+    for frame in reversed(traceback.extract_stack()):
+        if not _is_internal(frame.filename) and not frame.filename.startswith("<") and \
+                "functorch" not in frame.filename:
+            frames.append((frame.filename, frame.lineno, (frame.line or "").strip()))
+    return frames
+
+
+def trace(module: nn.Module, inputs: Sequence[torch.Tensor], constants: dict | None,
+          params: Sequence[tuple[str, list[str], torch.Tensor]],
+          buffers: Sequence[tuple[str, torch.Tensor]]) -> torch.fx.GraphModule:
+    """The functionalized ATen graph of ``module(*inputs, **constants)``.
+
+    Its placeholders are the parameters (one per tensor, in `params` order;
+    each is passed under all its names), the buffers, then `inputs`. Each
+    node's ``meta["zeroc_module"]`` is the module path it was created in and
+    ``meta["zeroc_frames"]`` the user's frames.
+    """
+    if HAS_EXPORT:
+        return _trace_export(module, inputs, constants, params, buffers)
+    return _trace_make_fx(module, inputs, constants, params, buffers)
+
+
+def _trace_make_fx(module, inputs, constants, params, buffers):
+    global DECOMPOSITIONS
+    from functorch import make_fx
+    from functorch.experimental import functionalize
+    from torch.fx.experimental import proxy_tensor
+    from torch.nn.utils import stateless
+
+    if DECOMPOSITIONS is None:
+        DECOMPOSITIONS = _decompositions()
+    context = _Context(module)
+    base = proxy_tensor.PythonKeyTracer
+
+    class Tracer(base):
+        def create_node(self, *args, **kwargs):
+            node = super().create_node(*args, **kwargs)
+            node.meta["zeroc_module"] = context.path
+            node.meta["zeroc_frames"] = _user_frames()
+            return node
+
+    n_params = len(params)
+
+    def f(flat, *args):
+        state = {}
+        for (_, names, _), tensor in zip(params, flat[:n_params]):
+            for name in names:
+                state[name] = tensor
+        for (name, _), tensor in zip(buffers, flat[n_params:]):
+            state[name] = tensor
+        return stateless.functional_call(module, state, tuple(args), constants or {})
+
+    flat = [p for _, _, p in params] + [b for _, b in buffers]
+    pre = nn.modules.module.register_module_forward_pre_hook(context.pre)
+    post = nn.modules.module.register_module_forward_hook(context.post)
+    proxy_tensor.PythonKeyTracer = Tracer
+    try:
+        graph = make_fx(functionalize(f), decomposition_table=DECOMPOSITIONS)(
+            [t.detach() for t in flat], *inputs)
+    finally:
+        proxy_tensor.PythonKeyTracer = base
+        pre.remove()
+        post.remove()
+    return graph
+
+
+def _trace_export(module, inputs, constants, params, buffers):  # pragma: no cover - torch 2
+    """PyTorch 2: ``torch.export`` gives the core ATen graph, parameters and
+    buffers lifted to placeholders described by the graph signature. They
+    are put in the order of `params`, `buffers`, inputs
+    (``zeroc_placeholders``); lifted tensor constants become constants
+    (``zeroc_constants``)."""
+    exported = torch.export.export(module, tuple(inputs), constants or None)
+    exported = exported.run_decompositions()
+    graph_module = exported.graph_module
+    signature = exported.graph_signature
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    by_target, users, lifted = {}, [], {}
+    for spec, node in zip(signature.input_specs, placeholders):
+        kind = getattr(spec.kind, "name", str(spec.kind))
+        if kind == "USER_INPUT":
+            users.append(node)
+        elif kind in ("CONSTANT_TENSOR", "CUSTOM_OBJ"):
+            lifted[node] = exported.constants[spec.target]
+        else:
+            by_target[spec.target] = node
+    order = []
+    for _, names, _ in params:
+        found = [by_target[n] for n in names if n in by_target]
+        if not found:
+            raise ImporterError(f"torch.export did not lift parameter {names[0]}")
+        order.append(found[0])
+    for name, _ in buffers:
+        if name not in by_target:
+            raise ImporterError(f"torch.export did not lift buffer {name}")
+        order.append(by_target[name])
+    order += users
+    for node in graph_module.graph.nodes:
+        frames = []
+        location = node.meta.get("stack_trace")
+        if location:
+            lines = location.splitlines()
+            for i, line in enumerate(lines):
+                match = re.search(r'File "([^"]+)", line (\d+)', line)
+                if match and not _is_internal(match.group(1)):
+                    code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+                    frames.insert(0, (match.group(1), int(match.group(2)), code))
+        node.meta["zeroc_frames"] = frames
+        stack = node.meta.get("nn_module_stack") or {}
+        node.meta["zeroc_module"] = list(stack.values())[-1][0] if stack else ""
+    graph_module.zeroc_placeholders = order
+    graph_module.zeroc_constants = lifted
+    return graph_module
+
+
+# ---------------------------------------------------------------------------
+# Values
+
+
+@dataclass(frozen=True)
+class ParamInput:
+    """A parameter placeholder: its canonical name and tensor."""
+
+    name: str
+    tensor: torch.Tensor
+
+
+_FLOATS = {torch.float32: "f32", torch.bfloat16: "bf16"}
+_INTS = {torch.int32: "i32", torch.int64: "i64"}
+
+
+def _hex(tensor: torch.Tensor, element: str) -> str:
+    """A dense attribute's hexadecimal form (little-endian raw data)."""
+    if element == "f32":
+        data = tensor.detach().to(torch.float32).contiguous().numpy().tobytes()
+    elif element == "bf16":
+        data = tensor.detach().to(torch.bfloat16).view(torch.int16).contiguous().numpy().tobytes()
+    elif element == "i32":
+        data = tensor.detach().to(torch.int32).contiguous().numpy().tobytes()
+    else:
+        data = tensor.detach().to(torch.int64).contiguous().numpy().tobytes()
+    return '"0x' + data.hex().upper() + '"'
+
+
+def float_literal(value: float) -> str:
+    """An MLIR f64 literal: decimal when finite, the IEEE bits in hex for
+    infinities and NaN (``0xFFF0000000000000`` is -inf)."""
+    value = float(value)
+    if math.isfinite(value):
+        return ir.format_float(value)
+    return "0x" + struct.pack(">d", value).hex().upper()
+
+
+def _is_tensorish(x: Any) -> bool:
+    return isinstance(x, (ir.Value, ParamInput))
+
+
+def _any(obj: Any, pred: Callable[[Any], bool]) -> bool:
+    if pred(obj):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_any(x, pred) for x in obj)
+    if isinstance(obj, dict):
+        return any(_any(x, pred) for x in obj.values())
+    return False
+
+
+_RANDOM = {"rand", "randn", "randint", "bernoulli", "normal", "uniform", "rand_like",
+           "randn_like", "randint_like", "randperm", "multinomial", "native_dropout",
+           "exponential", "geometric", "cauchy", "log_normal", "random"}
+
+
+def op_name(target: Any) -> str:
+    """``aten.add.Tensor`` for an ATen overload, else a readable name."""
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)
+    if target is operator.getitem:
+        return "operator.getitem"
+    return getattr(target, "__name__", str(target))
+
+
+# ---------------------------------------------------------------------------
+# The converter
+
+
+class AtenConverter:
+    """Writes the ``train.forward`` body of a functionalized ATen graph."""
+
+    def __init__(self, graph_module: torch.fx.GraphModule, placeholders: Sequence[Any],
+                 element: str, decay: Callable[[str, torch.Tensor], bool],
+                 names: Sequence[str] = ()):
+        self.gm = graph_module
+        self.input_names = list(names)
+        self.placeholder_names: dict[torch.fx.Node, str] = {}
+        self.element = element
+        self.decay = decay
+        self.inputs = list(placeholders)
+        self.params: dict[str, ir.Param] = {}
+        self.param_tensors: dict[str, torch.Tensor] = {}
+        self.out = io.StringIO()
+        self.f = ir.FunctionWriter(self.out, self.params)
+        self.names: set[str] = set()
+        self.reads: dict[str, ir.Value] = {}
+        self.defs: dict[str, tuple] = {}
+        self.arguments: list[ir.Value] = []
+        self.node: torch.fx.Node | None = None
+        self.loss: ir.Value | None = None
+        self.vocab: int | None = None
+        self.dropout_sites = 0
+        self.fills: dict[tuple, ir.Value] = {}
+
+    # Errors and names.
+
+    def location(self, node: torch.fx.Node | None = None):
+        node = node or self.node
+        frames = node.meta.get("zeroc_frames") if node is not None else None
+        return frames[0] if frames else None
+
+    def fail(self, message: str, node: torch.fx.Node | None = None) -> None:
+        node = node or self.node
+        target = op_name(self.node.target if self.node is not None else node.target) \
+            if node is not None else None
+        if node is not None:
+            where = node.meta.get("zeroc_module")
+            prefix = f"{target}"
+            if where:
+                prefix += f" (in module {where})"
+            message = f"{prefix}: {message}"
+        raise ImporterError(message, location=self.location(node), target=target)
+
+    def fresh(self, base: str) -> str:
+        base = re.sub(r"[^A-Za-z0-9_$.-]", "_", base) or "v"
+        if base[0].isdigit() or base[0] in "$.-":
+            base = "v" + base
+        name, i = base, 1
+        while name in self.names:
+            name = f"{base}_{i}"
+            i += 1
+        self.names.add(name)
+        return name
+
+    def _name(self, suffix: str = "") -> str:
+        base = self.node.name if self.node is not None else "v"
+        return self.fresh(base + suffix)
+
+    # Emission of ops that zeroc.ir.FunctionWriter does not write.
+
+    def emit(self, op: str, operands: Sequence[ir.Value], type_: ir.TensorType, text: str,
+             functional: bool = False, suffix: str = "") -> ir.Value:
+        """``%r = train.<op> <text> : <types>``; `functional` writes
+        ``(operand types) -> type``, else ``operand type -> type`` or the
+        single type when they are equal."""
+        name = self._name(suffix)
+        result = self.f._define(name, type_)
+        if functional:
+            types = f"({', '.join(str(v.type) for v in operands)}) -> {type_}"
+        elif operands and operands[0].type != type_:
+            types = f"{operands[0].type} -> {type_}"
+        else:
+            types = str(type_)
+        self.f._line(f"{result} = train.{op} {text} : {types}")
+        self.defs[result.name] = (op, tuple(operands))
+        return result
+
+    def track(self, value: ir.Value, op: str, *operands) -> ir.Value:
+        self.defs[value.name] = (op, tuple(operands))
+        return value
+
+    # Values.
+
+    def read(self, ref: ParamInput) -> ir.Value:
+        if ref.name in self.reads:
+            return self.reads[ref.name]
+        tensor = ref.tensor
+        if _FLOATS.get(tensor.dtype) != self.element:
+            self.fail(f"parameter {ref.name} is {tensor.dtype}; every parameter must be "
+                      f"{'torch.float32' if self.element == 'f32' else 'torch.bfloat16'}")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", ref.name):
+            self.fail(f"parameter name '{ref.name}' is not a valid MLIR symbol (it must start "
+                      "with a letter or '_'); give the submodule a name (an attribute, not "
+                      "an index of nn.Sequential at the top level)")
+        if tensor.dim() == 0:
+            self.fail(f"parameter {ref.name} is a scalar; train.param needs at least one "
+                      "dimension")
+        self.params[ref.name] = ir.Param(
+            ref.name, ir.TensorType(tuple(tensor.shape), self.element),
+            **_init_of(tensor), decay=bool(self.decay(ref.name, tensor)))
+        self.param_tensors[ref.name] = tensor
+        value = self.f.read(self.fresh(ref.name), ref.name)
+        self.reads[ref.name] = value
+        return value
+
+    def float_type(self, shape: Sequence[int], element: str | None = None) -> ir.TensorType:
+        return ir.TensorType(tuple(int(s) for s in shape), element or self.element)
+
+    def constant(self, t: torch.Tensor, element: str | None = None) -> ir.Value:
+        """A constant tensor: ``train.fill`` when it holds one value, else
+        ``train.constant`` (float, or integer ids)."""
+        if t.dtype == torch.bool:
+            t = t.to(torch.float32)
+        if t.is_floating_point():
+            element = element or self.element
+        elif t.dtype in (torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8):
+            element = element or "i64"
+        else:
+            self.fail(f"a constant of type {t.dtype} has no train equivalent")
+        shape = tuple(t.shape)
+        flat = t.detach().reshape(-1)
+        if element in ("f32", "bf16") and flat.numel() and bool((flat == flat[0]).all()) \
+                and not bool(torch.isnan(flat[0])):
+            return self.fill(float(flat[0]), shape, element)
+        type_ = ir.TensorType(shape, element)
+        name = self._name("_const")
+        result = self.f._define(name, type_)
+        self.f._line(f"{result} = train.constant dense<{_hex(t, element)}> : {type_}")
+        self.defs[result.name] = ("constant", (), t)
+        return result
+
+    def fill(self, value: float, shape: Sequence[int] = (), element: str | None = None
+             ) -> ir.Value:
+        type_ = self.float_type(shape, element)
+        key = (float(value), str(type_))
+        if key in self.fills and not math.isnan(value):
+            return self.fills[key]
+        name = self._name("_fill")
+        result = self.f._define(name, type_)
+        self.f._line(f"{result} = train.fill {float_literal(value)} : {type_}")
+        self.defs[result.name] = ("fill", (), float(value))
+        self.fills[key] = result
+        return result
+
+    def tensor(self, x: Any, like: ir.Value | None = None) -> ir.Value:
+        """`x` as an IR value: parameters are read, constants written."""
+        if isinstance(x, ir.Value):
+            return x
+        if isinstance(x, ParamInput):
+            return self.read(x)
+        if isinstance(x, torch.Tensor):
+            element = like.type.element if like is not None and x.is_floating_point() \
+                or (like is not None and x.dtype == torch.bool) else None
+            return self.constant(x, element)
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            element = like.type.element if like is not None else None
+            return self.fill(float(x), (), element)
+        self.fail(f"expected a tensor, got {type(x).__name__} {x!r}")
+
+    def is_float(self, v: ir.Value) -> bool:
+        return v.type.element in ("f32", "bf16")
+
+    # Shape helpers.
+
+    def reshape(self, x: ir.Value, shape: Sequence[int]) -> ir.Value:
+        """`x` with `shape`; a reshape of a reshape is one reshape of the
+        first one's operand, none when that has the shape already."""
+        shape = tuple(int(s) for s in shape)
+        if shape == x.type.shape:
+            return x
+        d = self.defs.get(x.name)
+        if d is not None and d[0] == "reshape":
+            return self.reshape(d[1][0], shape)
+        return self.track(self.f.reshape(self._name(), x, shape), "reshape", x)
+
+    def broadcast(self, x: ir.Value, shape: Sequence[int]) -> ir.Value:
+        shape = tuple(int(s) for s in shape)
+        if x.type.shape == shape:
+            return x
+        if len(x.type.shape) < len(shape):
+            x = self.reshape(x, (1,) * (len(shape) - len(x.type.shape)) + x.type.shape)
+            if x.type.shape == shape:
+                return x
+        return self.track(self.f.broadcast(self._name(), x, shape), "broadcast", x)
+
+    def transpose(self, x: ir.Value, perm: Sequence[int]) -> ir.Value:
+        perm = [int(p) % max(x.type.rank, 1) for p in perm]
+        if perm == list(range(x.type.rank)):
+            return x
+        return self.track(self.f.transpose(self._name(), x, perm), "transpose", x, tuple(perm))
+
+    def dim(self, d: int, rank: int) -> int:
+        d = int(d)
+        if not -max(rank, 1) <= d < max(rank, 1):
+            self.fail(f"dimension {d} out of range for rank {rank}")
+        return d % max(rank, 1)
+
+    def result_shape(self) -> tuple[int, ...] | None:
+        meta = self.node.meta.get("tensor_meta") if self.node is not None else None
+        if meta is None:
+            val = self.node.meta.get("val") if self.node is not None else None
+            if isinstance(val, torch.Tensor):
+                return tuple(int(s) for s in val.shape)
+            return None
+        shape = getattr(meta, "shape", None)
+        return tuple(int(s) for s in shape) if shape is not None else None
+
+    # The walk.
+
+    def run(self, input_types: Sequence[ir.TensorType]) -> None:
+        env: dict[torch.fx.Node, Any] = {}
+        placeholders = getattr(self.gm, "zeroc_placeholders", None) or \
+            [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        if len(placeholders) != len(self.inputs) + len(input_types):
+            raise ImporterError(f"the traced graph has {len(placeholders)} inputs, expected "
+                                f"{len(self.inputs) + len(input_types)}")
+        names = ("tokens", "targets")
+        for node, value in zip(placeholders, self.inputs + [None] * len(input_types)):
+            env[node] = value
+        for node, name in zip(placeholders, self.input_names):
+            self.placeholder_names[node] = name
+        for node, value in (getattr(self.gm, "zeroc_constants", None) or {}).items():
+            env[node] = value.detach().clone() if isinstance(value, torch.Tensor) else value
+        for i, (node, type_) in enumerate(zip(placeholders[len(self.inputs):], input_types)):
+            arg = self.f.argument(self.fresh(names[i] if i < 2 else f"arg{i}"), type_)
+            self.arguments.append(arg)
+            env[node] = arg
+        output = None
+        for node in self.gm.graph.nodes:
+            self.node = node
+            if node.op == "placeholder":
+                continue
+            if node.op == "get_attr":
+                value = getattr(self.gm, node.target)
+                env[node] = value.detach().clone() if isinstance(value, torch.Tensor) \
+                    else value
+                continue
+            if node.op == "output":
+                output = torch.fx.node.map_arg(node.args[0], lambda n: env[n])
+                break
+            args = torch.fx.node.map_arg(node.args, lambda n: env[n])
+            kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
+            env[node] = self.convert(node, args, kwargs)
+        self.node = None
+        self.finish(output)
+
+    def convert(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
+        target = node.target
+        if node.op != "call_function":
+            self.fail(f"unexpected {node.op} node in the ATen graph")
+        if target is operator.getitem:
+            return args[0][args[1]]
+        name = op_name(target)
+        packet = name.split(".")[1] if name.startswith("aten.") else name
+        if target in (aten._local_scalar_dense.default, aten.item.default,
+                      aten.is_nonzero.default):
+            self.fail("a tensor's value is read as a Python number (a data-dependent branch, "
+                      "`if tensor:`, .item() or int(tensor)): the traced graph would hold "
+                      "only the branch taken for the example inputs")
+        if packet in ("nonzero", "unique", "_unique2", "unique_dim", "unique_consecutive"):
+            self.fail("the result's shape depends on the tensor's values (data-dependent "
+                      "shape), which a compiled training step cannot have")
+        if target is aten.copy_.default:
+            dst, src = node.args[0], node.args[1]
+            what = "an input"
+            if dst in self.placeholder_names:
+                what = f"buffer {self.placeholder_names[dst]}"
+            self.fail(f"the forward writes into {what} in place (running statistics, a "
+                      "counter): the train dialect has no mutable state but the parameters",
+                      src if isinstance(src, torch.fx.Node) else node)
+        if not _any((args, kwargs), _is_tensorish) and packet not in _RANDOM:
+            return self.evaluate(node, args, kwargs)
+        emitter = OP_TABLE.get(target)
+        if emitter is None:
+            self.fail("unsupported ATen op: the train dialect has no equivalent "
+                      "(see the op table in docs/importer.md)")
+        try:
+            result = emitter(self, *args, **kwargs)
+        except ImporterError:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError) as error:
+            self.fail(f"cannot be translated: {error}")
+        self.check_shape(node, result)
+        return result
+
+    def evaluate(self, node, args, kwargs):
+        """An op of constants, computed now with PyTorch."""
+        try:
+            return node.target(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - any op
+            self.fail(f"evaluating this op of constants failed: {type(error).__name__}: "
+                      f"{error}")
+
+    def check_shape(self, node, result):
+        if not isinstance(result, ir.Value):
+            return
+        expected = self.result_shape()
+        if expected is not None and tuple(expected) != tuple(result.type.shape):
+            self.fail(f"internal error: the IR value has shape {list(result.type.shape)}, "
+                      f"PyTorch's {list(expected)}")
+
+    def finish(self, output: Any) -> None:
+        """Returns the loss: the only scalar f32 value among the outputs."""
+        found = []
+
+        def visit(x):
+            if isinstance(x, ir.Value):
+                if x.type.shape == () and x.type.element in ("f32", "bf16"):
+                    found.append(x)
+            elif isinstance(x, (tuple, list)):
+                for y in x:
+                    visit(y)
+            elif isinstance(x, dict):
+                for y in x.values():
+                    visit(y)
+        visit(output)
+        if len(found) != 1:
+            raise ImporterError(
+                f"forward must return one scalar loss computed from the inputs, found "
+                f"{len(found)} scalar values among its outputs")
+        loss = found[0]
+        if loss.type.element != "f32":
+            loss = self.f.cast(self.fresh("loss_f32"), loss, "f32")
+        self.loss = loss
+        self.f.ret(loss)
+
+
+# ---------------------------------------------------------------------------
+# Emitters: one per ATen op (or family of overloads). Each takes the node's
+# arguments (IR values, ParamInputs, constants) and returns the IR value(s).
+
+
+def _value(c: AtenConverter, x: Any, like: ir.Value | None = None) -> ir.Value:
+    return c.tensor(x, like)
+
+
+def _first_value(*xs) -> ir.Value | None:
+    for x in xs:
+        if isinstance(x, ir.Value) and x.type.element in ("f32", "bf16"):
+            return x
+    return None
+
+
+def _operands(c: AtenConverter, a: Any, b: Any) -> tuple[ir.Value, ir.Value]:
+    a = c.read(a) if isinstance(a, ParamInput) else a
+    b = c.read(b) if isinstance(b, ParamInput) else b
+    like = _first_value(a, b)
+    return _value(c, a, like), _value(c, b, like)
+
+
+def _binary(op: str):
+    def emit(c: AtenConverter, a, b, alpha=1, rounding_mode=None):
+        if rounding_mode is not None:
+            c.fail(f"rounding_mode={rounding_mode!r} is not supported")
+        a = c.read(a) if isinstance(a, ParamInput) else a
+        b = c.read(b) if isinstance(b, ParamInput) else b
+        if op == "mul" and isinstance(b, (int, float)) and isinstance(a, ir.Value):
+            return c.track(c.f.scale(c._name(), a, float(b)), "scale", a, float(b))
+        if op == "mul" and isinstance(a, (int, float)) and isinstance(b, ir.Value):
+            return c.track(c.f.scale(c._name(), b, float(a)), "scale", b, float(a))
+        if op == "div" and isinstance(b, (int, float)) and isinstance(a, ir.Value) and b != 0:
+            return c.track(c.f.scale(c._name(), a, 1.0 / float(b)), "scale", a, 1.0 / float(b))
+        if op == "add" and alpha == 1:
+            for value, other in ((a, b), (b, a)):
+                if isinstance(value, ir.Value) and isinstance(other, torch.Tensor) and \
+                        _is_additive_causal(other, c.result_shape()):
+                    return _causal(c, value, c.result_shape())
+        if alpha != 1:
+            b = c.read(b) if isinstance(b, ParamInput) else b
+            if isinstance(b, ir.Value):
+                b = c.track(c.f.scale(c._name("_alpha"), b, float(alpha)), "scale", b)
+            else:
+                b = b * alpha
+        x, y = _operands(c, a, b)
+        return c.track(c.f.binary(op, c._name(), x, y), op, x, y)
+    return emit
+
+
+def _rsub(c, a, b, alpha=1):
+    """``b - alpha * a``."""
+    if alpha != 1:
+        a = _binary("mul")(c, a, alpha)
+    return _binary("sub")(c, b, a)
+
+
+def _unary(op: str):
+    def emit(c: AtenConverter, x):
+        x = c.tensor(x)
+        return c.emit(op, [x], x.type, f"{x}")
+    return emit
+
+
+def _neg(c, x):
+    x = c.tensor(x)
+    return c.emit("neg", [x], x.type, f"{x}")
+
+
+def _sqrt(c, x):
+    x = c.tensor(x)
+    return c.track(c.f.sqrt(c._name(), x), "sqrt", x)
+
+
+def _relu(c, x):
+    x = c.tensor(x)
+    return c.track(c.f.relu(c._name(), x), "relu", x)
+
+
+def _silu(c, x):
+    x = c.tensor(x)
+    return c.track(c.f.silu(c._name(), x), "silu", x)
+
+
+def _sigmoid(c, x):
+    # sigmoid(x) = 1 / (1 + exp(-x)), written with generic ops.
+    x = c.tensor(x)
+    n = c.emit("neg", [x], x.type, f"{x}", suffix="_neg")
+    e = c.emit("exp", [n], x.type, f"{n}", suffix="_exp")
+    one = c.fill(1.0, (), x.type.element)
+    d = c.track(c.f.add(c._name("_den"), e, one), "add", e, one)
+    return c.track(c.f.div(c._name(), one, d), "div", one, d)
+
+
+def _gelu(c, x, approximate="none"):
+    x = c.tensor(x)
+    kind = {"none": "erf", "tanh": "tanh"}.get(approximate)
+    if kind is None:
+        c.fail(f"approximate={approximate!r}")
+    return c.track(c.f.gelu(c._name(), x, kind), "gelu", x, kind)
+
+
+def _pow(c, x, exponent):
+    if isinstance(exponent, (ir.Value, ParamInput, torch.Tensor)):
+        if isinstance(exponent, torch.Tensor) and exponent.numel() == 1:
+            exponent = float(exponent)
+        else:
+            c.fail("only a number exponent is supported (train.pow by a scalar)")
+    if isinstance(x, (int, float)):
+        c.fail("a number raised to a tensor power is not supported")
+    x = c.tensor(x)
+    return c.emit("pow", [x], x.type, f"{x} by {float_literal(float(exponent))}")
+
+
+def _matmul_operand(c: AtenConverter, b: ir.Value) -> tuple[ir.Value, bool]:
+    """(`rhs`, transpose_rhs): a rank-2 (or batched) transpose of the last two
+    dimensions folds into the matmul."""
+    d = c.defs.get(b.name)
+    if d is not None and d[0] == "transpose":
+        (src, perm) = d[1]
+        rank = src.type.rank
+        if rank >= 2 and list(perm) == list(range(rank - 2)) + [rank - 1, rank - 2]:
+            return src, True
+    return b, False
+
+
+def _unmerged(c: AtenConverter, v: ir.Value) -> ir.Value | None:
+    """The operand of a reshape that made the rank-3 `v` by merging the
+    leading (batch) dimensions of a value of rank > 3, else None."""
+    d = c.defs.get(v.name)
+    if d is None or d[0] != "reshape":
+        return None
+    src = d[1][0]
+    if src.type.rank <= 3 or src.type.shape[-2:] != v.type.shape[-2:] or \
+            math.prod(src.type.shape[:-2]) != v.type.shape[0]:
+        return None
+    return src
+
+
+def _mm(c, a, b):
+    """``aten.mm``/``aten.bmm``: train.matmul. torch.matmul of [*batch, m, k]
+    tensors reaches ATen as a bmm between reshapes that merge and split the
+    batch dimensions: that is one batched train.matmul of the originals (so
+    `q @ k.transpose(-2, -1)` on [B, H, T, D] heads stays one op over the
+    heads, with transpose_rhs)."""
+    a, b = c.tensor(a), c.tensor(b)
+    if a.type.rank == 3 and b.type.rank == 3:
+        a4, b4 = _unmerged(c, a), _unmerged(c, b)
+        if a4 is not None and b4 is not None and \
+                a4.type.shape[:-2] == b4.type.shape[:-2]:
+            rhs, transposed = _matmul_operand(c, b4)
+            y = c.track(c.f.matmul(c._name(), a4, rhs, transpose_rhs=transposed), "matmul",
+                        a4, b4)
+            return c.reshape(y, (a.type.shape[0],) + y.type.shape[-2:])
+    if a.type.rank == 2 and b.type.rank == 2:
+        # F.linear on [B, T, C] reaches ATen as a mm of the rows [B*T, C]:
+        # one matmul of the rank-3 activations by the shared weight.
+        d = c.defs.get(a.name)
+        if d is not None and d[0] == "reshape":
+            src = d[1][0]
+            if src.type.rank > 2 and src.type.shape[-1] == a.type.shape[-1] and \
+                    math.prod(src.type.shape[:-1]) == a.type.shape[0] and \
+                    src.type.element == b.type.element:
+                rhs, transposed = _matmul_operand(c, b)
+                y = c.track(c.f.matmul(c._name(), src, rhs, transpose_rhs=transposed),
+                            "matmul", src, b)
+                return c.reshape(y, (a.type.shape[0], y.type.shape[-1]))
+    rhs, transposed = _matmul_operand(c, b)
+    return c.track(c.f.matmul(c._name(), a, rhs, transpose_rhs=transposed), "matmul", a, b)
+
+
+def _addmm(c, bias, a, b, beta=1, alpha=1):
+    product = _mm(c, a, b)
+    if alpha != 1:
+        product = c.track(c.f.scale(c._name("_alpha"), product, float(alpha)), "scale", product)
+    if beta == 1 and isinstance(bias, torch.Tensor) and \
+            _is_additive_causal(bias, product.type.shape):
+        return _causal(c, product, product.type.shape)
+    bias = c.tensor(bias, product)
+    if beta != 1:
+        bias = c.track(c.f.scale(c._name("_beta"), bias, float(beta)), "scale", bias)
+    d = c.defs.get(product.name)
+    if d is not None and d[0] == "reshape" and bias.type.rank <= 1:
+        # The rows of a rank-3 product (F.linear): the bias added to it.
+        src = d[1][0]
+        if src.type.shape[-1] == product.type.shape[-1]:
+            y = c.track(c.f.add(c._name(), src, bias), "add", src, bias)
+            return c.reshape(y, product.type.shape)
+    return c.track(c.f.add(c._name(), product, bias), "add", product, bias)
+
+
+def _baddbmm(c, bias, a, b, beta=1, alpha=1):
+    return _addmm(c, bias, a, b, beta, alpha)
+
+
+def _linear(c, x, w, b=None):
+    x, w = c.tensor(x), c.tensor(w)
+    y = c.track(c.f.matmul(c._name(), x, w, transpose_rhs=True), "matmul", x, w)
+    if b is not None:
+        b = c.tensor(b, y)
+        y = c.track(c.f.add(c._name("_bias"), y, b), "add", y, b)
+    return y
+
+
+def _view(c, x, shape):
+    x = c.tensor(x)
+    shape = list(shape)
+    if -1 in shape:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        shape[shape.index(-1)] = x.type.numel // known if known else 0
+    return c.reshape(x, shape)
+
+
+def _reshape_alias(c, x, shape, stride=None):
+    return _view(c, x, shape)
+
+
+def _unsqueeze(c, x, dim):
+    x = c.tensor(x)
+    d = int(dim) % (x.type.rank + 1)
+    shape = list(x.type.shape)
+    shape.insert(d, 1)
+    return c.reshape(x, shape)
+
+
+def _squeeze(c, x, dim=None):
+    x = c.tensor(x)
+    if dim is None:
+        return c.reshape(x, [s for s in x.type.shape if s != 1])
+    dims = dim if isinstance(dim, (list, tuple)) else [dim]
+    dims = {c.dim(d, x.type.rank) for d in dims}
+    return c.reshape(x, [s for i, s in enumerate(x.type.shape) if not (i in dims and s == 1)])
+
+
+def _identity(c, x, *args, **kwargs):
+    return c.tensor(x) if isinstance(x, ParamInput) else x
+
+
+def _detach(c, x):
+    if isinstance(x, (ir.Value, ParamInput)):
+        c.fail("detach() of a value computed from the parameters stops its gradient, which "
+               "the train dialect cannot express")
+    return x
+
+
+def _clone(c, x, memory_format=None):
+    return _identity(c, x)
+
+
+def _to_copy(c, x, dtype=None, layout=None, device=None, pin_memory=None,
+             non_blocking=False, memory_format=None):
+    x = c.tensor(x)
+    if dtype is None:
+        return x
+    if dtype in _FLOATS and x.type.element in ("f32", "bf16"):
+        element = _FLOATS[dtype]
+        if element == x.type.element:
+            return x
+        return c.track(c.f.cast(c._name(), x, element), "cast", x)
+    if dtype in _INTS and x.type.element in ("i32", "i64"):
+        return x  # ids stay in the argument's integer type
+    c.fail(f"conversion of {x.type} to {dtype} is not supported")
+
+
+def _t(c, x):
+    x = c.tensor(x)
+    if x.type.rank < 2:
+        return x
+    return c.transpose(x, [1, 0])
+
+
+def _transpose(c, x, d0, d1):
+    x = c.tensor(x)
+    rank = x.type.rank
+    perm = list(range(rank))
+    a, b = c.dim(d0, rank), c.dim(d1, rank)
+    perm[a], perm[b] = perm[b], perm[a]
+    return c.transpose(x, perm)
+
+
+def _permute(c, x, dims):
+    x = c.tensor(x)
+    return c.transpose(x, [c.dim(d, x.type.rank) for d in dims])
+
+
+def _expand(c, x, shape, implicit=False):
+    x = c.tensor(x)
+    shape = list(shape)
+    offset = len(shape) - x.type.rank
+    for i, s in enumerate(shape):
+        if s == -1:
+            shape[i] = x.type.shape[i - offset]
+    return c.broadcast(x, shape)
+
+
+def _softmax(c, x, dim, half_to_float=False):
+    return _last_axis(c, x, dim, "softmax")
+
+
+def _log_softmax(c, x, dim, half_to_float=False):
+    return _last_axis(c, x, dim, "log_softmax")
+
+
+def _last_axis(c, x, dim, op):
+    """Softmax-like ops over the last axis; another axis is moved last and
+    back by transposes."""
+    x = c.tensor(x)
+    d = c.dim(dim, x.type.rank)
+    last = x.type.rank - 1
+    perm = list(range(x.type.rank))
+    perm[d], perm[last] = perm[last], perm[d]
+    y = c.transpose(x, perm)
+    if op == "softmax":
+        y = c.track(c.f.softmax(c._name(), y), "softmax", y)
+    else:
+        y = c.emit("log_softmax", [y], y.type, f"{y}")
+    return c.transpose(y, perm)
+
+
+def _layer_norm(c, x, normalized_shape, weight, bias, eps):
+    x = c.tensor(x)
+    if len(normalized_shape) != 1:
+        c.fail("layer_norm over more than the last dimension is not supported "
+               "(train.layernorm normalizes the last dimension)")
+    width = x.type.shape[-1]
+    w = c.tensor(weight) if weight is not None else c.fill(1.0, (width,), x.type.element)
+    b = c.tensor(bias) if bias is not None else c.fill(0.0, (width,), x.type.element)
+    y = c.track(c.f.layernorm(c._name(), x, w, b, float(eps)), "layernorm", x, w, b)
+    # (output, mean, rstd): the statistics are only read by the backward.
+    return (y, None, None)
+
+
+def _reduce(op: str):
+    def emit(c, x, dims=None, keepdim=False, dtype=None):
+        x = c.tensor(x)
+        rank = x.type.rank
+        if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+            dims = list(range(rank))
+        elif isinstance(dims, int):
+            dims = [dims]
+        dims = sorted({c.dim(d, rank) for d in dims})
+        if rank == 0:
+            return x
+        if op in ("sum", "mean"):
+            y = c.track(c.f._reduction(op, c._name(), x, dims), op, x, tuple(dims))
+        else:
+            shape = [s for i, s in enumerate(x.type.shape) if i not in dims]
+            y = c.emit(op, [x], c.float_type(shape, x.type.element),
+                       f"{x} dims = [{', '.join(map(str, dims))}]")
+        if keepdim:
+            y = c.reshape(y, [1 if i in dims else s for i, s in enumerate(x.type.shape)])
+        return y
+    return emit
+
+
+def _sum_default(c, x, dtype=None):
+    return _reduce("sum")(c, x)
+
+
+def _mean_default(c, x, dtype=None):
+    return _reduce("mean")(c, x)
+
+
+def _var(c, x, dims=None, unbiased=None, keepdim=False, correction=None):
+    x = c.tensor(x)
+    rank = x.type.rank
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    if dims is None or len(dims) == 0:
+        dims = list(range(rank))
+    dims = sorted({c.dim(d, rank) for d in dims})
+    shape = [s for i, s in enumerate(x.type.shape) if i not in dims]
+    y = c.emit("var", [x], c.float_type(shape, x.type.element),
+               f"{x} dims = [{', '.join(map(str, dims))}] correction = {int(correction)}")
+    if keepdim:
+        y = c.reshape(y, [1 if i in dims else s for i, s in enumerate(x.type.shape)])
+    return y
+
+
+def _var_dim(c, x, dim=None, unbiased=True, keepdim=False):
+    return _var(c, x, dim, unbiased, keepdim)
+
+
+def _var_default(c, x, unbiased=True):
+    return _var(c, x, None, unbiased, False)
+
+
+def _embedding(c, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if scale_grad_by_freq or sparse:
+        c.fail("scale_grad_by_freq and sparse embeddings are not supported")
+    table = c.tensor(weight)
+    if isinstance(indices, torch.Tensor):
+        ids = indices
+        if ids.dim() == 1 and torch.equal(ids, torch.arange(ids.numel())) \
+                and ids.numel() <= table.type.shape[0]:
+            # Positions arange(T): the table's first T rows.
+            if ids.numel() == table.type.shape[0]:
+                return table
+            return c.track(c.f.slice(c._name(), table, [0, 0],
+                                     [ids.numel(), table.type.shape[1]]), "slice", table)
+        indices = c.constant(ids, "i32")
+    if not isinstance(indices, ir.Value) or indices.type.element not in ("i32", "i64"):
+        c.fail("embedding ids must be integers")
+    type_ = table.type.with_shape(indices.type.shape + table.type.shape[1:])
+    attr = ""
+    if padding_idx is not None and padding_idx >= 0:
+        attr = f" padding_idx = {int(padding_idx)}"
+    elif padding_idx is not None and padding_idx < -1:
+        attr = f" padding_idx = {int(padding_idx) % table.type.shape[0]}"
+    return c.emit("embedding", [table, indices], type_, f"{table}[{indices}]{attr}",
+                  functional=True)
+
+
+def _split(c, x, split_size, dim=0):
+    x = c.tensor(x)
+    d = c.dim(dim, x.type.rank)
+    size = x.type.shape[d]
+    if isinstance(split_size, (list, tuple)):
+        sizes = list(split_size)
+    else:
+        sizes = [split_size] * (size // split_size) + \
+            ([size % split_size] if size % split_size else [])
+    if len(sizes) == 1:
+        return [x]
+    if len(set(sizes)) == 1:
+        names = [c._name(f"_{i}") for i in range(len(sizes))]
+        parts = c.f.split(names, x, d)
+        for p in parts:
+            c.track(p, "split", x)
+        return parts
+    parts, start = [], 0
+    for s in sizes:
+        parts.append(_slice_dim(c, x, d, start, start + s, 1))
+        start += s
+    return parts
+
+
+def _split_sizes(c, x, sizes, dim=0):
+    return _split(c, x, list(sizes), dim)
+
+
+def _slice_dim(c, x, d, start, end, step):
+    size = x.type.shape[d]
+    start = 0 if start is None else int(start)
+    end = size if end is None else int(end)
+    start = max(0, min(size, start + size if start < 0 else start))
+    end = max(start, min(size, end + size if end < 0 else end))
+    count = (end - start + step - 1) // step
+    if count == size and step == 1:
+        return x
+    if count <= 0:
+        c.fail("an empty slice")
+    offsets = [0] * x.type.rank
+    sizes = list(x.type.shape)
+    strides = [1] * x.type.rank
+    offsets[d], sizes[d], strides[d] = start, count, step
+    return c.track(c.f.slice(c._name(), x, offsets, sizes, strides), "slice", x)
+
+
+def _slice(c, x, dim=0, start=None, end=None, step=1):
+    if isinstance(x, ParamInput):
+        x = c.read(x)
+    if not isinstance(x, ir.Value):
+        return x[(slice(None),) * int(dim) + (slice(start, end, step),)]
+    if step < 1:
+        c.fail("a slice with a step below 1")
+    return _slice_dim(c, x, c.dim(dim, x.type.rank), start, end, int(step))
+
+
+def _select(c, x, dim, index):
+    x = c.tensor(x)
+    d = c.dim(dim, x.type.rank)
+    i = int(index) % x.type.shape[d]
+    if x.type.shape[d] == 1:
+        y = x
+    else:
+        offsets = [0] * x.type.rank
+        sizes = list(x.type.shape)
+        offsets[d], sizes[d] = i, 1
+        y = c.track(c.f.slice(c._name("_row"), x, offsets, sizes), "slice", x)
+    return c.reshape(y, [s for k, s in enumerate(x.type.shape) if k != d])
+
+
+def _cat(c, tensors, dim=0):
+    values = [c.tensor(t, _first_value(*tensors)) for t in tensors]
+    values = [v for v in values if v.type.numel > 0]
+    d = c.dim(dim, values[0].type.rank)
+    if len(values) == 1:
+        return values[0]
+    return c.track(c.f.concat(c._name(), values, d), "concat", *values)
+
+
+def _index_select(c, x, dim, index):
+    """A gather of whole slices by constant indices: runs of consecutive
+    indices are slices; ``arange(n).repeat_interleave(r)`` (grouped-query
+    attention's repeated heads) is a reshape, broadcast and reshape."""
+    x = c.tensor(x)
+    d = c.dim(dim, x.type.rank)
+    if not isinstance(index, torch.Tensor):
+        c.fail("index_select with indices computed from the inputs is not supported "
+               "(only constant indices)")
+    idx = [int(i) for i in index.reshape(-1)]
+    n = x.type.shape[d]
+    if idx == list(range(n)):
+        return x
+    if len(idx) % n == 0 and idx == [i for i in range(n) for _ in range(len(idx) // n)]:
+        r = len(idx) // n
+        shape = list(x.type.shape)
+        expanded = shape[:d + 1] + [r] + shape[d + 1:]
+        y = c.reshape(x, shape[:d + 1] + [1] + shape[d + 1:])
+        y = c.broadcast(y, expanded)
+        return c.reshape(y, shape[:d] + [n * r] + shape[d + 1:])
+    parts, start = [], 0
+    while start < len(idx):
+        end = start + 1
+        while end < len(idx) and idx[end] == idx[end - 1] + 1:
+            end += 1
+        parts.append(_slice_dim(c, x, d, idx[start], idx[start] + end - start, 1))
+        start = end
+    if len(parts) == 1:
+        return parts[0]
+    return c.track(c.f.concat(c._name(), parts, d), "concat", *parts)
+
+
+def _index(c, x, indices):
+    """``x[..., idx]`` with one constant index tensor (the others None)."""
+    used = [i for i, t in enumerate(indices) if t is not None]
+    if len(used) != 1 or not isinstance(indices[used[0]], torch.Tensor) or \
+            indices[used[0]].dim() != 1 or indices[used[0]].dtype == torch.bool:
+        c.fail("indexing by tensors is supported only with one constant 1-D index")
+    return _index_select(c, x, used[0], indices[used[0]])
+
+
+def _masked_select(c, x, mask):
+    """``x[mask]``: its size depends on the mask's values, known only for a
+    constant mask; one that is all True (what cross-entropy with label
+    smoothing selects when no target equals the ignore_index) is the
+    flattened tensor."""
+    if not isinstance(mask, torch.Tensor) or not bool(mask.all()):
+        c.fail("the result's shape depends on the tensor's values (data-dependent "
+               "shape), which a compiled training step cannot have")
+    x = c.tensor(x)
+    shape = torch.broadcast_shapes(tuple(x.type.shape), tuple(mask.shape))
+    return c.reshape(c.broadcast(x, shape), (math.prod(shape),))
+
+
+def _index_put(c, x, indices, values, accumulate=False):
+    """``x[mask] = value`` with one constant boolean mask and one value:
+    a masked_fill."""
+    if accumulate or len(indices) != 1 or not isinstance(indices[0], torch.Tensor) or \
+            indices[0].dtype != torch.bool:
+        c.fail("index_put is supported only as x[constant boolean mask] = number")
+    value = values
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = float(value)
+    if not isinstance(value, (int, float)):
+        c.fail("index_put is supported only as x[constant boolean mask] = number")
+    x = c.tensor(x)
+    mask = indices[0]
+    mask = mask.reshape(tuple(mask.shape) + (1,) * (x.type.rank - mask.dim()))
+    return _masked_fill(c, x, mask, value)
+
+
+def _gather(c, x, dim, index, sparse_grad=False):
+    x = c.tensor(x)
+    d = c.dim(dim, x.type.rank)
+    if isinstance(index, torch.Tensor):
+        index = c.constant(index, "i32")
+    if not isinstance(index, ir.Value) or index.type.element not in ("i32", "i64"):
+        c.fail("gather indices must be integers")
+    type_ = x.type.with_shape(index.type.shape)
+    return c.emit("gather", [x, index], type_, f"{x}[{index}] dim = {d}", functional=True)
+
+
+def _above_diagonal(mask: torch.Tensor, shape: Sequence[int]) -> torch.Tensor | None:
+    """`mask` broadcast to `shape` when it is exactly "strictly above the
+    diagonal of the last two dimensions" (booleans, or 1.0/0.0), else None."""
+    if len(shape) < 2 or mask.dim() < 2 or mask.dim() > len(shape):
+        return None
+    try:
+        m = mask.expand(tuple(shape))
+    except RuntimeError:
+        return None
+    t, s = shape[-2], shape[-1]
+    if t != s:
+        return None
+    if m.dtype != torch.bool and not bool(((m == 0) | (m == 1)).all()):
+        return None
+    expected = torch.ones(t, s, dtype=torch.bool).triu(1).expand(tuple(shape))
+    return m if bool(torch.equal(m.to(torch.bool), expected)) else None
+
+
+def _causal(c: AtenConverter, x: ir.Value, shape: Sequence[int]) -> ir.Value:
+    """``train.causal_mask``: -inf strictly above the diagonal of the last
+    two dimensions, `x` elsewhere; exactly what masked_fill(triu(1), -inf),
+    where(tril, x, full_like(x, -inf)) and x + full((T, T), -inf).triu(1)
+    compute."""
+    x = c.broadcast(x, shape)
+    return c.track(c.f.causal_mask(c._name(), x), "causal_mask", x)
+
+
+def _is_additive_causal(t: torch.Tensor, shape: Sequence[int]) -> bool:
+    """Whether adding the constant `t` is a causal mask: 0 on and below the
+    diagonal, -inf above (``torch.full((T, T), -inf).triu(1)``, what
+    nn.Transformer.generate_square_subsequent_mask returns)."""
+    if shape is None or not t.is_floating_point() or t.dim() < 2 or len(shape) < 2 or \
+            t.dim() > len(shape) or shape[-1] != shape[-2]:
+        return False
+    try:
+        m = t.expand(tuple(shape))
+    except RuntimeError:
+        return False
+    above = torch.ones(shape[-2], shape[-1], dtype=torch.bool).triu(1).expand(tuple(shape))
+    return bool((m[above] == float("-inf")).all()) and bool((m[~above] == 0).all())
+
+
+def _mask(c, mask: Any, shape: Sequence[int], element: str) -> ir.Value:
+    """A boolean mask as a float 1.0/0.0 tensor of `shape`."""
+    if isinstance(mask, torch.Tensor):
+        m = mask.to(torch.float32)
+        return c.broadcast(c.constant(m, element), shape)
+    m = c.tensor(mask)
+    if m.type.element != element:
+        m = c.track(c.f.cast(c._name("_mask"), m, element), "cast", m)
+    return c.broadcast(m, shape)
+
+
+def _where(c, cond, a, b):
+    if isinstance(cond, torch.Tensor) and cond.dtype == torch.bool and \
+            (bool(cond.all()) or not bool(cond.any())):
+        # A constant mask that is all True or all False picks one side.
+        shape = c.result_shape()
+        side = a if bool(cond.all()) else b
+        like = _first_value(c.read(a) if isinstance(a, ParamInput) else a,
+                            c.read(b) if isinstance(b, ParamInput) else b)
+        return c.broadcast(c.tensor(side, like), shape)
+    like = _first_value(c.read(a) if isinstance(a, ParamInput) else a,
+                        c.read(b) if isinstance(b, ParamInput) else b)
+    if like is None:
+        c.fail("where() of constants selected by a computed mask is not supported")
+    a, b = c.tensor(a, like), c.tensor(b, like)
+    shape = c.result_shape()
+    element = like.type.element
+    if isinstance(cond, torch.Tensor) and c.defs.get(b.name, ("",))[0] == "fill" and \
+            c.defs[b.name][2] == float("-inf") and \
+            _above_diagonal(~cond.to(torch.bool), shape) is not None:
+        return _causal(c, a, shape)
+    m = _mask(c, cond, shape, element)
+    a, b = c.broadcast(a, shape), c.broadcast(b, shape)
+    return c.emit("select", [m, a, b], a.type, f"{m}, {a}, {b}")
+
+
+def _masked_fill(c, x, mask, value):
+    x = c.tensor(x)
+    if isinstance(value, torch.Tensor):
+        value = float(value)
+    if not isinstance(value, (int, float)):
+        c.fail("masked_fill with a computed fill value is not supported")
+    shape = c.result_shape() or x.type.shape
+    if isinstance(mask, torch.Tensor) and not bool(mask.any()):
+        return c.broadcast(x, shape)
+    if isinstance(mask, torch.Tensor) and value == float("-inf") and \
+            _above_diagonal(mask, shape) is not None:
+        return _causal(c, x, shape)
+    m = _mask(c, mask, shape, x.type.element)
+    # The value as a scalar broadcast to the shape (a broadcast carries the
+    # batch axis through train-data-parallel).
+    filled = c.broadcast(c.fill(float(value), (), x.type.element), shape)
+    x = c.broadcast(x, shape)
+    return c.emit("select", [m, filled, x], x.type, f"{m}, {filled}, {x}")
+
+
+def _compare(kind: str):
+    def emit(c, a, b):
+        a = c.read(a) if isinstance(a, ParamInput) else a
+        b = c.read(b) if isinstance(b, ParamInput) else b
+        like = _first_value(a, b)
+        if like is None:
+            ids = a if isinstance(a, ir.Value) else b
+            number = b if ids is a else a
+            if isinstance(number, torch.Tensor) and number.numel() == 1:
+                number = number.item()
+            if isinstance(number, (int, float)) and number < 0:
+                # Token ids are in [0, V): against a negative number (an
+                # ignore_index of -100 or -1) the answer is known.
+                below = (kind in ("eq", "le", "lt")) if ids is a else \
+                    (kind in ("eq", "ge", "gt"))
+                return torch.full(ids.type.shape, not below, dtype=torch.bool)
+            c.fail("comparisons of integer ids are supported only against a negative "
+                   "number (an ignore_index), which no token id equals")
+        x, y = c.tensor(a, like), c.tensor(b, like)
+        shape = c.result_shape()
+        x, y = c.broadcast(x, shape), c.broadcast(y, shape)
+        return c.emit("compare", [x, y], x.type, f"{x}, {y} {kind}")
+    return emit
+
+
+def _logical_not(c, x):
+    x = c.tensor(x)
+    one = c.fill(1.0, (), x.type.element)
+    return c.track(c.f.sub(c._name(), one, x), "sub", one, x)
+
+
+def _tril(kind: str):
+    def emit(c, x, diagonal=0):
+        x = c.tensor(x)
+        return c.emit(kind, [x], x.type, f"{x} diagonal = {int(diagonal)}")
+    return emit
+
+
+def _dropout(c, x, p, train=True):
+    x = c.tensor(x)
+    if not train or p == 0:
+        return (x, None)
+    seed = c.dropout_sites
+    c.dropout_sites += 1
+    return (c.track(c.f.dropout(c._name(), x, float(p), seed), "dropout", x), None)
+
+
+def _nll_loss(c, logp, target, weight=None, reduction=1, ignore_index=-100):
+    """Negative log-likelihood of the targets' entries: a gather along the
+    class axis, then the mean (reduction 1), sum (2) or nothing (0). Targets
+    are the data's token ids, in [0, V): a negative ignore_index never
+    matches one."""
+    logp = c.tensor(logp)
+    if weight is not None:
+        c.fail("class weights are not supported")
+    if ignore_index >= 0:
+        c.fail(f"ignore_index={ignore_index} >= 0 is not supported (only a negative one, "
+               "which no token id matches)")
+    if isinstance(target, torch.Tensor):
+        target = c.constant(target, "i32")
+    if not isinstance(target, ir.Value) or target.type.element not in ("i32", "i64"):
+        c.fail("the targets must be integer ids")
+    c.vocab = logp.type.shape[-1] if logp.type.rank == 1 else logp.type.shape[1]
+    d = c.defs.get(logp.name)
+    if reduction == 1 and logp.type.rank == 2 and d is not None and d[0] == "log_softmax":
+        # F.cross_entropy, which ATen decomposes into _log_softmax over the
+        # classes and nll_loss: train.cross_entropy of the logits (the
+        # log-softmax itself stays for any other use). Logits [B*T, V] and
+        # targets [B*T] that are reshapes of [B, T, V] and [B, T] are taken
+        # as they were.
+        logits, ids = d[1][0], target
+        ld, td = c.defs.get(logits.name), c.defs.get(target.name)
+        if ld is not None and ld[0] == "reshape" and td is not None and td[0] == "reshape" \
+                and ld[1][0].type.shape[:-1] == td[1][0].type.shape and \
+                ld[1][0].type.shape[-1] == logits.type.shape[-1]:
+            logits, ids = ld[1][0], td[1][0]
+        loss = c.f.cross_entropy(c._name(), logits, ids)
+        return (c.track(loss, "cross_entropy", logits, ids), None)
+    if logp.type.rank == 1:
+        idx = c.reshape(target, (1,))
+        picked = _gather(c, logp, 0, idx)
+    else:
+        # [N, C] (or [N, C, d...]): the class axis is 1.
+        idx_shape = list(target.type.shape)
+        idx_shape.insert(1, 1)
+        idx = c.reshape(target, idx_shape)
+        picked = _gather(c, logp, 1, idx)
+        picked = c.reshape(picked, target.type.shape)
+    # -x as a scale by -1: exact, and an op every back end has.
+    neg = c.track(c.f.scale(c._name("_nll"), picked, -1.0), "scale", picked, -1.0)
+    if reduction == 0:
+        return (neg, None)
+    op = "mean" if reduction == 1 else "sum"
+    loss = c.track(c.f._reduction(op, c._name(), neg, range(neg.type.rank)), op, neg)
+    return (loss, None)
+
+
+def _alias_copy(c, x, *args, **kwargs):
+    return _identity(c, x)
+
+
+def _fill_like(value: float):
+    def emit(c, x, dtype=None, layout=None, device=None, pin_memory=None,
+             memory_format=None):
+        x = c.tensor(x)
+        return c.fill(value, x.type.shape, x.type.element)
+    return emit
+
+
+def _full_like(c, x, value, dtype=None, layout=None, device=None, pin_memory=None,
+               memory_format=None):
+    x = c.tensor(x)
+    return c.fill(float(value), x.type.shape, x.type.element)
+
+
+def _split_with_sizes(c, x, sizes, dim=0):
+    return _split(c, x, list(sizes), dim)
+
+
+def _slice_scatter(c, base, src, dim=0, start=None, end=None, step=1):
+    """``base`` with a slice replaced by `src` (functionalization's write-back
+    of an in-place op on a view): the parts of `base` around it and `src`,
+    concatenated."""
+    base = c.tensor(base)
+    src = c.tensor(src, base)
+    d = c.dim(dim, base.type.rank)
+    size = base.type.shape[d]
+    start = 0 if start is None else int(start)
+    end = size if end is None else min(int(end), size)
+    start = start + size if start < 0 else start
+    end = end + size if end < 0 else end
+    if step != 1:
+        c.fail("an in-place write into a strided slice is not supported")
+    src = c.broadcast(src, [end - start if i == d else s for i, s in enumerate(base.type.shape)])
+    parts = []
+    if start > 0:
+        parts.append(_slice_dim(c, base, d, 0, start, 1))
+    parts.append(src)
+    if end < size:
+        parts.append(_slice_dim(c, base, d, end, size, 1))
+    if len(parts) == 1:
+        return parts[0]
+    return c.track(c.f.concat(c._name(), parts, d), "concat", *parts)
+
+
+def _select_scatter(c, base, src, dim, index):
+    base = c.tensor(base)
+    d = c.dim(dim, base.type.rank)
+    i = int(index) % base.type.shape[d]
+    src = _unsqueeze(c, c.tensor(src, base), d)
+    return _slice_scatter(c, base, src, d, i, i + 1, 1)
+
+
+OP_TABLE: dict[Any, Callable] = {}
+"""ATen overload -> emitter. docs/importer.md lists it with the train op
+each gives and the raising pass that may fuse it."""
+
+
+def _register_one(overloads: Sequence, emitter: Callable) -> None:
+    for overload in overloads:
+        OP_TABLE[overload] = emitter
+
+
+_register_one([aten.add.Tensor, aten.add.Scalar], _binary("add"))
+_register_one([aten.sub.Tensor, aten.sub.Scalar], _binary("sub"))
+_register_one([aten.mul.Tensor, aten.mul.Scalar], _binary("mul"))
+_register_one([aten.div.Tensor, aten.div.Scalar, aten.div.Tensor_mode], _binary("div"))
+_register_one([aten.rsub.Tensor, aten.rsub.Scalar], _rsub)
+_register_one([aten.neg.default], _neg)
+_register_one([aten.exp.default], _unary("exp"))
+_register_one([aten.log.default], _unary("log"))
+_register_one([aten.tanh.default], _unary("tanh"))
+_register_one([aten.rsqrt.default], _unary("rsqrt"))
+_register_one([aten.sqrt.default], _sqrt)
+_register_one([aten.relu.default], _relu)
+_register_one([aten.silu.default], _silu)
+_register_one([aten.sigmoid.default], _sigmoid)
+_register_one([aten.gelu.default], _gelu)
+_register_one([aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor], _pow)
+_register_one([aten.mm.default, aten.bmm.default], _mm)
+_register_one([aten.addmm.default], _addmm)
+_register_one([aten.baddbmm.default], _baddbmm)
+_register_one([aten.view.default, aten._unsafe_view.default, aten.reshape.default], _view)
+_register_one([aten._reshape_alias.default], _reshape_alias)
+_register_one([aten.unsqueeze.default], _unsqueeze)
+_register_one([aten.squeeze.default, aten.squeeze.dim], _squeeze)
+_register_one([aten.clone.default], _clone)
+_register_one([aten.alias.default, aten.lift_fresh_copy.default, aten.lift_fresh.default],
+              _alias_copy)
+_register_one([aten.detach.default], _detach)
+_register_one([aten._to_copy.default], _to_copy)
+_register_one([aten.t.default], _t)
+_register_one([aten.transpose.int], _transpose)
+_register_one([aten.permute.default], _permute)
+_register_one([aten.expand.default], _expand)
+_register_one([aten._softmax.default], _softmax)
+_register_one([aten._log_softmax.default], _log_softmax)
+_register_one([aten.native_layer_norm.default], _layer_norm)
+_register_one([aten.sum.dim_IntList], _reduce("sum"))
+_register_one([aten.sum.default], _sum_default)
+_register_one([aten.mean.dim], _reduce("mean"))
+_register_one([aten.mean.default], _mean_default)
+_register_one([aten.amax.default], _reduce("amax"))
+_register_one([aten.var.correction], _var)
+_register_one([aten.var.dim], _var_dim)
+_register_one([aten.var.default], _var_default)
+_register_one([aten.embedding.default], _embedding)
+_register_one([aten.split.Tensor], _split)
+_register_one([aten.split_with_sizes.default], _split_with_sizes)
+_register_one([aten.slice.Tensor], _slice)
+_register_one([aten.select.int], _select)
+_register_one([aten.cat.default], _cat)
+_register_one([aten.index_select.default], _index_select)
+_register_one([aten.index.Tensor], _index)
+_register_one([aten.gather.default], _gather)
+_register_one([aten.index_put.default], _index_put)
+_register_one([aten.masked_select.default], _masked_select)
+_register_one([aten.where.self], _where)
+_register_one([aten.masked_fill.Scalar, aten.masked_fill.Tensor], _masked_fill)
+for _kind in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _register_one([getattr(aten, _kind).Tensor, getattr(aten, _kind).Scalar], _compare(_kind))
+_register_one([aten.bitwise_not.default, aten.logical_not.default], _logical_not)
+_register_one([aten.tril.default], _tril("tril"))
+_register_one([aten.triu.default], _tril("triu"))
+_register_one([aten.native_dropout.default], _dropout)
+_register_one([aten.nll_loss_forward.default], _nll_loss)
+_register_one([aten.ones_like.default], _fill_like(1.0))
+_register_one([aten.zeros_like.default], _fill_like(0.0))
+_register_one([aten.full_like.default], _full_like)
+_register_one([aten.slice_scatter.default], _slice_scatter)
+_register_one([aten.select_scatter.default], _select_scatter)
