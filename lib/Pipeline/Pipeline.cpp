@@ -87,8 +87,8 @@ struct TrainingPipelineOptions
   Option<bool> flatBuffers{
       *this, "flat-buffers",
       llvm::cl::desc("Stages 1-2 in Megatron's flat layout (train-zero's "
-                     "flat-buffers; not yet bufferized)"),
-      llvm::cl::init(false)};
+                     "flat-buffers; the default, =false for the per-tensor layout)"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
