@@ -18,6 +18,10 @@
 //     the buffers of its operands into fresh buffers (memref.alloc, with the
 //     train.category the memory report counts them in), and a train.write
 //     that remains is a memref.copy into the state's buffer;
+//   * a value whose only use writes the whole storage of a tensor-level
+//     train.buffer is computed there (the write disappears), also when it
+//     is elementwise over a read of that storage read by it alone (stage
+//     2's sum over micro-batches);
 //   * collectives are train.collective_start / train.collective_wait on
 //     buffers, with the payload (the elements that are not padding);
 //   * a flat gradient bucket (stage 0: the gradients packed, all-reduced,
@@ -143,7 +147,7 @@ struct Analysis {
   llvm::DenseMap<Value, StringRef> rankSlot;
   /// A value computed straight into the whole storage of the tensor-level
   /// train.buffer its only use writes it to (the write disappears): stage
-  /// 2's averaged gradient shard.
+  /// 2's averaged gradient shard, also summed over micro-batches.
   llvm::DenseMap<Value, StringRef> intoBuffer;
   /// Each state's accesses in this function, in block order: its reads and
   /// writes, and the updates whose updated operand reads it.
@@ -396,10 +400,22 @@ private:
       unsigned from = position.lookup(value.getDefiningOp());
       unsigned at = position.lookup(write);
       StringRef root = rootOf(write.getName());
-      bool touched = readLiveAt(root, from, nullptr);
+      // An elementwise producer may read the buffer's whole storage as an
+      // operand of its result's type, read by it alone: element i is read
+      // before it is written (stage 2's sum of micro-batches).
+      Operation *producer = value.getDefiningOp();
+      Operation *own = nullptr;
+      if (isa<FusedOp>(producer) || isElementwise(producer))
+        for (Value operand : producer->getOperands())
+          if (auto read = operand.getDefiningOp<ReadOp>();
+              read && read.getName() == write.getName() &&
+              operand.getType() == value.getType() && operand.hasOneUse())
+            own = read;
+      bool touched = readLiveAt(root, from, own);
       for (Operation *access : accesses[root]) {
         unsigned p = position.lookup(access);
-        touched |= access != write.getOperation() && p >= from && p <= at;
+        touched |= access != write.getOperation() && access != own &&
+                   p >= from && p <= at;
       }
       if (touched)
         continue;
