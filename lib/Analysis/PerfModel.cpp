@@ -34,6 +34,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
@@ -403,20 +404,51 @@ llvm::DenseSet<Value> shardedValues(ModuleOp module, Block &block) {
 }
 
 /// Rank 0's persistent bytes on `ranks` ranks: a sharded parameter or
-/// state keeps ceil(numel / ranks) elements, the others all of theirs.
+/// state keeps ceil(numel / ranks) elements, the others all of theirs. A
+/// flat buffer is laid out again for `ranks` as train-zero would: its
+/// members end to end, padded to `ranks` shards of ceil(members / ranks)
+/// elements; a sharded buffer keeps one shard (its members are counted
+/// there, not as themselves), a replicated one all of them.
 int64_t modelStateBytes(ModuleOp module, int64_t ranks) {
   int64_t total = 0;
+  auto bytesOf = [](Type element) {
+    return static_cast<int64_t>(element.getIntOrFloatBitWidth() / 8);
+  };
   auto add = [&](RankedTensorType type, bool isSharded) {
     int64_t elements = type.getNumElements();
     if (isSharded)
       elements = (elements + ranks - 1) / ranks;
-    total += elements * static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+    total += elements * bytesOf(type.getElementType());
   };
+  llvm::StringMap<int64_t> declared;
   for (Operation &op : module.getBody()->getOperations()) {
     if (auto param = dyn_cast<ParamOp>(op))
-      add(param.getTensorType(), param.getShards().value_or(1) > 1);
+      declared[param.getSymName()] = param.getTensorType().getNumElements();
     else if (auto state = dyn_cast<StateOp>(op))
-      add(state.getTensorType(), state.getShards().value_or(1) > 1);
+      declared[state.getSymName()] = state.getTensorType().getNumElements();
+  }
+  llvm::StringSet<> inShardedBuffer;
+  for (auto buffer : module.getBody()->getOps<BufferOp>()) {
+    bool sharded = buffer.getStorageType() != buffer.getTensorType();
+    int64_t members = 0;
+    for (Attribute member : buffer.getMembers()) {
+      StringRef name = cast<FlatSymbolRefAttr>(member).getValue();
+      members += declared.lookup(name);
+      if (sharded)
+        inShardedBuffer.insert(name);
+    }
+    int64_t shard = (members + ranks - 1) / ranks;
+    int64_t stored = sharded ? shard : shard * ranks - members;
+    total += stored * bytesOf(buffer.getTensorType().getElementType());
+  }
+  for (Operation &op : module.getBody()->getOperations()) {
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      if (!inShardedBuffer.contains(param.getSymName()))
+        add(param.getTensorType(), param.getShards().value_or(1) > 1);
+    } else if (auto state = dyn_cast<StateOp>(op)) {
+      if (!inShardedBuffer.contains(state.getSymName()))
+        add(state.getTensorType(), state.getShards().value_or(1) > 1);
+    }
   }
   return total;
 }

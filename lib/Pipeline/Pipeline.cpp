@@ -89,8 +89,8 @@ struct TrainingPipelineOptions
   Option<bool> flatBuffers{
       *this, "flat-buffers",
       llvm::cl::desc("Stages 1-2 in Megatron's flat layout (train-zero's "
-                     "flat-buffers; not yet bufferized)"),
-      llvm::cl::init(false)};
+                     "flat-buffers; the default, =false for the per-tensor layout)"),
+      llvm::cl::init(true)};
   Option<bool> raise{
       *this, "raise",
       llvm::cl::desc("Raise written-out attention, norms and activations to "

@@ -18,6 +18,11 @@
 //     the buffers of its operands into fresh buffers (memref.alloc, with the
 //     train.category the memory report counts them in), and a train.write
 //     that remains is a memref.copy into the state's buffer;
+//   * a value whose only use writes the whole storage of a tensor-level
+//     train.buffer, or of a parameter or state in no buffer, is computed
+//     there (the write disappears): the bf16 cast of an updated master
+//     into its parameter; also when it is elementwise over a read of that
+//     storage read by it alone (a sum over micro-batches);
 //   * collectives are train.collective_start / train.collective_wait on
 //     buffers, with the payload (the elements that are not padding);
 //   * a flat gradient bucket (stage 0: the gradients packed, all-reduced,
@@ -142,8 +147,8 @@ struct Analysis {
   llvm::DenseMap<Operation *, StringRef> gatherInto;
   llvm::DenseMap<Value, StringRef> rankSlot;
   /// A value computed straight into the whole storage of the tensor-level
-  /// train.buffer its only use writes it to (the write disappears): stage
-  /// 2's averaged gradient shard.
+  /// train.buffer, parameter or state its only use writes it to (the write
+  /// disappears): stage 2's averaged gradient shard, a bf16 parameter.
   llvm::DenseMap<Value, StringRef> intoBuffer;
   /// Each state's accesses in this function, in block order: its reads and
   /// writes, and the updates whose updated operand reads it.
@@ -379,27 +384,55 @@ private:
     }
   }
 
+  /// The storage type of a tensor-level buffer, or of a parameter or state
+  /// in no buffer; null otherwise.
+  Type wholeStorageType(SymbolTable &symbols, StringRef name) const {
+    if (auto buffer = symbols.lookup<BufferOp>(name))
+      return buffer.getStorageType();
+    if (rootOf(name) != name)
+      return {};
+    if (auto param = symbols.lookup<ParamOp>(name))
+      return param.getStorageType();
+    if (auto state = symbols.lookup<StateOp>(name))
+      return state.getStorageType();
+    return {};
+  }
+
   /// A kernel's result whose only use is a write of the whole storage of a
-  /// tensor-level buffer, when nothing reads the buffer from the kernel on
-  /// and nothing else accesses it in between.
+  /// tensor-level buffer, or of a parameter or state in no buffer (the
+  /// cast of an updated fp32 master into its bf16 parameter), when nothing
+  /// reads that storage from the kernel on and nothing else accesses it in
+  /// between.
   void findWritesIntoBuffers(Block &block, SymbolTable &symbols) {
     for (Operation &op : block) {
       auto write = dyn_cast<WriteOp>(op);
       if (!write || elidedWrites.contains(write))
         continue;
-      auto buffer = symbols.lookup<BufferOp>(write.getName());
+      Type storageType = wholeStorageType(symbols, write.getName());
       Value value = write.getValue();
-      if (!buffer || buffer.getStorageType() != value.getType() ||
+      if (!storageType || storageType != value.getType() ||
           !value.hasOneUse() || placeable(value, block) != value ||
           rankSlot.count(value))
         continue;
       unsigned from = position.lookup(value.getDefiningOp());
       unsigned at = position.lookup(write);
       StringRef root = rootOf(write.getName());
-      bool touched = readLiveAt(root, from, nullptr);
+      // An elementwise producer may read the buffer's whole storage as an
+      // operand of its result's type, read by it alone: element i is read
+      // before it is written (stage 2's sum of micro-batches).
+      Operation *producer = value.getDefiningOp();
+      Operation *own = nullptr;
+      if (isa<FusedOp>(producer) || isElementwise(producer))
+        for (Value operand : producer->getOperands())
+          if (auto read = operand.getDefiningOp<ReadOp>();
+              read && read.getName() == write.getName() &&
+              operand.getType() == value.getType() && operand.hasOneUse())
+            own = read;
+      bool touched = readLiveAt(root, from, own);
       for (Operation *access : accesses[root]) {
         unsigned p = position.lookup(access);
-        touched |= access != write.getOperation() && p >= from && p <= at;
+        touched |= access != write.getOperation() && access != own &&
+                   p >= from && p <= at;
       }
       if (touched)
         continue;

@@ -1,13 +1,14 @@
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %python %s --zeroc %zeroc_build/bin/zeroc --src %zeroc_src --work %t --mpirun "%mpirun" | FileCheck %s
-"""Executables in Megatron's flat layout (--flat-buffers, stages 1-2).
+"""Executables in Megatron's flat layout (stages 1-2, the default).
 
 A tiny GPT-2 (sizes that divide by neither 3 nor 2: every bucket's shard
-cuts members and pads) is compiled at stages 1 and 2 with --flat-buffers
-for 2 and 3 ranks in fp32 (two of those in bf16, one with two
+cuts members and pads) is compiled at stages 1 and 2 in the default flat
+layout for 2 and 3 ranks in fp32 (two of those in bf16, one with two
 micro-batches), and trained for 4 AdamW steps with
 gradient clipping. Against the per-tensor layout of the same stage and
-world size (independent code: per-tensor shards, packs and unpacks):
+world size (--flat-buffers=false; independent code: per-tensor shards,
+packs and unpacks):
 
 - the flat executable has the per-bucket buffers and calls
   zrt_adamw_buffer;
@@ -44,7 +45,7 @@ def main():
                 base = [f"--zero-stage={stage}", f"--world-size={ranks}",
                         f"--precision={precision}", f"--grad-accum={accum}"]
                 runs = {}
-                for layout, flags in (("tensor", base), ("flat", base + ["--flat-buffers"])):
+                for layout, flags in (("tensor", base + ["--flat-buffers=false"]), ("flat", base)):
                     exe = os.path.join(args.work, f"{tag}-{layout}")
                     report = harness.compile_executable(args, model, flags, exe)
                     records = harness.train(args, exe, ranks, STEPS)
@@ -53,10 +54,10 @@ def main():
                 # The flat executable is the flat layout: its buffers and
                 # one update per bucket shard.
                 source = subprocess.run(
-                    [args.zeroc, model, *base, "--flat-buffers", "--emit=source"],
+                    [args.zeroc, model, *base, "--emit=source"],
                     check=True, capture_output=True, text=True).stdout
                 if '"zero.flat0.params"' not in source or "zrt_adamw_buffer(" not in source:
-                    failures.append(f"{tag}: --flat-buffers did not write the flat layout")
+                    failures.append(f"{tag}: the default did not write the flat layout")
                 err = harness.worst(runs["flat"][1], runs["tensor"][1])
                 if not err <= tol:
                     failures.append(f"{tag}: flat losses {runs['flat'][1]} differ from "

@@ -93,13 +93,14 @@ static cl::opt<int64_t>
                 cl::value_desc("B"), cl::init(25 << 20), cl::cat(category));
 static cl::opt<bool> flatBuffers(
     "flat-buffers",
-    cl::desc("Stages 1-2: Megatron's layout -- each gradient bucket's "
-             "parameters, gradients, fp32 masters and moments as members of "
-             "contiguous per-bucket buffers, the states sharded "
-             "contiguously over the ranks, one optimizer update per bucket "
-             "shard, no pack or unpack around the collectives (stages 0 "
-             "and 3 ignore it; default: off)"),
-    cl::init(false), cl::cat(category));
+    cl::desc("Stages 1-2 in Megatron's layout, on by default: each "
+             "gradient bucket's parameters, gradients, fp32 masters and "
+             "moments as members of contiguous per-bucket buffers, the "
+             "states sharded contiguously over the ranks, one optimizer "
+             "update per bucket shard, no pack or unpack around the "
+             "collectives; --flat-buffers=false keeps the per-tensor "
+             "layout (stages 0 and 3 ignore the flag)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<std::string>
     remat("remat",
           cl::desc("Activation rematerialization: none (keep every "

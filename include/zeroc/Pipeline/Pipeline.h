@@ -37,8 +37,8 @@ struct PipelineOptions {
   /// Micro-batches per step (--grad-accum): train-accumulate's K.
   int64_t gradAccum = 1;
   /// Stages 1-2 in Megatron's flat layout (train-zero's flat-buffers; the
-  /// evaluator runs it, train-bufferize does not plan it yet).
-  bool flatBuffers = false;
+  /// default, false for the per-tensor layout).
+  bool flatBuffers = true;
   /// Raise written-out attention, norms and activations to the fast ops
   /// (train-raise, first); zeroc's --raise.
   bool raise = true;

@@ -427,15 +427,14 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
       in the order backward produces them, and each bucket is averaged with
       one `shard.all_reduce`; the averaged gradients live in full `grad`
       buffers and every rank runs the full optimizer.
-    * stage 1: optimizer state (fp32 master copies, moments) is sharded:
-      each rank keeps a flat shard (`shards = N`) of every state. Buckets
-      are packed rank-major and reduced with `shard.reduce_scatter`, so
-      each rank receives exactly its shards; the full local gradients stay
-      in their `grad` buffers. Each rank updates its shards, and the updated
-      parameters are rebuilt with one `shard.all_gather` per bucket.
+    * stage 1: optimizer state (fp32 master copies, moments) is sharded,
+      and each bucket is reduced with `shard.reduce_scatter`, so each rank
+      receives exactly its shard; the full local gradients stay whole.
+      Each rank updates its shards, and the updated parameters are rebuilt
+      with one `shard.all_gather` per bucket.
     * stage 2: as stage 1, but gradients are sharded too: only the reduced
-      shard is kept (in a sharded `grad` buffer) and the full gradient dies
-      as soon as its bucket is packed.
+      shard is kept (in a sharded gradient buffer) and the full gradients
+      die as soon as their bucket is reduced.
     * stage 3: as stage 2, and parameters are sharded between steps. Each
       group of parameters (by `bucket-bytes`, in order of first use) is
       gathered with `train.all_gather_start`/`train.wait` before its first
@@ -443,8 +442,8 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
       gathered and released again around its use in backward. These ops
       have side effects, so CSE cannot merge the two gathers.
 
-    With `flat-buffers` (stages 1-2; other stages ignore it) the layout is
-    Megatron's distributed optimizer's instead: each bucket (one element
+    Stages 1-2 use, by default (`flat-buffers`), the layout of Megatron's
+    distributed optimizer: each bucket (one element
     type) is a set of `train.buffer` declarations -- its parameters
     (replicated), gradients (replicated at stage 1, `shards = N` at stage
     2), fp32 masters and moments (`shards = N`) -- whose members are the
@@ -457,8 +456,14 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
     decay, and one all-gather rebuilds the parameter buffer. There is no
     unpack: members are views of their buffer. With micro-batches, stage 2
     reduce-scatters each micro-batch's bucket and sums it into the sharded
-    gradient buffer. The evaluator runs this form; train-bufferize does
-    not plan it yet.
+    gradient buffer.
+
+    With `flat-buffers=0` (stages 1-2; kept for now, to be removed) the
+    layout is per tensor instead: each rank keeps a flat shard (`shards =
+    N`) of every state, buckets are packed rank-major (`train.pack` with
+    `shards = N`) so that the reduce-scatter hands each rank its shard of
+    every tensor, and unpacked into the per-tensor states; the stage-1
+    gradients stay in per-tensor `grad` states, stage 2's in sharded ones.
 
     The loss is averaged over ranks; the gradient norm combines every
     rank's partial squared norm with an all-reduce, so clipping is global.
@@ -473,9 +478,10 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
            "Number of data-parallel ranks">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
            "Target size of a gradient bucket (and of a stage-3 gather group)">,
-    Option<"flatBuffers", "flat-buffers", "bool", "false",
-           "Stages 1-2: Megatron's layout (contiguous per-bucket buffers "
-           "sharded over the ranks; not yet bufferized)">
+    Option<"flatBuffers", "flat-buffers", "bool", "true",
+           "Stages 1-2 in Megatron's layout (contiguous per-bucket buffers "
+           "sharded over the ranks), the default; false for the per-tensor "
+           "layout">
   ];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::func::FuncDialect",

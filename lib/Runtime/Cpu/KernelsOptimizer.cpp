@@ -127,6 +127,8 @@ extern "C" void zrt_adamw_buffer(float *param, const float *grad,
   checkNonNegative(kernel, "step", step);
   std::vector<DecayRun> runs = decayRuns(kernel, n, first, segments,
                                          segment_begin, segment_end, decay);
+  if (!guard::allowUpdate()) // a non-finite step under --skip-nonfinite
+    return;
   AdamStep with = adamStep(lr, step, beta1, beta2, eps, weight_decay);
   AdamStep without = adamStep(lr, step, beta1, beta2, eps, 0.0);
   // Blocks of the whole shard in parallel; each block applies the runs it
@@ -155,6 +157,8 @@ extern "C" void zrt_sgd_buffer(float *param, const float *grad,
     zrt_fail("%s: momentum %g needs a momentum buffer", kernel, momentum);
   std::vector<DecayRun> runs = decayRuns(kernel, n, first, segments,
                                          segment_begin, segment_end, decay);
+  if (!guard::allowUpdate()) // a non-finite step under --skip-nonfinite
+    return;
   float mom = static_cast<float>(momentum),
         wd = static_cast<float>(weight_decay);
   parallelFor((n + kBlock - 1) / kBlock, kBlock * 3, [&](int64_t b0,

@@ -1,4 +1,6 @@
-// RUN: zeroc-opt %S/../Zero/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=2 world-size=2 bucket-bytes=1" --train-schedule=max-in-flight=2 | FileCheck %s
+// RUN: zeroc-opt %S/../Zero/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=2 world-size=2 bucket-bytes=1 flat-buffers=0" --train-schedule=max-in-flight=2 | FileCheck %s
+// (The per-tensor layout, flat-buffers=0: its per-tensor buckets are
+// what the checks below place.)
 
 // Stage 2 with one gradient per bucket and at most two buckets in flight:
 // each reduce-scatter starts as soon as its bucket is packed, and its wait

@@ -1,4 +1,6 @@
-// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-mixed-precision --train-autodiff --train-optimizer "--train-zero=stage=1 world-size=2 bucket-bytes=1000" | FileCheck %s
+// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-mixed-precision --train-autodiff --train-optimizer "--train-zero=stage=1 world-size=2 flat-buffers=0 bucket-bytes=1000" | FileCheck %s
+// The per-tensor layout (flat-buffers=0); the flat one, the default, is
+// flat-buffers.mlir's.
 
 // Stage 1 (bf16): optimizer state is sharded; the full local gradient stays
 // in its buffer; one reduce-scatter hands each rank its gradient shards; the

@@ -1,4 +1,6 @@
-// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=2 world-size=2 bucket-bytes=64" | FileCheck %s
+// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=2 world-size=2 flat-buffers=0 bucket-bytes=64" | FileCheck %s
+// The per-tensor layout (flat-buffers=0); the flat one, the default, is
+// flat-buffers.mlir's.
 
 // Stage 2: as stage 1, but only the gradient shard is kept: no full
 // gradient buffer, the shard is written to a sharded one. f32 parameters
