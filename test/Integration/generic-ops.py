@@ -53,10 +53,11 @@ def main():
     token_file = os.path.join(args.work, "tokens.bin")
     data.write_tokens(token_file, tokens)
 
-    # The generated C++ calls the generic kernels.
+    # The generated C++ calls the generic kernels (--raise=false: train-raise
+    # would turn the written-out loss and norm into the fast ops).
     source = os.path.join(args.work, "generic.cpp")
-    subprocess.run([os.path.join(args.bin, "zeroc"), model, "--emit=source",
-                    "-o", source], check=True)
+    subprocess.run([os.path.join(args.bin, "zeroc"), model, "--raise=false",
+                    "--emit=source", "-o", source], check=True)
     text = open(source).read()
     missing = [k for k in KERNELS if k not in text]
     if missing:
@@ -64,7 +65,8 @@ def main():
 
     # The executable, on one rank.
     exe = os.path.join(args.work, "generic")
-    subprocess.run([os.path.join(args.bin, "zeroc"), model, "-o", exe], check=True)
+    subprocess.run([os.path.join(args.bin, "zeroc"), model, "--raise=false",
+                    "-o", exe], check=True)
     log = os.path.join(args.work, "generic.jsonl")
     saved = os.path.join(args.work, "saved")
     subprocess.run(args.mpirun.split() + ["-np", "1", exe, "--data", token_file,
