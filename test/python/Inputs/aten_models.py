@@ -170,7 +170,11 @@ class MaskedFillInplace(nn.Module):
     def __init__(self, vocab_size=256, d=16):
         super().__init__()
         self.emb = nn.Embedding(vocab_size, d)
-        self.qk = nn.Linear(d, 2 * d)
+        # No bias: a bias on k adds q.b to a whole row of scores, which the
+        # softmax cancels, so its gradient is rounding noise (1e-9) that
+        # AdamW's normalisation turns into lr-sized steps of either sign on
+        # both sides: the weights would differ by 5e-4 with equal losses.
+        self.qk = nn.Linear(d, 2 * d, bias=False)
         self.head = nn.Linear(d, vocab_size)
 
     def forward(self, tokens, targets):
