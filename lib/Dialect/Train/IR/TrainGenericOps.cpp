@@ -9,89 +9,35 @@
 #include "zeroc/Dialect/Train/IR/TrainBuilder.h"
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
+#include "TypeRules.h"
 
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
 using namespace zeroc::train;
+using namespace zeroc::train::rules;
 
 namespace {
-
-RankedTensorType tensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-/// Reports through the op's location, worded as Operation::emitOpError
-/// words it, or nowhere when a type rule runs without a location.
-struct Errors {
-  std::optional<Location> location;
-  StringRef opName;
-
-  InFlightDiagnostic operator()() const {
-    return mlir::emitError(*location) << "'" << opName << "' op ";
-  }
-  ErrorEmitter emitter() const {
-    if (!location)
-      return nullptr;
-    return ErrorEmitter(*this);
-  }
-  template <typename... Parts>
-  LogicalResult fail(Parts &&...parts) const {
-    if (location) {
-      InFlightDiagnostic diagnostic = (*this)();
-      (diagnostic << ... << std::forward<Parts>(parts));
-    }
-    return failure();
-  }
-};
-
-/// The result type of a reduction of `input` over `dims`.
-LogicalResult inferReduced(const Errors &errors, Value input,
-                           ArrayRef<int64_t> dims,
-                           SmallVectorImpl<Type> &types) {
-  RankedTensorType type = tensorType(input);
-  FailureOr<Shape> shape =
-      reduceShape(type.getShape(), dims, errors.emitter());
-  if (failed(shape))
-    return failure();
-  types.push_back(RankedTensorType::get(*shape, type.getElementType()));
-  return success();
-}
-
-/// The verifier half of a type rule: the op's result types must be those
-/// the rule infers.
-template <typename OpT>
-LogicalResult verifyInferred(OpT op) {
-  SmallVector<Type> expected;
-  if (failed(OpT::inferReturnTypes(op.getContext(), op.getLoc(),
-                                   typename OpT::Adaptor(op), expected)))
-    return failure();
-  for (auto [result, type] : llvm::zip(op->getResults(), expected))
-    if (result.getType() != type)
-      return op.emitOpError("result type ")
-             << result.getType() << " does not match the expected " << type;
-  return success();
-}
 
 /// The shape rule of torch.gather shared by train.gather and
 /// train.gather_grad: `index` has the rank of `data` (the gathered tensor)
 /// and, along every dimension but `dim`, at most its size.
-LogicalResult checkGatherShapes(const Errors &errors, StringRef dataName,
+LogicalResult checkGatherShapes(const RuleErrors &errors, StringRef dataName,
                                 ArrayRef<int64_t> data,
                                 ArrayRef<int64_t> index, int64_t dim) {
   int64_t rank = static_cast<int64_t>(data.size());
   if (rank < 1)
-    return errors.fail(dataName, " must have rank >= 1");
+    return report(errors, dataName, " must have rank >= 1");
   if (dim < 0 || dim >= rank)
-    return errors.fail("dimension ", dim, " is out of range for the ",
+    return report(errors, "dimension ", dim, " is out of range for the ",
                        dataName, "'s rank ", rank);
   if (static_cast<int64_t>(index.size()) != rank)
-    return errors.fail("index has rank ", index.size(), " but the ", dataName,
+    return report(errors, "index has rank ", index.size(), " but the ", dataName,
                        " has rank ", rank, " (torch.gather's rule: equal "
                        "ranks)");
   for (int64_t d = 0; d < rank; ++d)
     if (d != dim && index[d] > data[d])
-      return errors.fail("index dimension ", d, " of size ", index[d],
+      return report(errors, "index dimension ", d, " of size ", index[d],
                          " exceeds the ", dataName, "'s size ", data[d],
                          " (only dimension ", dim, " may be larger)");
   return success();
@@ -115,14 +61,13 @@ LogicalResult AmaxOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> location,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
-  return inferReduced(Errors{location, getOperationName()}, adaptor.getInput(),
-                      adaptor.getDims(), types);
+  return inferReduction<AmaxOp>(location, adaptor, types);
 }
 
 LogicalResult AmaxOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  return verifyInferred(*this);
+  return verifyInferredTypes(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -133,12 +78,11 @@ LogicalResult VarOp::inferReturnTypes(MLIRContext *,
                                       std::optional<Location> location,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
-  return inferReduced(Errors{location, getOperationName()}, adaptor.getInput(),
-                      adaptor.getDims(), types);
+  return inferReduction<VarOp>(location, adaptor, types);
 }
 
 LogicalResult VarOp::verify() {
-  if (failed(verifyStaticShapes(*this)) || failed(verifyInferred(*this)))
+  if (failed(verifyStaticShapes(*this)) || failed(verifyInferredTypes(*this)))
     return failure();
   int64_t correction = getCorrection();
   if (correction < 0)
@@ -173,7 +117,7 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
-  Errors errors{location, getOperationName()};
+  RuleErrors errors{location, getOperationName()};
   RankedTensorType input = tensorType(adaptor.getInput());
   RankedTensorType index = tensorType(adaptor.getIndex());
   if (failed(checkGatherShapes(errors, "input", input.getShape(),
@@ -187,7 +131,7 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
 LogicalResult GatherOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  return verifyInferred(*this);
+  return verifyInferredTypes(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -225,7 +169,7 @@ LogicalResult GatherGradOp::verify() {
   RankedTensorType grad = tensorType(getGrad()),
                    index = tensorType(getIndex()),
                    result = tensorType(getResult());
-  Errors errors{getLoc(), getOperationName()};
+  RuleErrors errors{getLoc(), getOperationName()};
   if (failed(checkGatherShapes(errors, "result", result.getShape(),
                                index.getShape(), getDim())))
     return failure();

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "TypeRules.h"
 
 #include "mlir/IR/OpImplementation.h"
 
@@ -16,19 +17,9 @@
 
 using namespace mlir;
 using namespace zeroc::train;
+using namespace zeroc::train::rules;
 
 namespace {
-
-RankedTensorType tensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-/// Reports through `location` (worded as Operation::emitOpError words it)
-/// when the rule has one, and fails.
-InFlightDiagnostic ruleError(std::optional<Location> location,
-                             StringRef opName) {
-  return mlir::emitError(*location) << "'" << opName << "' op ";
-}
 
 /// The type rule of compare and select: every operand has the type of the
 /// first (named `firstName`), which is the result type.
@@ -38,31 +29,13 @@ inferOneType(std::optional<Location> location, StringRef opName,
              SmallVectorImpl<Type> &types) {
   auto [firstName, first] = operands.front();
   for (auto [name, value] : operands.drop_front()) {
-    if (value.getType() == first.getType())
-      continue;
-    if (location)
-      ruleError(location, opName)
-          << name << " type " << value.getType() << " differs from "
-          << firstName << " type " << first.getType()
-          << " (broadcast the operands to one shape first)";
-    return failure();
+    if (value.getType() != first.getType())
+      return report(RuleErrors{location, opName}, name, " type ",
+                    value.getType(), " differs from ", firstName, " type ",
+                    first.getType(),
+                    " (broadcast the operands to one shape first)");
   }
   types.push_back(first.getType());
-  return success();
-}
-
-/// The verifier half of the type rule: the result type must be the one
-/// the rule gives.
-template <typename OpT>
-LogicalResult verifyInferredType(OpT op) {
-  SmallVector<Type> expected;
-  if (failed(OpT::inferReturnTypes(op.getContext(), op.getLoc(),
-                                   typename OpT::Adaptor(op), expected)))
-    return failure();
-  if (op.getResult().getType() != expected.front())
-    return op.emitOpError("result type ")
-           << op.getResult().getType() << " does not match the expected "
-           << expected.front();
   return success();
 }
 
@@ -129,7 +102,7 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *,
 LogicalResult CompareOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  return verifyInferredType(*this);
+  return verifyInferredTypes(*this);
 }
 
 LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
@@ -146,7 +119,7 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
 LogicalResult SelectOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  return verifyInferredType(*this);
+  return verifyInferredTypes(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -175,13 +148,10 @@ LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &types) {
   auto value = dyn_cast_or_null<DenseIntOrFPElementsAttr>(adaptor.getValue());
-  if (!value) {
-    if (location)
-      ruleError(location, getOperationName())
-          << "value must be a dense<...> tensor attribute, got "
-          << adaptor.getValue();
-    return failure();
-  }
+  if (!value)
+    return report(RuleErrors{location, getOperationName()},
+                  "value must be a dense<...> tensor attribute, got ",
+                  adaptor.getValue());
   types.push_back(value.getType());
   return success();
 }
@@ -189,7 +159,7 @@ LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
 LogicalResult ConstantOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
-  return verifyInferredType(*this);
+  return verifyInferredTypes(*this);
 }
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }

@@ -8,6 +8,7 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Dialect/Train/IR/TrainLlamaShapes.h"
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
+#include "TypeRules.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
@@ -17,6 +18,7 @@
 
 using namespace mlir;
 using namespace zeroc::train;
+using namespace zeroc::train::rules;
 
 #include "zeroc/Dialect/Train/IR/TrainEnums.cpp.inc"
 #include "zeroc/Dialect/Train/IR/TrainInterfaces.cpp.inc"
@@ -25,10 +27,6 @@ using namespace zeroc::train;
 #include "zeroc/Dialect/Train/IR/TrainOps.cpp.inc"
 
 namespace {
-
-RankedTensorType tensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
 
 /// Checks that `result` has the shape and element type the op's rule gives.
 LogicalResult verifyResultType(Operation *op, Value result,
@@ -50,62 +48,12 @@ LogicalResult verifyFinite(Operation *op, StringRef name, double value) {
   return success();
 }
 
-/// Where an op's type rule (its inferReturnTypes) reports: through the op's
-/// location, worded as Operation::emitOpError words it, or nowhere when the
-/// rule runs without a location (a silent query).
-struct RuleErrors {
-  std::optional<Location> location;
-  StringRef opName;
-
-  explicit operator bool() const { return location.has_value(); }
-  InFlightDiagnostic operator()() const {
-    return mlir::emitError(*location) << "'" << opName << "' op ";
-  }
-  /// For the shape rules of TrainShapes.h.
-  ErrorEmitter emitter() const {
-    if (!location)
-      return nullptr;
-    return ErrorEmitter(*this);
-  }
-};
-
-/// Fails, reporting `parts` when the rule has somewhere to report.
-template <typename... Parts>
-LogicalResult report(const RuleErrors &errors, Parts &&...parts) {
-  if (errors) {
-    InFlightDiagnostic diagnostic = errors();
-    (diagnostic << ... << std::forward<Parts>(parts));
-  }
-  return failure();
-}
-
 LogicalResult sameElementType(const RuleErrors &errors, StringRef lhsName,
                               Value lhs, StringRef rhsName, Value rhs) {
   Type l = tensorType(lhs).getElementType(), r = tensorType(rhs).getElementType();
   if (l != r)
     return report(errors, lhsName, " element type ", l, " differs from ",
                   rhsName, " element type ", r);
-  return success();
-}
-
-/// The verifier half of an op's type rule: the result types the op's
-/// inferReturnTypes gives (reporting why there are none) must be the op's.
-template <typename OpT>
-LogicalResult verifyInferredTypes(OpT op) {
-  SmallVector<Type> expected;
-  if (failed(OpT::inferReturnTypes(op.getContext(), op.getLoc(),
-                                   typename OpT::Adaptor(op), expected)))
-    return failure();
-  for (auto [index, result, type] :
-       llvm::enumerate(op->getResults(), expected)) {
-    if (result.getType() == type)
-      continue;
-    InFlightDiagnostic diagnostic = op.emitOpError("result ");
-    if (op->getNumResults() > 1)
-      diagnostic << "#" << index << " ";
-    return diagnostic << "type " << result.getType()
-                      << " does not match the expected " << type;
-  }
   return success();
 }
 
@@ -645,21 +593,6 @@ LogicalResult CrossEntropyOp::verify() {
            << formatShape(tensorType(getTargets()).getShape())
            << " must equal the logits shape without its last dimension ("
            << formatShape(positions) << ")";
-  return success();
-}
-
-/// The type rule of the reductions.
-template <typename ReductionOp>
-static LogicalResult inferReduction(std::optional<Location> location,
-                                    typename ReductionOp::Adaptor adaptor,
-                                    SmallVectorImpl<Type> &types) {
-  RuleErrors errors{location, ReductionOp::getOperationName()};
-  RankedTensorType input = tensorType(adaptor.getInput());
-  FailureOr<Shape> shape =
-      reduceShape(input.getShape(), adaptor.getDims(), errors.emitter());
-  if (failed(shape))
-    return failure();
-  types.push_back(RankedTensorType::get(*shape, input.getElementType()));
   return success();
 }
 
