@@ -13,19 +13,15 @@ weights must agree within 1e-5.
 import argparse
 import json
 import os
-import struct
 import subprocess
+import sys
 
-from zeroc import checkpoint, data, weights
+from zeroc import data
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
+import evaluator_reference  # noqa: E402
 
 STEPS, BATCH, BLOCK, VOCAB, SEED = 3, 6, 5, 37, 3
-
-
-def read_f32_safetensors(path):
-    """The F32 tensors of `path` as lists of floats."""
-    tensors, _ = weights.load(path)
-    return {name: list(struct.unpack(f"<{raw.numel}f", raw.data))
-            for name, raw in tensors.items() if raw.dtype == "F32"}
 
 
 def main():
@@ -56,46 +52,10 @@ def main():
     exe_losses = [json.loads(l)["loss"] for l in open(log) if '"loss"' in l]
 
     # The evaluator: the unpartitioned step, one batch at a time.
-    step_mlir = os.path.join(args.work, "step.mlir")
-    subprocess.run([os.path.join(args.bin, "zeroc-opt"), model, "--train-autodiff",
-                    "--train-optimizer", "-o", step_mlir], check=True)
-    state = None
-    eval_losses = []
-    for step in range(STEPS):
-        x, y = data.sample_batch(tokens, step, BATCH, BLOCK)
-        xs, ys = sum(x, []), sum(y, [])
-        inputs = os.path.join(args.work, f"inputs{step}.safetensors")
-        weights.save(inputs, {
-            "arg0": weights.RawTensor("I32", (BATCH, BLOCK), struct.pack(f"<{len(xs)}i", *xs)),
-            "arg1": weights.RawTensor("I32", (BATCH, BLOCK), struct.pack(f"<{len(ys)}i", *ys)),
-            "arg2": weights.RawTensor("I64", (), struct.pack("<q", step)),
-        })
-        out_state = os.path.join(args.work, f"state{step}.safetensors")
-        command = [os.path.join(args.bin, "zeroc-run"), step_mlir, "--inputs", inputs,
-                   "--seed", str(SEED), "--save-state", out_state]
-        if state:
-            command += ["--init", state]
-        result = json.loads(subprocess.run(command, check=True, capture_output=True,
-                                           text=True).stdout)
-        eval_losses.append(result["steps"][0]["results"][0][0])
-        state = out_state
-
-    failures = []
-    for step, (a, b) in enumerate(zip(exe_losses, eval_losses)):
-        print(f"step {step}: executable {a:.7f}  evaluator {b:.7f}")
-        if abs(a - b) > 1e-5 * abs(b):
-            failures.append(f"step {step}: loss {a} vs {b}")
-    exported = os.path.join(args.work, "exported.safetensors")
-    checkpoint.export(saved, exported)
-    final_exe = read_f32_safetensors(exported)
-    final_eval = read_f32_safetensors(state)
-    worst = 0.0
-    for name, values in final_exe.items():
-        reference = final_eval[name]
-        worst = max(worst, max(abs(x - y) for x, y in zip(values, reference)))
-    print(f"largest weight difference after {STEPS} steps: {worst:.2e}")
-    if worst > 1e-5 or len(exe_losses) != STEPS:
-        failures.append(f"weights differ by {worst}")
+    eval_losses, state = evaluator_reference.evaluator_losses(
+        args.bin, model, args.work, tokens, STEPS, BATCH, BLOCK, SEED)
+    failures = evaluator_reference.compare(exe_losses, eval_losses, saved, state,
+                                           args.work, STEPS)
     if failures:
         raise SystemExit("\n".join(failures))
     print("the MLP executable matches the reference evaluator")
