@@ -143,7 +143,29 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
   return SmallVector<Type>(op->getResultTypes());
 }
 
-/// Where each value's batch dimension is, for values computed from the batch.
+/// Where the batch is in a value computed from it: a factor of one
+/// dimension, as factor-based sharding propagation (Shardy) tracks a sharded
+/// axis through reshapes. The dimension `dim` has the global size
+/// `major` x `size` x minor: `size` examples of the batch (the global batch,
+/// or its leading part once a reshape cut it), with the `major` factor
+/// before them (a [T, B] merged into [T*B], as nn.MultiheadAttention's
+/// output projection does) and the minor factor after them (a [B, H] merged
+/// into [B*H]). A rank (or a new batch) holds `size` x numerator /
+/// denominator examples at the same place of every major block, so every
+/// op that keeps the dimension's elements apart computes its part exactly.
+struct BatchAxis {
+  int64_t dim = 0;
+  int64_t major = 1;
+  int64_t size = 1;
+
+  BatchAxis at(int64_t newDim) const { return {newDim, major, size}; }
+  bool operator==(const BatchAxis &other) const {
+    return dim == other.dim && major == other.major && size == other.size;
+  }
+  bool operator!=(const BatchAxis &other) const { return !(*this == other); }
+};
+
+/// Where each value's batch is, for values computed from the batch.
 /// The batch changes by the ratio `numerator` / `denominator`: a split
 /// among ranks (1 / ranks, which also marks dropouts and rejects sums over
 /// the batch) or a resize to another global batch (new / old).
@@ -152,44 +174,51 @@ public:
   BatchDims(int64_t numerator, int64_t denominator, bool split)
       : numerator(numerator), denominator(denominator), split(split) {}
 
-  void set(Value value, int64_t dim) { dims[value] = dim; }
-  std::optional<int64_t> of(Value value) const {
-    auto it = dims.find(value);
-    if (it == dims.end())
+  void set(Value value, BatchAxis axis) { axes[value] = axis; }
+  std::optional<BatchAxis> axisOf(Value value) const {
+    auto it = axes.find(value);
+    if (it == axes.end())
       return std::nullopt;
     return it->second;
+  }
+  std::optional<int64_t> of(Value value) const {
+    if (std::optional<BatchAxis> axis = axisOf(value))
+      return axis->dim;
+    return std::nullopt;
   }
 
   /// Propagates through `op` and rejects what does not follow, as sharding
   /// propagation (GSPMD, Shardy) follows a sharded dimension: the batch
-  /// dimension is tracked through transposes, reshapes that keep it whole,
-  /// broadcasts, reductions over other dimensions and the ops whose
-  /// results line up with their operands. What mixes the examples of the
-  /// batch is refused, naming the op: a sum over the batch (when
-  /// splitting), a contraction, softmax, normalization or mask along it, a
-  /// reshape that merges it with the dimensions before it or cuts it, a
-  /// split or concatenation along it, operands whose batch dimensions do
-  /// not line up.
+  /// is tracked through transposes, reshapes that merge it with other
+  /// dimensions or split such a merged dimension again, broadcasts,
+  /// reductions over other dimensions and the ops whose results line up
+  /// with their operands. What mixes the examples of the batch is refused,
+  /// naming the op: a sum over the batch (when splitting), a contraction,
+  /// softmax, normalization or mask along it, a reshape that cuts through
+  /// it, a split or concatenation along it, operands whose batches do not
+  /// line up.
   LogicalResult propagate(Operation *op) {
-    std::optional<int64_t> in;
+    std::optional<BatchAxis> found;
     for (Value operand : op->getOperands())
-      if (auto dim = of(operand); dim && !in)
-        in = dim;
-    if (!in)
+      if (auto axis = axisOf(operand); axis && !found)
+        found = axis;
+    if (!found)
       return success();
+    BatchAxis in = *found;
     if (auto sum = dyn_cast<SumOp>(op);
-        split && sum && llvm::is_contained(sum.getDims(), *in))
+        split && sum && llvm::is_contained(sum.getDims(), in.dim))
       return sum.emitOpError("sums over the batch dimension ")
-             << *in << ", which does not split across ranks: the loss must be "
-             << "a mean over the batch (train.mean, train.cross_entropy)";
+             << in.dim << ", which does not split across ranks: the loss "
+             << "must be a mean over the batch (train.mean, "
+             << "train.cross_entropy)";
     if (isa<CrossEntropyOp>(op))
       return success(); // A mean over the batch yields a local mean.
     if (auto reshape = dyn_cast<ReshapeOp>(op))
-      return propagateReshape(reshape, *in);
+      return propagateReshape(reshape, in);
     if (auto transpose = dyn_cast<TransposeOp>(op)) {
       auto perm = transpose.getPermutation();
       set(transpose.getResult(),
-          std::distance(perm.begin(), llvm::find(perm, *in)));
+          in.at(std::distance(perm.begin(), llvm::find(perm, in.dim))));
       return success();
     }
     if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
@@ -197,58 +226,66 @@ public:
       // and keeps its (new) size.
       RankedTensorType input = typeOf(broadcast.getInput());
       RankedTensorType result = typeOf(broadcast.getResult());
-      int64_t dim = *in + result.getRank() - input.getRank();
+      int64_t dim = in.dim + result.getRank() - input.getRank();
       Shape shape(result.getShape());
-      shape[dim] = input.getDimSize(*in);
+      shape[dim] = input.getDimSize(in.dim);
       broadcast.getResult().setType(withShape(shape, result.getElementType()));
-      set(broadcast.getResult(), dim);
+      set(broadcast.getResult(), in.at(dim));
       return success();
     }
     if (auto slice = dyn_cast<SliceOp>(op))
-      return propagateSlice(slice, *in);
+      return propagateSlice(slice, in);
     if (auto dropout = dyn_cast<DropoutOp>(op); split && dropout) {
       // The mask of a local element is that of its place in the global
-      // batch (see train.dropout).
+      // batch (see train.dropout), which is an offset along the batch
+      // dimension only when a rank's part is one block of it.
       if (dropout.getBatchDimAttr())
         return dropout.emitOpError("already records a batch split");
+      if (in.major != 1)
+        return dropout.emitOpError("draws its mask by the global position "
+                                   "of each element, but its batch "
+                                   "dimension ")
+               << in.dim << " holds the batch after a major factor of "
+               << in.major << ", so a rank's part is not one block of it";
       Builder b(op->getContext());
-      dropout.setBatchDimAttr(b.getI64IntegerAttr(*in));
+      dropout.setBatchDimAttr(b.getI64IntegerAttr(in.dim));
       dropout.setRanksAttr(b.getI64IntegerAttr(denominator));
-      set(dropout.getResult(), *in);
+      set(dropout.getResult(), in);
       return success();
     }
     if (isa<SumOp, MeanOp>(op)) {
       ArrayRef<int64_t> dims = isa<SumOp>(op) ? cast<SumOp>(op).getDims()
                                               : cast<MeanOp>(op).getDims();
       // Summed away (only when resizing) or averaged away (a local mean).
-      if (llvm::is_contained(dims, *in))
+      if (llvm::is_contained(dims, in.dim))
         return success();
       int64_t removed =
-          llvm::count_if(dims, [&](int64_t d) { return d < *in; });
-      set(op->getResult(0), *in - removed);
+          llvm::count_if(dims, [&](int64_t d) { return d < in.dim; });
+      set(op->getResult(0), in.at(in.dim - removed));
       return success();
     }
     if (isa<AmaxOp, VarOp>(op)) {
       // A maximum or variance over the batch is not one of local ones.
       ArrayRef<int64_t> dims = isa<AmaxOp>(op) ? cast<AmaxOp>(op).getDims()
                                                : cast<VarOp>(op).getDims();
-      if (llvm::is_contained(dims, *in))
-        return mixes(op, *in, "reduces over it");
+      if (llvm::is_contained(dims, in.dim))
+        return mixes(op, in.dim, "reduces over it");
       int64_t removed =
-          llvm::count_if(dims, [&](int64_t d) { return d < *in; });
-      set(op->getResult(0), *in - removed);
+          llvm::count_if(dims, [&](int64_t d) { return d < in.dim; });
+      set(op->getResult(0), in.at(in.dim - removed));
       return success();
     }
     if (auto gather = dyn_cast<GatherOp>(op)) {
       // The index replaces one coordinate; the others line up.
-      std::optional<int64_t> input = of(gather.getInput()),
-                             index = of(gather.getIndex());
+      std::optional<BatchAxis> input = axisOf(gather.getInput()),
+                               index = axisOf(gather.getIndex());
       int64_t dim = static_cast<int64_t>(gather.getDim());
-      if ((input && *input == dim) || (index && *index == dim))
+      if ((input && input->dim == dim) || (index && index->dim == dim))
         return mixes(op, dim, "gathers along it");
       if (input && index && *input != *index)
-        return mixes(op, *in, "lines it up with dimension " +
-                                  std::to_string(*index) + " of its index");
+        return mixes(op, in.dim, "lines it up with dimension " +
+                                     std::to_string(index->dim) +
+                                     " of its index");
       set(gather.getResult(), index ? *index : *input);
       return success();
     }
@@ -257,74 +294,81 @@ public:
     // Ops that work along their last dimension (or two) must not have the
     // batch there.
     auto lastDims = [&](Value value) {
-      return typeOf(value).getRank() - *in;
+      return typeOf(value).getRank() - in.dim;
     };
     if (isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(op) &&
         lastDims(op->getOperand(0)) <= 1)
-      return mixes(op, *in, "normalizes along it");
+      return mixes(op, in.dim, "normalizes along it");
     if (isa<CausalMaskOp>(op) && lastDims(op->getOperand(0)) <= 2)
-      return mixes(op, *in, "masks by position along it");
+      return mixes(op, in.dim, "masks by position along it");
     if (auto rope = dyn_cast<RopeOp>(op);
-        rope && (static_cast<int64_t>(rope.getSeqDim()) == *in || lastDims(rope.getInput()) <= 1))
-      return mixes(op, *in, "rotates by position along it");
+        rope && (static_cast<int64_t>(rope.getSeqDim()) == in.dim ||
+                 lastDims(rope.getInput()) <= 1))
+      return mixes(op, in.dim, "rotates by position along it");
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       for (Value operand : op->getOperands()) {
-        std::optional<int64_t> dim = of(operand);
-        if (dim && (*dim != *in || typeOf(operand).getRank() - *dim <= 2))
-          return mixes(op, *dim, "attends across it");
+        std::optional<BatchAxis> axis = axisOf(operand);
+        if (axis && (*axis != in ||
+                     typeOf(operand).getRank() - axis->dim <= 2))
+          return mixes(op, axis->dim, "attends across it");
       }
-      set(attention.getResult(), *in);
+      set(attention.getResult(), in);
       return success();
     }
-    if (auto splitOp = dyn_cast<SplitOp>(op); splitOp &&
-        static_cast<int64_t>(splitOp.getDim()) == *in)
-      return mixes(op, *in, "splits it into parts");
+    if (auto splitOp = dyn_cast<SplitOp>(op);
+        splitOp && static_cast<int64_t>(splitOp.getDim()) == in.dim)
+      return mixes(op, in.dim, "splits it into parts");
     if (auto concat = dyn_cast<ConcatOp>(op)) {
       for (Value operand : op->getOperands())
-        if (of(operand) != in)
-          return mixes(op, *in, "joins it with values whose batch "
-                                "dimension differs");
-      if (static_cast<int64_t>(concat.getDim()) == *in)
-        return mixes(op, *in, "concatenates along it");
+        if (axisOf(operand) != in)
+          return mixes(op, in.dim, "joins it with values whose batch "
+                                   "dimension differs");
+      if (static_cast<int64_t>(concat.getDim()) == in.dim)
+        return mixes(op, in.dim, "concatenates along it");
     }
     if (isa<CompareOp, SelectOp>(op))
-      followBatch(op, *in);
+      followBatch(op, in.dim, in);
     if (isa<TrilOp, TriuOp>(op) && lastDims(op->getOperand(0)) <= 2)
-      return mixes(op, *in, "masks by position along it");
+      return mixes(op, in.dim, "masks by position along it");
     if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
       // NumPy broadcasting aligns the operands at their last dimension.
       int64_t rank = typeOf(op->getResult(0)).getRank();
       for (Value operand : op->getOperands())
-        if (std::optional<int64_t> d = of(operand))
-          followBatch(op, *d + rank - typeOf(operand).getRank());
-      std::optional<int64_t> dim;
+        if (std::optional<BatchAxis> a = axisOf(operand))
+          followBatch(op, a->dim + rank - typeOf(operand).getRank(), *a);
+      std::optional<BatchAxis> axis;
       for (Value operand : op->getOperands()) {
-        std::optional<int64_t> d = of(operand);
-        if (!d)
+        std::optional<BatchAxis> a = axisOf(operand);
+        if (!a)
           continue;
-        int64_t aligned = *d + rank - typeOf(operand).getRank();
-        if (dim && *dim != aligned)
-          return mixes(op, *in, "lines it up with dimension " +
-                                    std::to_string(aligned) +
-                                    " of another operand's batch");
-        dim = aligned;
+        BatchAxis aligned = a->at(a->dim + rank - typeOf(operand).getRank());
+        if (axis && axis->dim != aligned.dim)
+          return mixes(op, in.dim, "lines it up with dimension " +
+                                       std::to_string(aligned.dim) +
+                                       " of another operand's batch");
+        if (axis && *axis != aligned)
+          return mixes(op, in.dim, "lines its examples up with other "
+                                   "examples of another operand (the "
+                                   "batch is a different factor of the "
+                                   "dimension there)");
+        axis = aligned;
       }
-      set(op->getResult(0), *dim);
+      set(op->getResult(0), *axis);
       return success();
     }
     for (Value result : op->getResults())
-      set(result, *in);
+      set(result, in);
     return success();
   }
 
 private:
   /// Operands of an elementwise `op` (aligned at their last dimension, the
-  /// batch in result dimension `dim`) that do not carry the batch but
-  /// have its global size there because they were built for it: a
-  /// `train.fill` or a `train.broadcast` of a batch-free value (a mask
-  /// expanded to the scores' shape) read only here. They take the new size,
-  /// as sharding propagation shards a constant against its user.
-  void followBatch(Operation *op, int64_t dim) {
+  /// batch in result dimension `dim`, placed as `axis`) that do not carry
+  /// the batch but have its global size there because they were built for
+  /// it: a `train.fill` or a `train.broadcast` of a batch-free value (a
+  /// mask expanded to the scores' shape) read only here. They take the new
+  /// size, as sharding propagation shards a constant against its user.
+  void followBatch(Operation *op, int64_t dim, BatchAxis axis) {
     int64_t rank = typeOf(op->getResult(0)).getRank();
     for (Value operand : op->getOperands()) {
       if (of(operand) || !operand.hasOneUse() ||
@@ -358,7 +402,7 @@ private:
       Shape shape(type.getShape());
       shape[d] = size * numerator / denominator;
       operand.setType(withShape(shape, type.getElementType()));
-      set(operand, d);
+      set(operand, axis.at(d));
     }
   }
 
@@ -378,106 +422,112 @@ private:
   /// examples.
   LogicalResult propagateMatmul(MatmulOp matmul) {
     int64_t rank = typeOf(matmul.getResult()).getRank();
-    std::optional<int64_t> result;
+    std::optional<BatchAxis> result;
     Value operands[] = {matmul.getLhs(), matmul.getRhs()};
     for (auto [index, operand] : llvm::enumerate(operands)) {
-      std::optional<int64_t> dim = of(operand);
-      if (!dim)
+      std::optional<BatchAxis> axis = axisOf(operand);
+      if (!axis)
         continue;
+      int64_t dim = axis->dim;
       int64_t operandRank = typeOf(operand).getRank();
       bool transposed =
           index == 0 ? matmul.getTransposeLhs() : matmul.getTransposeRhs();
       int64_t row = operandRank - (transposed ? 1 : 2);
       int64_t col = operandRank - (transposed ? 2 : 1);
-      int64_t kept;
-      if (*dim < operandRank - 2)
-        kept = *dim + rank - operandRank;
-      else if ((index == 0 && *dim == row) || (index == 1 && *dim == col))
-        kept = index == 0 ? rank - 2 : rank - 1;
+      BatchAxis kept;
+      if (dim < operandRank - 2)
+        kept = axis->at(dim + rank - operandRank);
+      else if ((index == 0 && dim == row) || (index == 1 && dim == col))
+        kept = axis->at(index == 0 ? rank - 2 : rank - 1);
       else
-        return mixes(matmul, *dim, "contracts over it");
+        return mixes(matmul, dim, "contracts over it");
       if (result && *result != kept)
-        return mixes(matmul, *dim, "multiplies examples of the batch by "
-                                   "other examples");
+        return mixes(matmul, dim, "multiplies examples of the batch by "
+                                  "other examples");
       result = kept;
     }
     set(matmul.getResult(), *result);
     return success();
   }
 
-  /// A reshape keeps the batch when the dimensions before it stay as they
-  /// are: the batch dimension is then whole in the result, or merged with
-  /// dimensions after it, or cut into a leading part and dimensions after
-  /// it, and each rank's part is still a contiguous block of every
-  /// dimension before. The leading batch resizes by the ratio of element
-  /// counts (reinferResultTypes).
-  LogicalResult propagateReshape(ReshapeOp reshape, int64_t dim) {
+  /// A reshape keeps the batch when no boundary of its result's dimensions
+  /// cuts through the batch's factor in the row-major order of the
+  /// elements, or only cuts it into a leading part that still divides:
+  /// with P the number of elements before the batch's factor in that
+  /// order (the dimensions before it and the major factor), the result
+  /// dimension e where the batch starts must begin at a divisor of P and,
+  /// in the product up to its end, hold the whole batch after P (the batch
+  /// is merged with what follows, major factor P / start) or a leading
+  /// part of it (the rest moves to the next dimensions). Each rank's
+  /// (or the new batch's) elements then stay at the same places of the
+  /// result, whose dimension e takes its new size.
+  LogicalResult propagateReshape(ReshapeOp reshape, BatchAxis in) {
     RankedTensorType input = typeOf(reshape.getInput());
     RankedTensorType result = typeOf(reshape.getResult());
-    if (dim == 0) {
-      set(reshape.getResult(), 0);
+    ArrayRef<int64_t> out = result.getShape();
+    // A 0-d result: inferTypes follows an input of one element.
+    if (out.empty())
+      return success();
+    int64_t before = 1; // P: the elements before the batch's factor
+    for (int64_t size : input.getShape().take_front(in.dim))
+      before *= size;
+    before *= in.major;
+    int64_t through = before * in.size; // ... up to its end
+    int64_t start = 1;
+    std::optional<int64_t> part; // a leading part that does not divide
+    for (int64_t e = 0; e < static_cast<int64_t>(out.size()); ++e) {
+      int64_t end = start * out[e];
+      if (end <= before) {
+        start = end;
+        continue;
+      }
+      // The batch starts in dimension e.
+      if (before % start != 0)
+        break;
+      BatchAxis axis{e, before / start, in.size};
+      if (end % through != 0) {
+        // Cut into a leading part (of size end / P) and later dimensions.
+        if (end % before != 0 || through % end != 0)
+          break;
+        axis.size = end / before;
+      }
+      if ((axis.size * numerator) % denominator != 0) {
+        part = axis.size;
+        break;
+      }
+      Shape shape(out);
+      shape[e] = out[e] * numerator / denominator;
+      reshape.getResult().setType(withShape(shape, result.getElementType()));
+      set(reshape.getResult(), axis);
       return success();
     }
-    ArrayRef<int64_t> in = input.getShape();
-    ArrayRef<int64_t> out = result.getShape();
-    int64_t now = in[dim];
-    int64_t before = now * denominator / numerator; // the size it had
-    int64_t prefix = 1;
-    for (int64_t size : in.take_front(dim))
-      prefix *= size;
-    int64_t outPrefix = 1;
-    for (int64_t e = 0; e < static_cast<int64_t>(out.size()); ++e) {
-      if (outPrefix > prefix)
-        break;
-      if (outPrefix == prefix && out[e] != 1) {
-        // Merged with the dimensions after it: out[e] = before * in[dim+1..j].
-        bool keeps = false;
-        int64_t merged = before;
-        for (int64_t j = dim + 1; j <= static_cast<int64_t>(in.size()) &&
-                                  merged <= out[e];
-             ++j) {
-          if (merged == out[e]) {
-            keeps = true;
-            break;
-          }
-          if (j < static_cast<int64_t>(in.size()))
-            merged *= in[j];
-        }
-        // Cut into a leading part and the dimensions after it.
-        int64_t cut = out[e];
-        for (int64_t k = e + 1; !keeps && cut <= before &&
-                                k <= static_cast<int64_t>(out.size());
-             ++k) {
-          if (cut == before)
-            keeps = (out[e] * numerator) % denominator == 0;
-          else if (k < static_cast<int64_t>(out.size()))
-            cut *= out[k];
-        }
-        if (!keeps)
-          break;
-        Shape shape(out);
-        shape[e] = out[e] * numerator / denominator;
-        reshape.getResult().setType(withShape(shape, result.getElementType()));
-        set(reshape.getResult(), e);
-        return success();
-      }
-      outPrefix *= out[e];
-    }
-    Shape global(in);
-    global[dim] = before;
-    return reshape.emitOpError("mixes the examples of the batch: it reshapes "
-                               "a value whose batch dimension is ")
-           << dim << " (" << formatShape(global) << ") to "
-           << formatShape(out) << ", which does not keep the dimensions "
-           << "before the batch and the batch whole, so it "
+    Shape global(input.getShape());
+    global[in.dim] = global[in.dim] * denominator / numerator;
+    InFlightDiagnostic diag =
+        reshape.emitOpError("mixes the examples of the batch: it reshapes a "
+                            "value whose batch dimension is ")
+        << in.dim << " (" << formatShape(global);
+    if (in.major != 1)
+      diag << ", the batch after a major factor of " << in.major;
+    diag << ") to " << formatShape(out);
+    if (part)
+      diag << ", which keeps a leading part of " << *part << " of the batch "
+           << "of " << in.size << " in a dimension, and that part "
+           << (split ? "does not divide among " + std::to_string(denominator) +
+                           " ranks"
+                     : "cannot follow a new batch size");
+    else
+      diag << ", which cuts through the batch, so it "
            << (split ? "does not split across ranks"
                      : "cannot follow a new batch size");
+    return diag;
   }
 
-  /// A slice keeps the batch only when it takes it whole: offset 0, stride
-  /// 1 and, before the change, the whole dimension (the operand has
-  /// already been resized by numerator / denominator).
-  LogicalResult propagateSlice(SliceOp slice, int64_t dim) {
+  /// A slice keeps the batch only when it takes its dimension whole:
+  /// offset 0, stride 1 and, before the change, the whole dimension (the
+  /// operand has already been resized by numerator / denominator).
+  LogicalResult propagateSlice(SliceOp slice, BatchAxis in) {
+    int64_t dim = in.dim;
     int64_t now = typeOf(slice.getInput()).getDimSize(dim);
     RankedTensorType result = typeOf(slice.getResult());
     if (slice.getOffsets()[dim] != 0 || slice.getStrides()[dim] != 1 ||
@@ -489,13 +539,13 @@ private:
     Shape shape(result.getShape());
     shape[dim] = now;
     slice.getResult().setType(withShape(shape, result.getElementType()));
-    set(slice.getResult(), dim);
+    set(slice.getResult(), in);
     return success();
   }
 
   int64_t numerator, denominator;
   bool split;
-  llvm::DenseMap<Value, int64_t> dims;
+  llvm::DenseMap<Value, BatchAxis> axes;
 };
 
 } // namespace
@@ -537,7 +587,7 @@ LogicalResult splitBatch(func::FuncOp func, int64_t ranks) {
     SmallVector<int64_t> shape(type.getShape());
     shape[0] = global / ranks;
     arg.setType(RankedTensorType::get(shape, type.getElementType()));
-    batch.set(arg, 0);
+    batch.set(arg, BatchAxis{0, 1, global});
   }
   return followArguments(func, batch);
 }
@@ -568,7 +618,7 @@ LogicalResult resizeBatch(func::FuncOp func, int64_t newBatch) {
     SmallVector<int64_t> shape(type.getShape());
     shape[0] = newBatch;
     arg.setType(RankedTensorType::get(shape, type.getElementType()));
-    batch.set(arg, 0);
+    batch.set(arg, BatchAxis{0, 1, *old});
   }
   return followArguments(func, batch);
 }

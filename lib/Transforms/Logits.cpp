@@ -6,6 +6,8 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Transforms/Passes.h"
 
+#include "mlir/IR/Diagnostics.h"
+
 namespace zeroc {
 #define GEN_PASS_DEF_TRAINLOGITS
 #include "zeroc/Transforms/Passes.h.inc"
@@ -87,6 +89,12 @@ struct TrainLogitsPass : zeroc::impl::TrainLogitsBase<TrainLogitsPass> {
     }
     // One sequence: the batch of the forward function divided by itself.
     auto tokens = cast<RankedTensorType>(copy.getArgument(0).getType());
+    // When @logits is optional, why the copy does not split is not reported
+    // here: train-data-parallel reports it on the forward function, once.
+    std::optional<ScopedDiagnosticHandler> quiet;
+    if (!required)
+      quiet.emplace(module.getContext(),
+                    [](Diagnostic &) { return success(); });
     if (failed(zeroc::splitBatch(logits, tokens.getDimSize(0)))) {
       logits.erase();
       return decline(forward, "the forward function does not split into one "
