@@ -25,9 +25,11 @@ module {
 module {
   func.func @forward(%x: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
     %t = train.transpose %x [1, 0] : tensor<10x4xf32> -> tensor<4x10xf32>
-    // expected-error @below {{'train.reshape' op mixes the examples of the batch: it reshapes a value whose batch dimension is 1 (4x10) to 40, which does not keep the dimensions before the batch and the batch whole, so it cannot follow a new batch size}}
-    %r = train.reshape %t : tensor<4x10xf32> -> tensor<40xf32>
-    %l = train.mean %r dims = [0] : tensor<40xf32> -> tensor<f32>
+    // [4, 10] as [4, 2, 5] -> [8, 5]: the leading part of 2 of the batch
+    // cannot become 2 x 6 / 10.
+    // expected-error @below {{'train.reshape' op mixes the examples of the batch: it reshapes a value whose batch dimension is 1 (4x10) to 8x5, which keeps a leading part of 2 of the batch of 10 in a dimension, and that part cannot follow a new batch size}}
+    %r = train.reshape %t : tensor<4x10xf32> -> tensor<8x5xf32>
+    %l = train.mean %r dims = [0, 1] : tensor<8x5xf32> -> tensor<f32>
     return %l : tensor<f32>
   }
 }
@@ -47,7 +49,7 @@ module {
 
 module {
   func.func @forward(%x: tensor<10x3xf32>) -> tensor<f32> attributes {train.forward} {
-    // expected-error @below {{'train.reshape' op cannot follow its input's new shape 6x3 by resizing its leading dimension}}
+    // expected-error @below {{'train.reshape' op mixes the examples of the batch: it reshapes a value whose batch dimension is 0 (10x3) to 6x5, which cuts through the batch, so it cannot follow a new batch size}}
     %r = train.reshape %x : tensor<10x3xf32> -> tensor<6x5xf32>
     %l = train.mean %r dims = [0, 1] : tensor<6x5xf32> -> tensor<f32>
     return %l : tensor<f32>
