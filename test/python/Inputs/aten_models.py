@@ -5,7 +5,10 @@ through the torch.fx converter.
 * `TorchTransformer`: nn.TransformerEncoderLayer (its nn.MultiheadAttention,
   batch_first) with a causal float mask from
   nn.Transformer.generate_square_subsequent_mask, then an
-  nn.MultiheadAttention of its own with a boolean causal mask.
+  nn.MultiheadAttention of its own with a boolean causal mask. Their input
+  projections have no bias: the k part's gradient is softmax-cancelled
+  rounding noise, which AdamW amplifies into weights no two programs agree
+  on.
 * `EinsumGQA`: attention written with torch.einsum, grouped-query heads
   repeated by Tensor.repeat_interleave, the mask applied with torch.where and
   torch.full_like(-inf), q/k/v by iterating over chunk().
@@ -35,7 +38,10 @@ class TorchTransformer(nn.Module):
         self.pos = nn.Parameter(torch.randn(block_size, d) * 0.02)
         self.layer = nn.TransformerEncoderLayer(d, heads, dim_feedforward=64, dropout=0.0,
                                                 batch_first=True)
-        self.mha = nn.MultiheadAttention(d, heads, dropout=0.0, batch_first=True)
+        # (PyTorch 1.13's layer takes no bias flag; its attention's forward
+        # takes a missing in_proj_bias.)
+        self.layer.self_attn.register_parameter("in_proj_bias", None)
+        self.mha = nn.MultiheadAttention(d, heads, dropout=0.0, batch_first=True, bias=False)
         self.norm = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab_size)
 
