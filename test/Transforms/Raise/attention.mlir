@@ -155,3 +155,76 @@ func.func @scores_read_twice(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>,
   %y = train.matmul %p, %v : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
   return %y, %p : tensor<2x4x8x16xf32>, tensor<2x4x8x8xf32>
 }
+
+// -----
+
+// PyTorch 1.13's nn.MultiheadAttention over [B*H, T, D] (the heads merged
+// into the batch): q scaled before the bmm, baddbmm with the additive
+// [T, T] mask of nn.Transformer.generate_square_subsequent_mask (triu of
+// -inf, diagonal 1), softmax, bmm with v: one head of train.attention.
+// CHECK-LABEL: func.func @mha_bmm
+// CHECK-SAME: (%[[Q:.*]]: tensor<6x4x8xf32>, %[[K:.*]]: tensor<6x4x8xf32>, %[[V:.*]]: tensor<6x4x8xf32>)
+// CHECK: %[[Q4:.*]] = train.reshape %[[Q]] : tensor<6x4x8xf32> -> tensor<6x1x4x8xf32>
+// CHECK: %[[A:.*]] = train.attention %[[Q4]], %{{.*}}, %{{.*}} causal scale = 0.35355339059327379 : (tensor<6x1x4x8xf32>, tensor<6x1x4x8xf32>, tensor<6x1x4x8xf32>) -> tensor<6x1x4x8xf32>
+// CHECK: %[[Y:.*]] = train.reshape %[[A]] : tensor<6x1x4x8xf32> -> tensor<6x4x8xf32>
+// CHECK-NOT: train.softmax
+// CHECK: return %[[Y]]
+func.func @mha_bmm(%q: tensor<6x4x8xf32>, %k: tensor<6x4x8xf32>, %v: tensor<6x4x8xf32>) -> tensor<6x4x8xf32> {
+  %qs = train.scale %q by 0.35355339059327379 : tensor<6x4x8xf32>
+  %full = train.fill 0xFFF0000000000000 : tensor<4x4xf32>
+  %upper = train.triu %full diagonal = 1 : tensor<4x4xf32>
+  %s = train.matmul %qs, %k transpose_rhs : (tensor<6x4x8xf32>, tensor<6x4x8xf32>) -> tensor<6x4x4xf32>
+  %m = train.add %s, %upper : (tensor<6x4x4xf32>, tensor<4x4xf32>) -> tensor<6x4x4xf32>
+  %p = train.softmax %m : tensor<6x4x4xf32>
+  %y = train.matmul %p, %v : (tensor<6x4x4xf32>, tensor<6x4x8xf32>) -> tensor<6x4x8xf32>
+  return %y : tensor<6x4x8xf32>
+}
+
+// -----
+
+// Near misses of the merged-head form, left generic: an additive mask that
+// also keeps the first diagonal above (triu diagonal = 2: not causal).
+// CHECK-LABEL: func.func @mha_bmm_not_causal
+// CHECK-NOT: train.attention
+// CHECK: train.softmax
+func.func @mha_bmm_not_causal(%q: tensor<6x4x8xf32>, %k: tensor<6x4x8xf32>, %v: tensor<6x4x8xf32>) -> tensor<6x4x8xf32> {
+  %qs = train.scale %q by 0.35355339059327379 : tensor<6x4x8xf32>
+  %full = train.fill 0xFFF0000000000000 : tensor<4x4xf32>
+  %upper = train.triu %full diagonal = 2 : tensor<4x4xf32>
+  %s = train.matmul %qs, %k transpose_rhs : (tensor<6x4x8xf32>, tensor<6x4x8xf32>) -> tensor<6x4x4xf32>
+  %m = train.add %s, %upper : (tensor<6x4x4xf32>, tensor<4x4xf32>) -> tensor<6x4x4xf32>
+  %p = train.softmax %m : tensor<6x4x4xf32>
+  %y = train.matmul %p, %v : (tensor<6x4x4xf32>, tensor<6x4x8xf32>) -> tensor<6x4x8xf32>
+  return %y : tensor<6x4x8xf32>
+}
+
+// -----
+
+// q @ k with k not transposed (the positions of k contracted with the
+// features of q, which have the same size here): not attention.
+// CHECK-LABEL: func.func @mha_bmm_k_not_transposed
+// CHECK-NOT: train.attention
+// CHECK: train.softmax
+func.func @mha_bmm_k_not_transposed(%q: tensor<6x4x4xf32>, %k: tensor<6x4x4xf32>, %v: tensor<6x4x4xf32>) -> tensor<6x4x4xf32> {
+  %qs = train.scale %q by 0.5 : tensor<6x4x4xf32>
+  %s = train.matmul %qs, %k : (tensor<6x4x4xf32>, tensor<6x4x4xf32>) -> tensor<6x4x4xf32>
+  %m = train.causal_mask %s : tensor<6x4x4xf32>
+  %p = train.softmax %m : tensor<6x4x4xf32>
+  %y = train.matmul %p, %v : (tensor<6x4x4xf32>, tensor<6x4x4xf32>) -> tensor<6x4x4xf32>
+  return %y : tensor<6x4x4xf32>
+}
+
+// -----
+
+// The scores' probabilities also returned (need_weights=True): the softmax
+// is read twice, so the attention stays generic.
+// CHECK-LABEL: func.func @mha_bmm_weights_read
+// CHECK-NOT: train.attention
+// CHECK: train.softmax
+func.func @mha_bmm_weights_read(%q: tensor<6x4x8xf32>, %k: tensor<6x4x8xf32>, %v: tensor<6x4x8xf32>) -> (tensor<6x4x8xf32>, tensor<6x4x4xf32>) {
+  %s = train.matmul %q, %k transpose_rhs : (tensor<6x4x8xf32>, tensor<6x4x8xf32>) -> tensor<6x4x4xf32>
+  %m = train.causal_mask %s : tensor<6x4x4xf32>
+  %p = train.softmax %m : tensor<6x4x4xf32>
+  %y = train.matmul %p, %v : (tensor<6x4x4xf32>, tensor<6x4x8xf32>) -> tensor<6x4x8xf32>
+  return %y, %p : tensor<6x4x8xf32>, tensor<6x4x4xf32>
+}
