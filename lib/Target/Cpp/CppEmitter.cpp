@@ -14,6 +14,7 @@
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -47,34 +48,38 @@ int64_t intAttr(IntegerAttr attr, int64_t fallback) {
   return attr ? attr.getInt() : fallback;
 }
 
-/// Whether the ids of `e` are a train.constant (an arange of positions), not
-/// token ids: in the tensor form directly, in the buffer form a buffer that
-/// a kernel running a train.constant writes.
-bool idsAreConstant(EmbeddingOp e) {
-  Value ids = e.getIds();
-  if (ids.getDefiningOp<ConstantOp>())
-    return true;
-  auto arg = dyn_cast<BlockArgument>(ids);
-  auto kernel = arg ? dyn_cast<KernelOp>(arg.getOwner()->getParentOp())
-                    : KernelOp();
-  if (!kernel || arg.getArgNumber() >= kernel.getIns().size())
-    return false;
-  Value buffer = kernel.getIns()[arg.getArgNumber()];
-  return llvm::any_of(buffer.getUsers(), [&](Operation *user) {
-    auto writer = dyn_cast<KernelOp>(user);
-    return writer && llvm::is_contained(writer.getOuts(), buffer) &&
-           isa_and_nonnull<ConstantOp>(writer.getSingleOp());
-  });
-}
-
-/// The smallest vocabulary the function indexes (embedding rows of token
-/// ids, cross-entropy classes).
+/// The vocabulary: the rows of the tables that the token ids (the step's
+/// first argument) index, directly or after kernels that only slice,
+/// reshape or transpose them (a micro-batch's ids), and the classes of the
+/// cross-entropy losses (the targets' range); the smallest of them. An
+/// embedding of other ids (positions, segments) does not bound the tokens.
 int64_t vocabularyOf(func::FuncOp func) {
   int64_t vocab = 0;
   auto consider = [&](int64_t v) { vocab = vocab ? std::min(vocab, v) : v; };
-  func.walk([&](EmbeddingOp e) {
-    if (!idsAreConstant(e))
-      consider(cast<RankedTensorType>(e.getTable().getType()).getShape()[0]);
+  llvm::DenseSet<Value> tokens; // buffers that hold token ids
+  if (func.getNumArguments())
+    tokens.insert(func.getArgument(0));
+  func.walk([&](KernelOp kernel) {
+    Block &body = kernel.getBody().front();
+    llvm::DenseSet<Value> ids; // the body's values that are token ids
+    for (auto [arg, in] : llvm::zip(body.getArguments(), kernel.getIns()))
+      if (tokens.contains(in))
+        ids.insert(arg);
+    for (Operation &op : body) {
+      if (ids.empty())
+        return;
+      if (auto e = dyn_cast<EmbeddingOp>(op)) {
+        if (ids.contains(e.getIds()))
+          consider(cast<RankedTensorType>(e.getTable().getType()).getShape()[0]);
+      } else if (isa<SliceOp, ReshapeOp, TransposeOp>(op) &&
+                 ids.contains(op.getOperand(0))) {
+        ids.insert(op.getResult(0));
+      } else if (auto yield = dyn_cast<YieldOp>(op)) {
+        for (auto [value, out] : llvm::zip(yield.getOperands(), kernel.getOuts()))
+          if (ids.contains(value))
+            tokens.insert(out);
+      }
+    }
   });
   func.walk([&](CrossEntropyOp c) {
     consider(cast<RankedTensorType>(c.getLogits().getType()).getShape().back());
