@@ -134,8 +134,13 @@ def TrainDataParallel : Pass<"train-data-parallel", "mlir::ModuleOp"> {
     local batch; with equal local batches the average of the ranks' losses
     and gradients is the global one, which is how `train-zero` combines
     them. Runs before `train-autodiff`, and records the world size in the
-    module attribute `train.batch_split`. A `train.slice` that takes the
-    batch dimension whole follows the split. Each `train.dropout` of a
+    module attribute `train.batch_split`. The batch is followed wherever
+    it goes, as a factor of one dimension (as Shardy's factor-based
+    propagation follows a sharded axis): through transposes, reductions
+    over other dimensions, and reshapes that merge it with other
+    dimensions (nn.MultiheadAttention's `[T, B, C]` to `[T, B*H, D]` and
+    `[T*B, C]`) or split such a dimension again. A `train.slice` that takes
+    the batch dimension whole follows the split. Each `train.dropout` of a
     value computed from the batch records where its input sits in the
     global batch (`batch_dim` and `ranks`), so that its mask is the one
     the unsplit program draws.
@@ -150,9 +155,12 @@ def TrainDataParallel : Pass<"train-data-parallel", "mlir::ModuleOp"> {
     Errors: a batch that does not divide by the world size (naming the
     argument and both numbers); a reduction that sums over the batch
     dimension (a sum over the global batch is not the average of local
-    sums, so the loss must be a mean); a slice of part of the batch; a
-    dropout that already records a split; an op whose result shape cannot
-    follow the split.
+    sums, so the loss must be a mean); an op that mixes the examples of
+    the batch (a contraction, softmax or norm along it, a reshape that cuts
+    through it, ...), naming the op; a slice of part of the batch; a
+    dropout that already records a split, or of a dimension that holds the
+    batch after a major factor; an op whose result shape cannot follow the
+    split.
   }];
   let options = [
     Option<"worldSize", "world-size", "int64_t", "1",
