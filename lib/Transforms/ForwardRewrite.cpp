@@ -86,22 +86,15 @@ FailureOr<SmallVector<Type>> inferTypes(Operation *op) {
           << formatShape(input.getShape()) << " with a 0-d result";
       return failure();
     }
-    // A reshape whose batch dimension BatchDims::propagate has already
-    // placed (or whose input did not change) keeps its result shape.
-    if (input.getNumElements() ==
-        typeOf(reshape.getResult()).getNumElements())
-      return SmallVector<Type>{withShape(shape, input.getElementType())};
-    int64_t rest = 1;
-    for (int64_t size : ArrayRef<int64_t>(shape).drop_front())
-      rest *= size;
-    if (rest <= 0 || input.getNumElements() % rest != 0 ||
-        input.getNumElements() / rest < 1) {
+    // A reshape of the batch has its result shape from
+    // BatchDims::propagate already (which refuses what it cannot place);
+    // one whose input did not change keeps its own.
+    if (input.getNumElements() !=
+        typeOf(reshape.getResult()).getNumElements()) {
       reshape.emitOpError("cannot follow its input's new shape ")
-          << formatShape(input.getShape()) << " by resizing its leading "
-          << "dimension";
+          << formatShape(input.getShape());
       return failure();
     }
-    shape[0] = input.getNumElements() / rest;
     return SmallVector<Type>{withShape(shape, input.getElementType())};
   }
   if (auto split = dyn_cast<SplitOp>(op)) {
