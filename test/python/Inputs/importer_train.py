@@ -112,6 +112,9 @@ def main():
     parser.add_argument("--src", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--mpirun", required=True)
+    parser.add_argument("--frontend", choices=("aten",),
+                        help="ignored (the ATen front end is the only one); accepted for one "
+                             "release, as the importer's own --frontend is")
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--raise-check", action="store_true",
                         help="also train the first configuration with --raise=false and "
