@@ -2,11 +2,11 @@
 
 The module's ``forward(tokens, targets)`` must return the loss (alone or
 among other outputs, as nanoGPT's ``(logits, loss)``). It is traced at the
-caller's batch shape (B x T token ids and targets) and translated op by op
-into a ``train.forward`` function, by one of two front ends: ``fx`` (the
-default: torch.fx and the module-level converter of `convert`) or ``aten``
-(a functionalized ATen graph and the op table of `aten`); its parameters
-become ``train.param`` declarations under their state-dict names, and their
+caller's batch shape (B x T token ids and targets) to a functionalized
+ATen graph and translated op by op into a ``train.forward`` function through
+one op table (`zeroc.importer.aten`); what the table writes out with generic
+ops (attention, norms, rotary embeddings, cross-entropy) the compiler's
+``train-raise`` pass turns into its fast ops. Its parameters become ``train.param`` declarations under their state-dict names, and their
 current values are exported (safetensors) for the executable's ``--init``.
 A parameter tied under two names (nanoGPT's ``lm_head.weight`` and
 ``transformer.wte.weight``) is one parameter under its first name.
@@ -48,8 +48,7 @@ except ImportError as _error:
 
 from zeroc import ir, weights as weights_io
 from zeroc.files import atomic_open
-from zeroc.importer import tracer
-from zeroc.importer.convert import Converter, ImporterError, dead_code_elimination
+from zeroc.importer.errors import ImporterError, location_of_exception
 
 __all__ = ["ImportedModel", "ImporterError", "default_decay", "import_module", "load_module",
            "load_weights"]
@@ -57,9 +56,10 @@ __all__ = ["ImportedModel", "ImporterError", "default_decay", "import_module", "
 IDS_DTYPES = {"i32": torch.int32, "i64": torch.int64}
 """Element types of the token-id arguments, by name."""
 
-FRONTENDS = ("fx", "aten")
-"""The tracing front ends: torch.fx with the module-level converter, or the
-functionalized ATen graph with its op table (docs/importer.md)."""
+FRONTENDS = ("aten",)
+"""The tracing front ends: only the functionalized ATen graph with its op
+table (docs/importer.md). The torch.fx front end (``"fx"``) was removed;
+``frontend="aten"`` is still accepted, for one release."""
 
 
 def default_decay(name: str, tensor: torch.Tensor) -> bool:
@@ -139,7 +139,7 @@ def import_module(module: nn.Module, *, batch_size: int | None = None,
                   optimizer: ir.OptimizerConfig | None = None, ids_dtype: str = "i32",
                   vocab_size: int | None = None, model_name: str | None = None,
                   decay: Callable[[str, torch.Tensor], bool] = default_decay,
-                  source: str | None = None, frontend: str = "fx") -> ImportedModel:
+                  source: str | None = None, frontend: str = "aten") -> ImportedModel:
     """Translates `module` (put in training mode) into `train` IR.
 
     The batch shape is `batch_size` x `block_size`, or that of
@@ -147,13 +147,15 @@ def import_module(module: nn.Module, *, batch_size: int | None = None,
     gives `ids_dtype`). `optimizer` defaults to the builder's AdamW
     (`ir.OptimizerConfig()`); `decay` picks the parameters with weight decay.
     `vocab_size`, when given, must equal the model's (the last dimension of
-    the logits). `frontend` is ``"fx"`` (torch.fx tracing and the
-    module-level converter, the default) or ``"aten"`` (the functionalized
-    ATen graph and its op table, `zeroc.importer.aten`). Raises
-    `ImporterError`, with the user's source line where it can.
+    the logits). `frontend` is deprecated: only ``"aten"`` (the
+    functionalized ATen graph, the only front end) is accepted, for one
+    release. Raises `ImporterError`, with the ATen op, the module path and
+    the user's source line where it can.
     """
     if frontend not in FRONTENDS:
-        raise ImporterError(f"frontend must be one of {', '.join(FRONTENDS)}, got {frontend!r}")
+        raise ImporterError(f"frontend {frontend!r} does not exist: the functionalized ATen "
+                            "graph ('aten') is the only front end (the torch.fx one was "
+                            "removed)")
     if example_inputs is not None:
         if len(example_inputs) != 2:
             raise ImporterError("example_inputs must be (tokens, targets)")
@@ -190,36 +192,19 @@ def import_module(module: nn.Module, *, batch_size: int | None = None,
     named = [(canonical[id(p)], p) for _, p in named]
 
     module.train()
-    names, constants = _forward_inputs(module)
+    arguments, constants = _forward_inputs(module)
     ids_type = ir.TensorType((batch_size, block_size), ids_dtype)
-    if frontend == "aten":
-        converter, named_params = _convert_aten(module, canonical, element, ids_type,
-                                                constants, decay)
-        body = dead_code_elimination(converter.out.getvalue())
-        return _assemble(module, converter, body, named, canonical, element, optimizer,
-                         vocab_size, model_name, batch_size, block_size, ids_dtype, source)
-    meta = {n: torch.zeros(batch_size, block_size, dtype=torch.long, device="meta")
-            for n in names}
-    try:
-        graph_module = tracer.trace(module, meta, constants or None)
-    except ImporterError:
-        raise
-    except tracer.InPlaceError as error:
-        raise ImporterError(str(error), location=tracer.location_of_exception(error)) from None
-    except Exception as error:  # noqa: BLE001 - torch.fx raises many kinds
-        raise ImporterError(f"torch.fx cannot trace the forward: {type(error).__name__}: "
-                            f"{error}", location=tracer.location_of_exception(error)) from None
-
-    converter = Converter(graph_module, module, canonical, element, [ids_type, ids_type],
-                          decay)
-    converter.run()
-    body = dead_code_elimination(converter.out.getvalue())
+    from zeroc.importer import aten
+    converter, _ = _convert_aten(module, canonical, element, ids_type, constants, decay,
+                                 arguments)
+    body = aten.dead_code_elimination(converter.out.getvalue())
     return _assemble(module, converter, body, named, canonical, element, optimizer,
                      vocab_size, model_name, batch_size, block_size, ids_dtype, source)
 
 
 def _convert_aten(module: nn.Module, canonical: dict[int, str], element: str,
-                  ids_type: ir.TensorType, constants: dict, decay) -> tuple:
+                  ids_type: ir.TensorType, constants: dict, decay,
+                  arguments: list[str]) -> tuple:
     """Traces `module` to a functionalized ATen graph and translates it
     (`zeroc.importer.aten`)."""
     from zeroc.importer import aten
@@ -244,7 +229,7 @@ def _convert_aten(module: nn.Module, canonical: dict[int, str], element: str,
     except ImporterError:
         raise
     except Exception as error:  # noqa: BLE001 - tracing runs the user's code
-        location = tracer.location_of_exception(error)
+        location = location_of_exception(error)
         if "value out of a tracing tensor" in str(error):
             raise ImporterError(
                 "a data-dependent branch: the forward reads a tensor's value as a Python "
@@ -256,7 +241,8 @@ def _convert_aten(module: nn.Module, canonical: dict[int, str], element: str,
     placeholders = [aten.ParamInput(name, tensor) for name, _, tensor in params] + \
         [b.detach().clone() for _, b in buffers]
     converter = aten.AtenConverter(graph_module, placeholders, element, decay,
-                                   [name for name, _, _ in params] + [n for n, _ in buffers])
+                                   [name for name, _, _ in params] + [n for n, _ in buffers],
+                                   arguments)
     converter.run([ids_type, ids_type])
     return converter, params
 
@@ -371,7 +357,7 @@ def load_module(spec: str, kwargs: Mapping[str, Any] | None = None,
         loader_spec.loader.exec_module(python_module)
     except Exception as error:  # noqa: BLE001 - the user's code
         raise ImporterError(f"running {path} failed: {type(error).__name__}: {error}",
-                            location=tracer.location_of_exception(error)) from None
+                            location=location_of_exception(error)) from None
     if not hasattr(python_module, name):
         modules = sorted(n for n, v in vars(python_module).items()
                          if isinstance(v, type) and issubclass(v, nn.Module)
@@ -392,7 +378,7 @@ def load_module(spec: str, kwargs: Mapping[str, Any] | None = None,
     except Exception as error:  # noqa: BLE001 - the user's code
         raise ImporterError(f"{name}({_kwargs_text(kwargs)}) failed: "
                             f"{type(error).__name__}: {error}",
-                            location=tracer.location_of_exception(error)) from None
+                            location=location_of_exception(error)) from None
     if not isinstance(result, nn.Module):
         raise ImporterError(f"{name}({_kwargs_text(kwargs)}) returned "
                             f"{type(result).__name__}, not an nn.Module")

@@ -4,7 +4,8 @@
         --lr 1e-3 --grad-clip 1.0 -o gpt.mlir --weights gpt.safetensors
 
 Exit status 0 on success, 1 when the model cannot be imported (the message
-names the PyTorch op and the source line), 2 for bad arguments.
+names the ATen op, the module path and the source line), 2 for bad
+arguments.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ DECAY_RULES = ("rank2", "all", "none")
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, allow_abbrev=False,
-        description="Trace a PyTorch nn.Module (torch.fx, or a functionalized ATen graph with "
-                    "--frontend=aten) and write its training step as "
-                    "`train` dialect IR, with its weights as safetensors (for the "
-                    "executable's --init). See docs/importer.md.")
+        description="Trace a PyTorch nn.Module's training forward to a functionalized ATen "
+                    "graph and write it, op by op, as `train` dialect IR, with its weights "
+                    "as safetensors (for the executable's --init). The compiler's "
+                    "train-raise pass turns the attention, norms, activations and "
+                    "cross-entropy written out with generic ops into its fast ops. See "
+                    "docs/importer.md.")
     parser.add_argument("model", metavar="FILE.py:NAME",
                         help="the module: a class (or a function returning an nn.Module, or "
                              "an nn.Module instance) in a Python file; forward(tokens, "
@@ -60,11 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--model-name", metavar="NAME",
                        help="the module's train.model attribute (default: the class name, "
                             "lower case)")
-    model.add_argument("--frontend", choices=("fx", "aten"), default="fx",
-                       help="how the forward is traced: fx (torch.fx and the module-level "
-                            "converter, the default) or aten (the functionalized ATen graph "
-                            "and its op table: in-place ops with their real meaning, generic "
-                            "ops where no fused one applies); see docs/importer.md")
+    model.add_argument("--frontend", choices=("aten",), default="aten",
+                       help="deprecated, accepted for one release: the functionalized ATen "
+                            "graph (aten) is the only front end; the torch.fx one (fx) was "
+                            "removed")
     model.add_argument("--decay", choices=DECAY_RULES, default="rank2",
                        help="parameters with weight decay: rank2 (two or more dimensions, "
                             "the default), all or none")

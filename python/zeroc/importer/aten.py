@@ -42,8 +42,7 @@ import torch.fx
 import torch.nn as nn
 
 from zeroc import ir
-from zeroc.importer.convert import ImporterError, _init_of
-from zeroc.importer.tracer import _is_internal
+from zeroc.importer.errors import ImporterError, is_internal
 
 aten = torch.ops.aten
 
@@ -65,6 +64,26 @@ def _decompositions() -> dict:
               aten.new_empty, aten.hardtanh, aten.clamp_min, aten.clamp_max,
               aten.mv]
     return get_decompositions(wanted)
+
+
+class _NativeDropout(torch.overrides.TorchFunctionMode):
+    """Traces dropout in training mode (F.dropout, nn.Dropout) as
+    ``aten.native_dropout`` (train.dropout), not as the draw into an empty
+    tensor that its CompositeImplicit kernel writes, whose random values a
+    trace would otherwise freeze."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in (torch.nn.functional.dropout, torch.dropout):
+            names = ("input", "p", "training", "inplace") if \
+                func is torch.nn.functional.dropout else ("input", "p", "train")
+            bound = dict(zip(names, args), **kwargs)
+            x, p = bound["input"], bound.get("p", 0.5)
+            training = bound.get("training", bound.get("train", True))
+            if training and p > 0:
+                return torch.native_dropout(x, p, True)[0]
+            return x
+        return func(*args, **kwargs)
 
 
 DECOMPOSITIONS = None  # filled on first use (importing torch._decomp is slow)
@@ -103,7 +122,7 @@ def _user_frames() -> list[tuple[str, int, str]]:
     first."""
     frames = []
     for frame in reversed(traceback.extract_stack()):
-        if not _is_internal(frame.filename) and not frame.filename.startswith("<") and \
+        if not is_internal(frame.filename) and not frame.filename.startswith("<") and \
                 "functorch" not in frame.filename:
             frames.append((frame.filename, frame.lineno, (frame.line or "").strip()))
     return frames
@@ -159,8 +178,9 @@ def _trace_make_fx(module, inputs, constants, params, buffers):
     post = nn.modules.module.register_module_forward_hook(context.post)
     proxy_tensor.PythonKeyTracer = Tracer
     try:
-        graph = make_fx(functionalize(f), decomposition_table=DECOMPOSITIONS)(
-            [t.detach() for t in flat], *inputs)
+        with _NativeDropout():
+            graph = make_fx(functionalize(f), decomposition_table=DECOMPOSITIONS)(
+                [t.detach() for t in flat], *inputs)
     finally:
         proxy_tensor.PythonKeyTracer = base
         pre.remove()
@@ -206,7 +226,7 @@ def _trace_export(module, inputs, constants, params, buffers):  # pragma: no cov
             lines = location.splitlines()
             for i, line in enumerate(lines):
                 match = re.search(r'File "([^"]+)", line (\d+)', line)
-                if match and not _is_internal(match.group(1)):
+                if match and not is_internal(match.group(1)):
                     code = lines[i + 1].strip() if i + 1 < len(lines) else ""
                     frames.insert(0, (match.group(1), int(match.group(2)), code))
         node.meta["zeroc_frames"] = frames
@@ -219,6 +239,45 @@ def _trace_export(module, inputs, constants, params, buffers):  # pragma: no cov
 
 # ---------------------------------------------------------------------------
 # Values
+
+
+def _init_of(tensor: torch.Tensor) -> dict:
+    """A ``train.param`` initializer that resembles `tensor`'s values:
+    zeros, ones, or normal with the tensor's root mean square as std (the
+    executable's --seed initialization; --init gives the exact values)."""
+    t = tensor.detach().float()
+    if t.numel() and bool((t == 0).all()):
+        return {"init": "zeros"}
+    if t.numel() and bool((t == 1).all()):
+        return {"init": "ones"}
+    rms = float(t.pow(2).mean().sqrt())
+    if not math.isfinite(rms) or rms <= 0:
+        return {"init": "zeros"}
+    return {"init": "normal", "std": float(f"{rms:.4g}")}
+
+
+_DEF = re.compile(r"^\s*(%[A-Za-z0-9_$.-]+(?:\s*,\s*%[A-Za-z0-9_$.-]+)*)\s*=")
+_USE = re.compile(r"%[A-Za-z0-9_$.-]+")
+
+
+def dead_code_elimination(body: str) -> str:
+    """Drops the lines of a function body whose results nothing uses (the
+    ops are all pure); ``return`` and the closing brace stay."""
+    lines = body.splitlines(keepends=True)
+    live: set[str] = set()
+    keep = [False] * len(lines)
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        match = _DEF.match(line)
+        if match is None:
+            keep[i] = True
+            live.update(_USE.findall(line))
+            continue
+        defined = _USE.findall(match.group(1))
+        if any(d in live for d in defined):
+            keep[i] = True
+            live.update(_USE.findall(line[match.end():].split(" : ", 1)[0]))
+    return "".join(line for line, k in zip(lines, keep) if k)
 
 
 @dataclass(frozen=True)
@@ -255,8 +314,20 @@ def float_literal(value: float) -> str:
     return "0x" + struct.pack(">d", value).hex().upper()
 
 
+@dataclass(frozen=True)
+class ComplexValue:
+    """A complex tensor computed from the parameters, held as its real and
+    imaginary parts (two real IR values of its shape): what
+    ``view_as_complex`` of an [..., n, 2] tensor gives. The dialect has no
+    complex type; only the chain view_as_complex -> multiplication by a
+    constant complex tensor -> view_as_real is translated (`_complex`)."""
+
+    real: ir.Value
+    imag: ir.Value
+
+
 def _is_tensorish(x: Any) -> bool:
-    return isinstance(x, (ir.Value, ParamInput))
+    return isinstance(x, (ir.Value, ParamInput, ComplexValue))
 
 
 def _any(obj: Any, pred: Callable[[Any], bool]) -> bool:
@@ -272,6 +343,9 @@ def _any(obj: Any, pred: Callable[[Any], bool]) -> bool:
 _RANDOM = {"rand", "randn", "randint", "bernoulli", "normal", "uniform", "rand_like",
            "randn_like", "randint_like", "randperm", "multinomial", "native_dropout",
            "exponential", "geometric", "cauchy", "log_normal", "random"}
+"""Random ops (and their in-place forms, ``bernoulli_``): never evaluated as
+constants at trace time (a frozen draw), an error unless the table maps
+them."""
 
 
 def op_name(target: Any) -> str:
@@ -292,9 +366,10 @@ class AtenConverter:
 
     def __init__(self, graph_module: torch.fx.GraphModule, placeholders: Sequence[Any],
                  element: str, decay: Callable[[str, torch.Tensor], bool],
-                 names: Sequence[str] = ()):
+                 names: Sequence[str] = (), arguments: Sequence[str] = ("tokens", "targets")):
         self.gm = graph_module
         self.input_names = list(names)
+        self.argument_names = list(arguments)
         self.placeholder_names: dict[torch.fx.Node, str] = {}
         self.element = element
         self.decay = decay
@@ -406,6 +481,11 @@ class AtenConverter:
             element = element or self.element
         elif t.dtype in (torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8):
             element = element or "i64"
+        elif t.is_complex():
+            self.fail(f"a complex constant ({t.dtype}) reaches an op other than the "
+                      "multiplication of a view_as_complex value: the train dialect has no "
+                      "complex type (only view_as_complex -> multiplication by a constant "
+                      "complex tensor -> view_as_real is translated, docs/importer.md)")
         else:
             self.fail(f"a constant of type {t.dtype} has no train equivalent")
         shape = tuple(t.shape)
@@ -505,7 +585,7 @@ class AtenConverter:
         if len(placeholders) != len(self.inputs) + len(input_types):
             raise ImporterError(f"the traced graph has {len(placeholders)} inputs, expected "
                                 f"{len(self.inputs) + len(input_types)}")
-        names = ("tokens", "targets")
+        names = self.argument_names
         for node, value in zip(placeholders, self.inputs + [None] * len(input_types)):
             env[node] = value
         for node, name in zip(placeholders, self.input_names):
@@ -559,8 +639,10 @@ class AtenConverter:
             self.fail(f"the forward writes into {what} in place (running statistics, a "
                       "counter): the train dialect has no mutable state but the parameters",
                       src if isinstance(src, torch.fx.Node) else node)
-        if not _any((args, kwargs), _is_tensorish) and packet not in _RANDOM:
+        if not _any((args, kwargs), _is_tensorish) and packet.rstrip("_") not in _RANDOM:
             return self.evaluate(node, args, kwargs)
+        if target in _COMPLEX_OPS or _any((args, kwargs), _is_complex):
+            return _complex(self, target, args, kwargs)
         emitter = OP_TABLE.get(target)
         if emitter is None:
             self.fail("unsupported ATen op: the train dialect has no equivalent "
@@ -651,11 +733,6 @@ def _binary(op: str):
             return c.track(c.f.scale(c._name(), b, float(a)), "scale", b, float(a))
         if op == "div" and isinstance(b, (int, float)) and isinstance(a, ir.Value) and b != 0:
             return c.track(c.f.scale(c._name(), a, 1.0 / float(b)), "scale", a, 1.0 / float(b))
-        if op == "add" and alpha == 1:
-            for value, other in ((a, b), (b, a)):
-                if isinstance(value, ir.Value) and isinstance(other, torch.Tensor) and \
-                        _is_additive_causal(other, c.result_shape()):
-                    return _causal(c, value, c.result_shape())
         if alpha != 1:
             b = c.read(b) if isinstance(b, ParamInput) else b
             if isinstance(b, ir.Value):
@@ -679,6 +756,13 @@ def _unary(op: str):
         x = c.tensor(x)
         return c.emit(op, [x], x.type, f"{x}")
     return emit
+
+
+def _reciprocal(c, x):
+    """``1 / x``: a train.div of a one-value fill."""
+    x = c.tensor(x)
+    one = c.fill(1.0, (), x.type.element)
+    return c.track(c.f.div(c._name(), one, x), "div", one, x)
 
 
 def _neg(c, x):
@@ -792,9 +876,6 @@ def _addmm(c, bias, a, b, beta=1, alpha=1):
     product = _mm(c, a, b)
     if alpha != 1:
         product = c.track(c.f.scale(c._name("_alpha"), product, float(alpha)), "scale", product)
-    if beta == 1 and isinstance(bias, torch.Tensor) and \
-            _is_additive_causal(bias, product.type.shape):
-        return _causal(c, product, product.type.shape)
     bias = c.tensor(bias, product)
     if beta != 1:
         bias = c.track(c.f.scale(c._name("_beta"), bias, float(beta)), "scale", bias)
@@ -1194,48 +1275,6 @@ def _gather(c, x, dim, index, sparse_grad=False):
     return c.emit("gather", [x, index], type_, f"{x}[{index}] dim = {d}", functional=True)
 
 
-def _above_diagonal(mask: torch.Tensor, shape: Sequence[int]) -> torch.Tensor | None:
-    """`mask` broadcast to `shape` when it is exactly "strictly above the
-    diagonal of the last two dimensions" (booleans, or 1.0/0.0), else None."""
-    if len(shape) < 2 or mask.dim() < 2 or mask.dim() > len(shape):
-        return None
-    try:
-        m = mask.expand(tuple(shape))
-    except RuntimeError:
-        return None
-    t, s = shape[-2], shape[-1]
-    if t != s:
-        return None
-    if m.dtype != torch.bool and not bool(((m == 0) | (m == 1)).all()):
-        return None
-    expected = torch.ones(t, s, dtype=torch.bool).triu(1).expand(tuple(shape))
-    return m if bool(torch.equal(m.to(torch.bool), expected)) else None
-
-
-def _causal(c: AtenConverter, x: ir.Value, shape: Sequence[int]) -> ir.Value:
-    """``train.causal_mask``: -inf strictly above the diagonal of the last
-    two dimensions, `x` elsewhere; exactly what masked_fill(triu(1), -inf),
-    where(tril, x, full_like(x, -inf)) and x + full((T, T), -inf).triu(1)
-    compute."""
-    x = c.broadcast(x, shape)
-    return c.track(c.f.causal_mask(c._name(), x), "causal_mask", x)
-
-
-def _is_additive_causal(t: torch.Tensor, shape: Sequence[int]) -> bool:
-    """Whether adding the constant `t` is a causal mask: 0 on and below the
-    diagonal, -inf above (``torch.full((T, T), -inf).triu(1)``, what
-    nn.Transformer.generate_square_subsequent_mask returns)."""
-    if shape is None or not t.is_floating_point() or t.dim() < 2 or len(shape) < 2 or \
-            t.dim() > len(shape) or shape[-1] != shape[-2]:
-        return False
-    try:
-        m = t.expand(tuple(shape))
-    except RuntimeError:
-        return False
-    above = torch.ones(shape[-2], shape[-1], dtype=torch.bool).triu(1).expand(tuple(shape))
-    return bool((m[above] == float("-inf")).all()) and bool((m[~above] == 0).all())
-
-
 def _mask(c, mask: Any, shape: Sequence[int], element: str) -> ir.Value:
     """A boolean mask as a float 1.0/0.0 tensor of `shape`."""
     if isinstance(mask, torch.Tensor):
@@ -1263,10 +1302,6 @@ def _where(c, cond, a, b):
     a, b = c.tensor(a, like), c.tensor(b, like)
     shape = c.result_shape()
     element = like.type.element
-    if isinstance(cond, torch.Tensor) and c.defs.get(b.name, ("",))[0] == "fill" and \
-            c.defs[b.name][2] == float("-inf") and \
-            _above_diagonal(~cond.to(torch.bool), shape) is not None:
-        return _causal(c, a, shape)
     m = _mask(c, cond, shape, element)
     a, b = c.broadcast(a, shape), c.broadcast(b, shape)
     return c.emit("select", [m, a, b], a.type, f"{m}, {a}, {b}")
@@ -1281,13 +1316,10 @@ def _masked_fill(c, x, mask, value):
     shape = c.result_shape() or x.type.shape
     if isinstance(mask, torch.Tensor) and not bool(mask.any()):
         return c.broadcast(x, shape)
-    if isinstance(mask, torch.Tensor) and value == float("-inf") and \
-            _above_diagonal(mask, shape) is not None:
-        return _causal(c, x, shape)
     m = _mask(c, mask, shape, x.type.element)
-    # The value as a scalar broadcast to the shape (a broadcast carries the
-    # batch axis through train-data-parallel).
-    filled = c.broadcast(c.fill(float(value), (), x.type.element), shape)
+    # The value as a fill of the result's shape (what train-raise's
+    # attention pattern reads as a masked score).
+    filled = c.fill(float(value), shape, x.type.element)
     x = c.broadcast(x, shape)
     return c.emit("select", [m, filled, x], x.type, f"{m}, {filled}, {x}")
 
@@ -1355,21 +1387,6 @@ def _nll_loss(c, logp, target, weight=None, reduction=1, ignore_index=-100):
     if not isinstance(target, ir.Value) or target.type.element not in ("i32", "i64"):
         c.fail("the targets must be integer ids")
     c.vocab = logp.type.shape[-1] if logp.type.rank == 1 else logp.type.shape[1]
-    d = c.defs.get(logp.name)
-    if reduction == 1 and logp.type.rank == 2 and d is not None and d[0] == "log_softmax":
-        # F.cross_entropy, which ATen decomposes into _log_softmax over the
-        # classes and nll_loss: train.cross_entropy of the logits (the
-        # log-softmax itself stays for any other use). Logits [B*T, V] and
-        # targets [B*T] that are reshapes of [B, T, V] and [B, T] are taken
-        # as they were.
-        logits, ids = d[1][0], target
-        ld, td = c.defs.get(logits.name), c.defs.get(target.name)
-        if ld is not None and ld[0] == "reshape" and td is not None and td[0] == "reshape" \
-                and ld[1][0].type.shape[:-1] == td[1][0].type.shape and \
-                ld[1][0].type.shape[-1] == logits.type.shape[-1]:
-            logits, ids = ld[1][0], td[1][0]
-        loss = c.f.cross_entropy(c._name(), logits, ids)
-        return (c.track(loss, "cross_entropy", logits, ids), None)
     if logp.type.rank == 1:
         idx = c.reshape(target, (1,))
         picked = _gather(c, logp, 0, idx)
@@ -1377,7 +1394,10 @@ def _nll_loss(c, logp, target, weight=None, reduction=1, ignore_index=-100):
         # [N, C] (or [N, C, d...]): the class axis is 1.
         idx_shape = list(target.type.shape)
         idx_shape.insert(1, 1)
-        idx = c.reshape(target, idx_shape)
+        # (Not folded into a reshape of the reshape's operand: the index is
+        # the targets [N] unsqueezed, what train-raise's cross-entropy
+        # pattern reads.)
+        idx = c.track(c.f.reshape(c._name(), target, idx_shape), "reshape", target)
         picked = _gather(c, logp, 1, idx)
         picked = c.reshape(picked, target.type.shape)
     # -x as a scale by -1: exact, and an op every back end has.
@@ -1445,6 +1465,71 @@ def _select_scatter(c, base, src, dim, index):
     return _slice_scatter(c, base, src, d, i, i + 1, 1)
 
 
+# ---------------------------------------------------------------------------
+# Complex tensors: decomposed into their real and imaginary parts. The
+# dialect has no complex type, so this is the decomposition of a type, not
+# the recognition of a fused op: Meta's rotary embeddings,
+#
+#     x_ = torch.view_as_complex(x.reshape(..., -1, 2))
+#     y = torch.view_as_real(x_ * freqs_cis).flatten(3)
+#
+# with freqs_cis = cos + i sin a constant buffer, become exactly the ops that
+# the real interleaved form (llama2.c's xr * cos - xi * sin, xr * sin +
+# xi * cos, stacked on a last axis of 2) gives, through the same emitters:
+# the compiler's rope raising sees one computation, however it was written.
+
+_COMPLEX_OPS = {aten.view_as_complex.default, aten.view_as_real.default}
+
+
+def _is_complex(x: Any) -> bool:
+    return isinstance(x, ComplexValue) or \
+        (isinstance(x, torch.Tensor) and x.is_complex())
+
+
+def _complex_error(c: AtenConverter) -> None:
+    c.fail("complex tensors are supported only as view_as_complex(x) multiplied by a "
+           "constant complex tensor (a buffer such as freqs_cis), then view_as_real; the "
+           "train dialect has no complex type (docs/importer.md)")
+
+
+def _complex(c: AtenConverter, target: Any, args: tuple, kwargs: dict) -> Any:
+    if kwargs:
+        _complex_error(c)
+    if target is aten.view_as_complex.default:
+        x = c.tensor(args[0])
+        if x.type.rank < 1 or x.type.shape[-1] != 2:
+            c.fail("view_as_complex needs a last dimension of 2")
+        # The same ops as unbind(-1) of the interleaved form: two slices of
+        # the last axis, each squeezed.
+        last = x.type.rank - 1
+        real = _slice(c, x, last, 0, 1, 1)
+        imag = _slice(c, x, last, 1, 2, 1)
+        return ComplexValue(_squeeze(c, real, last), _squeeze(c, imag, last))
+    if target is aten.view_as_real.default:
+        z = args[0]
+        if not isinstance(z, ComplexValue):
+            _complex_error(c)
+        # torch.stack([real, imag], dim=-1): unsqueezes and a cat.
+        rank = z.real.type.rank
+        return _cat(c, [_unsqueeze(c, z.real, rank), _unsqueeze(c, z.imag, rank)], -1)
+    if target in (aten.clone.default, aten.alias.default) and isinstance(args[0], ComplexValue):
+        return args[0]
+    if target is aten.mul.Tensor and len(args) == 2:
+        z, w = args
+        if isinstance(w, ComplexValue):
+            z, w = w, z
+        if isinstance(z, ComplexValue) and isinstance(w, torch.Tensor) and w.is_complex():
+            # (xr + i xi)(cos + i sin) = (xr cos - xi sin) + i (xr sin + xi cos),
+            # the interleaved form's four multiplications, sub and add.
+            cos = w.real.to(torch.float32).contiguous()
+            sin = w.imag.to(torch.float32).contiguous()
+            mul, sub, add = _binary("mul"), _binary("sub"), _binary("add")
+            real = sub(c, mul(c, z.real, cos), mul(c, z.imag, sin))
+            imag = add(c, mul(c, z.real, sin), mul(c, z.imag, cos))
+            return ComplexValue(real, imag)
+    _complex_error(c)
+
+
 OP_TABLE: dict[Any, Callable] = {}
 """ATen overload -> emitter. docs/importer.md lists it with the train op
 each gives and the raising pass that may fuse it."""
@@ -1461,6 +1546,7 @@ _register_one([aten.mul.Tensor, aten.mul.Scalar], _binary("mul"))
 _register_one([aten.div.Tensor, aten.div.Scalar, aten.div.Tensor_mode], _binary("div"))
 _register_one([aten.rsub.Tensor, aten.rsub.Scalar], _rsub)
 _register_one([aten.neg.default], _neg)
+_register_one([aten.reciprocal.default], _reciprocal)
 _register_one([aten.exp.default], _unary("exp"))
 _register_one([aten.log.default], _unary("log"))
 _register_one([aten.tanh.default], _unary("tanh"))
@@ -1517,7 +1603,7 @@ _register_one([aten.bitwise_not.default, aten.logical_not.default], _logical_not
 _register_one([aten.tril.default], _tril("tril"))
 _register_one([aten.triu.default], _tril("triu"))
 _register_one([aten.native_dropout.default], _dropout)
-_register_one([aten.nll_loss_forward.default], _nll_loss)
+_register_one([aten.nll_loss_forward.default, aten.nll_loss2d_forward.default], _nll_loss)
 _register_one([aten.ones_like.default], _fill_like(1.0))
 _register_one([aten.zeros_like.default], _fill_like(0.0))
 _register_one([aten.full_like.default], _full_like)

@@ -1,6 +1,6 @@
 """Tiny language models written in everyday PyTorch styles, for the ATen
-importer (python3 -m zeroc.importer --frontend=aten); none of them imports
-through the torch.fx converter.
+importer (python3 -m zeroc.importer); none of them imported through the
+torch.fx converter of earlier releases.
 
 * `TorchTransformer`: nn.TransformerEncoderLayer (its nn.MultiheadAttention,
   batch_first) with a causal float mask from

@@ -1,7 +1,7 @@
 """An imported PyTorch model trains to PyTorch's own losses.
 
     importer_train.py --model gpt-tanh|gpt-erf|mlp|... --zeroc ZEROC --src SRC --work DIR --mpirun CMD
-        [--frontend fx|aten] [--steps N] [--configs STAGE:RANKS,...]
+        [--steps N] [--configs STAGE:RANKS,...] [--raise-check]
 
 1. `python3 -m zeroc.importer` imports the model of torch_models.py (seed 0)
    and exports its weights;
@@ -49,7 +49,7 @@ MODELS = {
     "llama-complex": ("llama_models:MetaLlama", {"qk_std": 0.4, "complex_rope": True}),
     "llama-rotate-half": ("llama_models:HFLlama", {"qk_std": 0.4}),
     "mingpt": ("llama_models:MinGPT", {}),
-    # Everyday styles of aten_models.py, for --frontend=aten (issue 31).
+    # Everyday styles of aten_models.py (issue 31).
     "torch-transformer": ("aten_models:TorchTransformer", {}),
     "einsum-gqa": ("aten_models:EinsumGQA", {}),
     "mingpt-newgelu": ("aten_models:MinGPTNewGELU", {}),
@@ -112,7 +112,9 @@ def main():
     parser.add_argument("--src", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--mpirun", required=True)
-    parser.add_argument("--frontend", choices=("fx", "aten"), default="fx")
+    parser.add_argument("--frontend", choices=("aten",),
+                        help="ignored (the ATen front end is the only one); accepted for one "
+                             "release, as the importer's own --frontend is")
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--raise-check", action="store_true",
                         help="also train the first configuration with --raise=false and "
@@ -132,7 +134,7 @@ def main():
                "--batch-size", str(BATCH), "--block-size", str(BLOCK), "--vocab-size", "256",
                "--lr", str(LR), "--beta1", str(BETAS[0]), "--beta2", str(BETAS[1]),
                "--eps", str(EPS), "--weight-decay", str(WD), "--grad-clip", str(CLIP),
-               "-o", mlir, "--weights", init, f"--frontend={args.frontend}"]
+               "-o", mlir, "--weights", init]
     command += [f"--arg={k}={v!r}" for k, v in kwargs.items()]
     subprocess.run(command, check=True)
 
