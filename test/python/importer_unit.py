@@ -397,6 +397,21 @@ class Dropout(nn.Module):
         return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
 
 
+class InplaceDropout(nn.Module):
+    """F.dropout(x, inplace=True) whose result is ignored: `x` itself is
+    dropped out, as eager PyTorch does."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, C)
+        self.head = nn.Linear(C, V)
+
+    def forward(self, idx, targets):
+        x = self.emb(idx) * 1.0
+        F.dropout(x, 0.1, True, inplace=True)
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
 class AntiCausal(nn.Module):
     def __init__(self):
         super().__init__()
@@ -760,6 +775,13 @@ class Importer(unittest.TestCase):
         # Evaluation (the forward function, no step) is the identity: the loss
         # is PyTorch's in eval mode.
         self.check(Dropout, "train.dropout", eval_mode=True)
+
+    def test_inplace_dropout(self):
+        # The in-place form changes `x` even when its result is unused: the
+        # head reads the dropped-out values, never the undropped ones.
+        result = importer.import_module(InplaceDropout(), batch_size=B, block_size=T)
+        self.assertEqual(result.mlir.count("train.dropout"), 1)
+        self.assertRegex(result.mlir, r"train.dropout [^\n]*p = 0.1")
 
     def test_not_rotary(self):
         # A constant table multiplied in is a multiplication by a constant.

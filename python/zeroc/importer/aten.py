@@ -81,7 +81,10 @@ class _NativeDropout(torch.overrides.TorchFunctionMode):
             x, p = bound["input"], bound.get("p", 0.5)
             training = bound.get("training", bound.get("train", True))
             if training and p > 0:
-                return torch.native_dropout(x, p, True)[0]
+                dropped = torch.native_dropout(x, p, True)[0]
+                # inplace=True: the caller may keep using `x` and ignore the
+                # result; functionalization turns the copy into an update.
+                return x.copy_(dropped) if bound.get("inplace", False) else dropped
             return x
         return func(*args, **kwargs)
 
