@@ -78,7 +78,7 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
   let options = [
     ListOption<"families", "families", "std::string",
                "Pattern families to raise: attention, norms, activations, "
-               "loss (all when empty)">
+               "loss, rope (all when empty)">
   ];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::func::FuncDialect"];
