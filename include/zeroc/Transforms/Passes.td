@@ -43,8 +43,8 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
       exp(-x))`, or `x / (1 + exp(-x))`, becomes `train.silu` (SwiGLU's
       `silu(a) * b` raises its `silu(a)`); `0.5 * x * (1 + tanh(sqrt(2/pi)
       * (x + 0.044715 * x^3)))` in any order and grouping of the products
-      becomes `train.gelu tanh`. The erf form stays generic (the dialect
-      has no erf).
+      becomes `train.gelu tanh`; `0.5 * x * (1 + erf(x / sqrt(2)))`
+      (`train.erf`) becomes `train.gelu erf`.
     - `rope`: rotary embeddings with constant cos/sin tables:
       `x * cos + concat(-x[..., D/2:], x[..., :D/2]) * sin` (Hugging
       Face) becomes `train.rope ... rotate_half`; the pairs (a, b) of x
