@@ -108,7 +108,7 @@ double elementwiseFlops(Operation *op) {
     return 15;
   if (isa<SqrtOp, DivOp, RsqrtOp>(op))
     return 4;
-  if (isa<ExpOp, LogOp, TanhOp, PowOp>(op)) // a transcendental
+  if (isa<ExpOp, LogOp, TanhOp, ErfOp, PowOp>(op)) // a transcendental
     return 10;
   if (isa<FillOp, BroadcastOp, CastOp>(op))
     return 0;
@@ -387,6 +387,7 @@ OpCost costOf(LogOp op) { return elementwise(op); }
 OpCost costOf(TanhOp op) { return elementwise(op); }
 OpCost costOf(NegOp op) { return elementwise(op); }
 OpCost costOf(RsqrtOp op) { return elementwise(op); }
+OpCost costOf(ErfOp op) { return elementwise(op); }
 OpCost costOf(PowOp op) { return elementwise(op); }
 OpCost costOf(CompareOp op) { return elementwise(op); }
 OpCost costOf(SelectOp op) { return elementwise(op); }
@@ -485,7 +486,7 @@ void registerCostModels(DialectRegistry &registry) {
            ReduceScatterStartOp, AllGatherStartOp, WaitOp, RmsNormOp,
            RmsNormGradOp, SiluOp, SiluGradOp, RopeOp, SliceOp, SliceGradOp,
            DropoutOp>(context);
-    attach<ExpOp, LogOp, TanhOp, NegOp, RsqrtOp, PowOp, CompareOp, SelectOp,
+    attach<ExpOp, LogOp, TanhOp, NegOp, RsqrtOp, ErfOp, PowOp, CompareOp, SelectOp,
            TrilOp, TriuOp, ConstantOp>(context);
     attach<AmaxOp, AmaxGradOp, VarOp, LogSoftmaxOp, GatherOp, GatherGradOp>(
         context);

@@ -44,6 +44,9 @@ LogicalResult evalNeg(NegOp, Operands in, Results &out, RankContext &) {
 LogicalResult evalRsqrt(RsqrtOp, Operands in, Results &out, RankContext &) {
   return unary(in, out, [](double x) { return 1.0 / std::sqrt(x); });
 }
+LogicalResult evalErf(ErfOp, Operands in, Results &out, RankContext &) {
+  return unary(in, out, [](double x) { return std::erf(x); });
+}
 LogicalResult evalPow(PowOp op, Operands in, Results &out, RankContext &) {
   double p = op.getExponentAttr().getValueAsDouble();
   return unary(in, out, [p](double x) { return std::pow(x, p); });
@@ -124,6 +127,7 @@ void registerMathOps(OpRegistry &registry) {
   registry.add<TanhOp>(evalTanh);
   registry.add<NegOp>(evalNeg);
   registry.add<RsqrtOp>(evalRsqrt);
+  registry.add<ErfOp>(evalErf);
   registry.add<PowOp>(evalPow);
   registry.add<CompareOp>(evalCompare);
   registry.add<SelectOp>(evalSelect);

@@ -93,8 +93,9 @@ struct TrainingPipelineOptions
       llvm::cl::init(true)};
   Option<bool> raise{
       *this, "raise",
-      llvm::cl::desc("Raise written-out attention, norms and activations to "
-                     "the fast ops (train-raise)"),
+      llvm::cl::desc("Raise written-out attention, norms, activations, "
+                     "cross-entropy and rotary embeddings to the fast ops "
+                     "(train-raise)"),
       llvm::cl::init(true)};
 };
 } // namespace

@@ -73,7 +73,7 @@ struct TrainRaisePass : zeroc::impl::TrainRaiseBase<TrainRaisePass> {
     RewritePatternSet patterns(&getContext());
     SmallVector<std::string> chosen(families.begin(), families.end());
     if (chosen.empty())
-      chosen = {"attention", "norms", "activations", "loss"};
+      chosen = {"attention", "norms", "activations", "loss", "rope"};
     for (const std::string &family : chosen) {
       if (family == "attention")
         zeroc::raise::populateAttentionPatterns(patterns);
@@ -83,9 +83,11 @@ struct TrainRaisePass : zeroc::impl::TrainRaiseBase<TrainRaisePass> {
         zeroc::raise::populateActivationPatterns(patterns);
       else if (family == "loss")
         zeroc::raise::populateLossPatterns(patterns);
+      else if (family == "rope")
+        zeroc::raise::populateRopePatterns(patterns);
       else {
         getOperation().emitError("train-raise: unknown pattern family '")
-            << family << "' (families: attention, norms, activations, loss)";
+            << family << "' (families: attention, norms, activations, loss, rope)";
         return signalPassFailure();
       }
     }

@@ -27,6 +27,9 @@ void populateLossPatterns(mlir::RewritePatternSet &patterns);
 /// SiLU and tanh GELU written out to train.silu and train.gelu
 /// (RaiseActivations.cpp).
 void populateActivationPatterns(mlir::RewritePatternSet &patterns);
+/// Rotary embeddings (rotate_half and interleaved) with constant cos/sin
+/// tables to train.rope (RaiseRope.cpp).
+void populateRopePatterns(mlir::RewritePatternSet &patterns);
 
 /// The value of a splat constant (`train.fill`), if `value` is one.
 std::optional<double> splatValue(mlir::Value value);

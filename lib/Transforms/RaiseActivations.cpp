@@ -4,8 +4,9 @@
 //        1 / (1 + exp(-x)) (SwiGLU's silu(a) * b raises its silu(a));
 // GELU:  0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), the tanh
 //        form (GPT-2, minGPT's NewGELU), with x^3 written pow(x, 3) or as
-//        products. The erf form needs an erf op the dialect does not have,
-//        and stays generic.
+//        products; and 0.5 * x * (1 + erf(x / sqrt(2))), the erf form
+//        (nn.GELU() written out), with x / sqrt(2) as a division by
+//        sqrt(2) or a product by 1 / sqrt(2).
 // Products are matched whatever their order and grouping: a product of
 // single-use train.mul / train.scale / train.pow is flattened into its
 // constant and its other factors. exp, neg, tanh and pow are the generic
@@ -152,6 +153,36 @@ bool isGeluTanhArgument(Value t, Value x) {
          llvm::all_of(inner.factors, [&](Value f) { return f == x; });
 }
 
+/// `1 + erf(t)` (either order): t.
+Value onePlusErf(Value value) {
+  if (!singleUse(value))
+    return {};
+  Operation *op = value.getDefiningOp();
+  std::optional<zeroc::raise::WithConstant> plus = zeroc::raise::withConstant(op);
+  if (!plus || !isa<AddOp>(op) || plus->constant != 1.0 ||
+      !singleUse(plus->other))
+    return {};
+  auto erf = plus->other.getDefiningOp<ErfOp>();
+  if (!erf || !singleUse(erf.getInput()))
+    return {};
+  return erf.getInput();
+}
+
+/// Whether `t` is `x / sqrt(2)` (a division by a splat sqrt(2), or a
+/// product by 1 / sqrt(2)).
+bool isGeluErfArgument(Value t, Value x) {
+  if (auto div = t.getDefiningOp<DivOp>()) {
+    std::optional<zeroc::raise::WithConstant> c =
+        zeroc::raise::withConstant(div);
+    return c && !c->constantOnLeft && c->other == x &&
+           near(c->constant, std::sqrt(2.0));
+  }
+  Product product;
+  flatten(t, product, /*root=*/true);
+  return near(product.constant, 1.0 / std::sqrt(2.0)) &&
+         product.factors.size() == 1 && product.factors[0] == x;
+}
+
 /// Anchored on the outermost train.mul or train.scale of the product.
 struct RaiseActivation : RewritePattern {
   RaiseActivation(MLIRContext *context)
@@ -179,6 +210,13 @@ struct RaiseActivation : RewritePattern {
         if (t && isGeluTanhArgument(t, x)) {
           rewriter.replaceOpWithNewOp<GeluOp>(mul, x.getType(), x,
                                               GeluApproximation::tanh);
+          return success();
+        }
+        // GELU: 0.5 * x * (1 + erf(x / sqrt(2))).
+        Value e = onePlusErf(other);
+        if (e && isGeluErfArgument(e, x)) {
+          rewriter.replaceOpWithNewOp<GeluOp>(mul, x.getType(), x,
+                                              GeluApproximation::erf);
           return success();
         }
       }

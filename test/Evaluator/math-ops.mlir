@@ -2,6 +2,7 @@
 // printed values are the exact ones: exp(1) = e, log(e^2) = 2, ...).
 //
 // RUN: zeroc-run %s --entry unary --fp64 | FileCheck %s --check-prefix=UNARY
+// RUN: zeroc-run %s --entry erf --fp64 | FileCheck %s --check-prefix=ERF
 // RUN: zeroc-run %s --entry compare | FileCheck %s --check-prefix=COMPARE
 // RUN: zeroc-run %s --entry triangles | FileCheck %s --check-prefix=TRI
 // RUN: zeroc-run %s --entry constants | FileCheck %s --check-prefix=CONST
@@ -27,6 +28,15 @@ func.func @unary() -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32
   %ph = train.pow %s by 0.5 : tensor<2xf32>
   %pm = train.pow %n2 by -1.0 : tensor<2xf32>
   return %e, %l, %t, %n, %r, %p3, %ph, %pm : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// erf [0, 1, -0.5, 3] (Python's math.erf: 0.8427007929497149,
+// -0.5204998778130465, 0.9999779095030014).
+// ERF: "results": {{\[\[}}0, 0.84270079294971{{[0-9]*}}, -0.52049987781304{{[0-9]*}}, 0.99997790950300{{[0-9]*}}]]
+func.func @erf() -> tensor<4xf32> {
+  %x = arith.constant dense<[0.0, 1.0, -0.5, 3.0]> : tensor<4xf32>
+  %e = train.erf %x : tensor<4xf32>
+  return %e : tensor<4xf32>
 }
 
 // a = [1, 2, 3, nan], b = [2, 2, 2, 2]: eq, ne, lt, le, gt, ge as 1/0

@@ -3,7 +3,7 @@
 """The generic ops of issue 31 compile for the CPU, train, and match the evaluator.
 
 Inputs/math-ops-model.mlir uses every op of TrainMathOps.td (exp, log, tanh,
-neg, rsqrt, pow, compare, select, tril, triu, constant) in its forward, and
+neg, rsqrt, erf, pow, compare, select, tril, triu, constant) in its forward, and
 so, through train-autodiff, their derivatives in its backward. It is compiled
 for the CPU back end (ZeRO stage 0, 1 rank: the fused loops print the scalar
 formulas, tril/triu and the constants are generated loops) and trained for 3

@@ -28,7 +28,10 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
       `repeat_interleave` does (reshape to `[B, Hkv, 1, S, D]`,
       `train.broadcast` to `[B, Hkv, r, S, D]`, reshape to
       `[B, Hkv*r, S, D]`) become grouped-query attention; rank-3
-      (`torch.bmm`) attention becomes one head.
+      (`torch.bmm`) attention becomes one head. A `p @ v` done as a bmm
+      of merged heads (the `[B, H, T, S]` probabilities reshaped to
+      `[B*H, T, S]`, v reshaped to `[B*H, S, D]`) is first done on the
+      heads.
     - `norms`: `x * rsqrt(mean(x*x, -1, keepdim) + eps) * w` (also with
       `1 / sqrt(...)` or `/ sqrt(...)`, `pow(x, 2)`) becomes
       `train.rmsnorm`; `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps)
@@ -40,8 +43,17 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
       exp(-x))`, or `x / (1 + exp(-x))`, becomes `train.silu` (SwiGLU's
       `silu(a) * b` raises its `silu(a)`); `0.5 * x * (1 + tanh(sqrt(2/pi)
       * (x + 0.044715 * x^3)))` in any order and grouping of the products
-      becomes `train.gelu tanh`. The erf form stays generic (the dialect
-      has no erf).
+      becomes `train.gelu tanh`; `0.5 * x * (1 + erf(x / sqrt(2)))`
+      (`train.erf`) becomes `train.gelu erf`.
+    - `rope`: rotary embeddings with constant cos/sin tables:
+      `x * cos + concat(-x[..., D/2:], x[..., :D/2]) * sin` (Hugging
+      Face) becomes `train.rope ... rotate_half`; the pairs (a, b) of x
+      viewed `[..., D/2, 2]` rotated to `(a*cos - b*sin, a*sin + b*cos)`
+      and stacked back (Meta, llama2.c) become `train.rope ...
+      interleaved`. theta and the sequence dimension are fitted from the
+      tables, then every table entry is checked against train.rope's
+      angles; any other table (an offset, scaled frequencies) stays
+      generic.
     - `loss`: `-mean(gather(log_softmax(logits), -1, targets[..., None]))`
       over every position, f32, becomes `train.cross_entropy`;
       `ignore_index` and `label_smoothing` forms stay generic.
@@ -56,6 +68,18 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
     %y = train.matmul %p, %v : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
     // becomes
     %y = train.attention %q, %k, %v causal scale = 2.500000e-01 : (...) -> tensor<2x4x8x16xf32>
+    ```
+
+    ```mlir
+    %xc = train.mul %x, %cos : (tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>) -> tensor<2x4x8x16xf32>
+    %x1 = train.slice %x offsets = [0, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+    %x2 = train.slice %x offsets = [0, 0, 0, 8] strides = [1, 1, 1, 1] : tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+    %n = train.neg %x2 : tensor<2x4x8x8xf32>
+    %r = train.concat %n, %x1 dim = 3 : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32> -> tensor<2x4x8x16xf32>
+    %rs = train.mul %r, %sin : (tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>) -> tensor<2x4x8x16xf32>
+    %y = train.add %xc, %rs : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+    // with %cos, %sin train.constants of cos/sin(p * 10000^(-2i/16)), becomes
+    %y = train.rope %x theta = 1.000000e+04 seq_dim = 2 rotate_half : tensor<2x4x8x16xf32>
     ```
 
     One pass with one pattern set per family (chosen with `families`)
@@ -78,7 +102,7 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
   let options = [
     ListOption<"families", "families", "std::string",
                "Pattern families to raise: attention, norms, activations, "
-               "loss (all when empty)">
+               "loss, rope (all when empty)">
   ];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::func::FuncDialect"];

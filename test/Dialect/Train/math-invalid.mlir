@@ -200,3 +200,19 @@ func.func @pow_no_exponent(%x: tensor<4xf32>) {
   %0 = "train.pow"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @erf_type_mismatch(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'train.erf' op requires the same type for all operands and results}}
+  %0 = "train.erf"(%x) : (tensor<4xf32>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @erf_int(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'train.erf' op operand #0 must be ranked tensor of 32-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
+  %0 = train.erf %x : tensor<4xi32>
+  return
+}

@@ -16,6 +16,8 @@
 // CHECK-NEXT:    train.neg %[[H]] : tensor<3xbf16>{{$}}
 // CHECK-NEXT:    train.rsqrt %[[X]] : tensor<4x8xf32>{{$}}
 // CHECK-NEXT:    train.rsqrt %[[H]] : tensor<3xbf16>{{$}}
+// CHECK-NEXT:    train.erf %[[X]] : tensor<4x8xf32>{{$}}
+// CHECK-NEXT:    train.erf %[[H]] {note} : tensor<3xbf16>{{$}}
 // CHECK-NEXT:    train.pow %[[X]] by 3.000000e+00 : tensor<4x8xf32>{{$}}
 // CHECK-NEXT:    train.pow %[[H]] by -5.000000e-01 {note} : tensor<3xbf16>{{$}}
 // CHECK-NEXT:    train.pow %[[S]] by 0.000000e+00 : tensor<f32>{{$}}
@@ -30,6 +32,8 @@ func.func @unary(%x: tensor<4x8xf32>, %h: tensor<3xbf16>, %s: tensor<f32>) {
   %7 = train.neg %h : tensor<3xbf16>
   %8 = train.rsqrt %x : tensor<4x8xf32>
   %9 = train.rsqrt %h : tensor<3xbf16>
+  %e0 = train.erf %x : tensor<4x8xf32>
+  %e1 = train.erf %h {note} : tensor<3xbf16>
   %10 = train.pow %x by 3.0 : tensor<4x8xf32>
   %11 = train.pow %h by -0.5 {note} : tensor<3xbf16>
   %12 = train.pow %s by 0.0 : tensor<f32>

@@ -27,6 +27,10 @@
 // RSQRT: {"name": "w", "checked": 15, {{.*}} "ok": true}
 // RSQRT: "ok": true}}
 //
+// RUN: zeroc-opt %t/erf.mlir --train-autodiff | zeroc-run - --gradcheck --seed 3 | FileCheck %s --check-prefix=ERF
+// ERF: {"name": "w", "checked": 21, {{.*}} "ok": true}
+// ERF: "ok": true}}
+//
 // RUN: zeroc-opt %t/pow.mlir --train-autodiff | zeroc-run - --gradcheck --seed 3 | FileCheck %s --check-prefix=POW
 // POW: {"name": "a", "checked": 15, {{.*}} "ok": true}
 // POW: {"name": "b", "checked": 15, {{.*}} "ok": true}
@@ -81,6 +85,17 @@ train.param @w : tensor<3x7xf32> init = normal std = 1.0
 func.func @forward(%c0: tensor<3x7xf32>) -> tensor<f32> attributes {train.forward} {
   %w = train.read @w : tensor<3x7xf32>
   %y = train.tanh %w : tensor<3x7xf32>
+  %p0 = train.mul %y, %c0 : (tensor<3x7xf32>, tensor<3x7xf32>) -> tensor<3x7xf32>
+  %s0 = train.sum %p0 dims = [0, 1] : tensor<3x7xf32> -> tensor<f32>
+  return %s0 : tensor<f32>
+}
+
+//--- erf.mlir
+// train.erf
+train.param @w : tensor<3x7xf32> init = normal std = 1.0
+func.func @forward(%c0: tensor<3x7xf32>) -> tensor<f32> attributes {train.forward} {
+  %w = train.read @w : tensor<3x7xf32>
+  %y = train.erf %w : tensor<3x7xf32>
   %p0 = train.mul %y, %c0 : (tensor<3x7xf32>, tensor<3x7xf32>) -> tensor<3x7xf32>
   %s0 = train.sum %p0 dims = [0, 1] : tensor<3x7xf32> -> tensor<f32>
   return %s0 : tensor<f32>

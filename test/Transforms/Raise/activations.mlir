@@ -102,3 +102,73 @@ func.func @near_misses(%x: tensor<2x8xf32>, %y: tensor<2x8xf32>) -> (tensor<2x8x
   %s2 = train.mul %x, %sig2 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
   return %g1, %g2, %s1, %s2 : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// nn.GELU()'s erf form written out: 0.5 * x * (1 + erf(x / sqrt(2))), the
+// division as ATen imports it (a scale by 1 / sqrt(2)).
+// CHECK-LABEL: func.func @gelu_erf
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = train.gelu %[[X]] erf : tensor<2x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @gelu_erf(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %half = train.scale %x by 0.5 : tensor<2x8xf32>
+  %t = train.scale %x by 0.70710678118654746 : tensor<2x8xf32>
+  %e = train.erf %t : tensor<2x8xf32>
+  %one = train.fill 1.0 : tensor<f32>
+  %o = train.add %e, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %y = train.mul %half, %o : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// The same with x / sqrt(2) a train.div by a fill, the products grouped
+// as x * (0.5 * (1 + erf(...))).
+// CHECK-LABEL: func.func @gelu_erf_division
+// CHECK-NEXT: %[[G:.*]] = train.gelu %{{.*}} erf : tensor<2x8xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @gelu_erf_division(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %r2 = train.fill 1.4142135623730951 : tensor<f32>
+  %t = train.div %x, %r2 : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e = train.erf %t : tensor<2x8xf32>
+  %one = train.fill 1.0 : tensor<f32>
+  %o = train.add %one, %e : (tensor<f32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %h = train.scale %o by 0.5 : tensor<2x8xf32>
+  %y = train.mul %x, %h : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// Near-misses: x / 1.5 inside the erf; x / sqrt(2) on the wrong side
+// (sqrt(2) / x); 0.4 instead of 0.5; the erf of another value.
+// CHECK-LABEL: func.func @gelu_erf_near_misses
+// CHECK-NOT: train.gelu
+// CHECK: return
+func.func @gelu_erf_near_misses(%x: tensor<2x8xf32>, %z: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+  %one = train.fill 1.0 : tensor<f32>
+  %c = train.fill 1.5 : tensor<f32>
+  %r2 = train.fill 1.4142135623730951 : tensor<f32>
+  %h0 = train.scale %x by 0.5 : tensor<2x8xf32>
+  %t0 = train.div %x, %c : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e0 = train.erf %t0 : tensor<2x8xf32>
+  %o0 = train.add %e0, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %y0 = train.mul %h0, %o0 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %h1 = train.scale %x by 0.5 : tensor<2x8xf32>
+  %t1 = train.div %r2, %x : (tensor<f32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %e1 = train.erf %t1 : tensor<2x8xf32>
+  %o1 = train.add %e1, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %y1 = train.mul %h1, %o1 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %h2 = train.scale %x by 0.4 : tensor<2x8xf32>
+  %t2 = train.scale %x by 0.70710678118654746 : tensor<2x8xf32>
+  %e2 = train.erf %t2 : tensor<2x8xf32>
+  %o2 = train.add %e2, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %y2 = train.mul %h2, %o2 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %h3 = train.scale %x by 0.5 : tensor<2x8xf32>
+  %t3 = train.scale %z by 0.70710678118654746 : tensor<2x8xf32>
+  %e3 = train.erf %t3 : tensor<2x8xf32>
+  %o3 = train.add %e3, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %y3 = train.mul %h3, %o3 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %y0, %y1, %y2, %y3 : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}

@@ -53,6 +53,18 @@ LogicalResult RsqrtOp::buildAdjoint(AdjointBuilder &adjoint) {
   return success();
 }
 
+/// d erf(x) = 2/sqrt(pi) exp(-x^2) dx.
+LogicalResult ErfOp::buildAdjoint(AdjointBuilder &adjoint) {
+  TrainBuilder &tb = adjoint.builder();
+  Value x = getInput();
+  Value square = tb.mul(x, x);
+  Value gauss = ExpOp::create(tb.builder(), tb.getLoc(),
+                              NegOp::create(tb.builder(), tb.getLoc(), square));
+  adjoint.accumulate(x, tb.scale(tb.mul(adjoint.cotangent(0), gauss),
+                                 1.1283791670955126)); // 2 / sqrt(pi)
+  return success();
+}
+
 /// d x^p = p x^(p-1) dx. p = 0 is a constant (zero gradient, as PyTorch,
 /// even at x = 0, where x^(-1) would be infinite); p = 1 the identity.
 LogicalResult PowOp::buildAdjoint(AdjointBuilder &adjoint) {

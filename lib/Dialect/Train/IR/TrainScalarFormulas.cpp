@@ -126,6 +126,7 @@ ScalarFormula NegOp::getScalarFormula() { return {"(-$0)", {}}; }
 ScalarFormula RsqrtOp::getScalarFormula() {
   return {"(1.0f / sqrtf($0))", {}};
 }
+ScalarFormula ErfOp::getScalarFormula() { return {"erff($0)", {}}; }
 ScalarFormula PowOp::getScalarFormula() {
   return {"powf($0, #0)", {getExponentAttr().getValueAsDouble()}};
 }

@@ -4,6 +4,7 @@
 // tensor constants that a functionalized ATen graph uses and GPT-2's ops do
 // not cover (issue 31; the agreed syntax is in the issue's ops table): the
 // ATen importer maps aten.exp, aten.log, aten.tanh, aten.neg, aten.rsqrt,
+// aten.erf,
 // aten.pow.Tensor_Scalar, aten.eq/ne/lt/le/gt/ge, aten.where, aten.tril,
 // aten.triu and lifted tensor constants one to one onto these. The
 // elementwise ones carry a scalar formula (TrainScalarFormulas.cpp), so that
@@ -56,6 +57,7 @@ def Train_LogOp : Train_UnaryMathOp<"log", "log(x)", "log">;
 def Train_TanhOp : Train_UnaryMathOp<"tanh", "tanh(x)", "tanh">;
 def Train_NegOp : Train_UnaryMathOp<"neg", "-x", "neg">;
 def Train_RsqrtOp : Train_UnaryMathOp<"rsqrt", "1 / sqrt(x)", "rsqrt">;
+def Train_ErfOp : Train_UnaryMathOp<"erf", "erf(x)", "erf">;
 
 def Train_PowOp : Train_Op<"pow", [Pure, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_Elementwise,
