@@ -6,7 +6,7 @@
 include "mlir/Pass/PassBase.td"
 
 def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
-  let summary = "Raises written-out attention, norms and activations to the fast ops";
+  let summary = "Raises written-out attention, norms, activations, rotary embeddings and cross-entropy to the fast ops";
   let description = [{
     Recognises, in every function of the module, the computations that an
     importer of functionalized ATen graphs writes out with the generic ops
