@@ -1,14 +1,27 @@
 #!/usr/bin/python3
 """Training throughput of zeroc's CPU executables against PyTorch DDP.
 
-The same GPT-2 (default: 4 layers, n_embd 128, 4 heads, block 64, global
-batch 16, byte-level tinyshakespeare) trained on 2 ranks on this machine, in
-the same run: PyTorch DistributedDataParallel with the gloo backend, then
-zeroc's executable for ZeRO stages 0-3, both with OMP_NUM_THREADS and
-OPENBLAS_NUM_THREADS set to --threads. Prints tokens/s (median of the
-timed steps after warm-up) and zeroc's speed-up over DDP.
+The same GPT-2 trained on 2 ranks on this machine, in the same run, at two
+sizes: the default small one (4 layers, n_embd 128, 4 heads, block 64,
+global batch 16: framework overhead is much of a step) and a larger one
+where the GEMMs dominate (--large: 6 layers, n_embd 384, 6 heads, block
+128, global batch 8), byte-level tinyshakespeare. Each size runs PyTorch
+DistributedDataParallel with the gloo backend, then zeroc's executable for
+ZeRO stages 0-3, both with OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set to
+--threads. Prints tokens/s (median of the timed steps after warm-up),
+zeroc's speed-up over DDP, each stage against stage 0, and the GEMM-bound
+limit: the step's GEMM FLOPs per rank (6 x tokens x matmul weights, plus
+the causal attention's 6 x layers x block x n_embd per token) at the
+single-core sgemm rate measured here, through ctypes, on the OpenBLAS
+zeroc links (the fastest of 15 runs of each of the model's GEMM shapes, one
+thread): "x bound" is the step time over that limit (1.00 would be GEMMs
+alone).
 
     /usr/bin/python3 benchmarks/cpu_ddp.py [--steps 30] [--ranks 2]
+        [--large 6,384,6,128,8 | --large none] [--trace]
+
+--trace traces the timed steps of every zeroc run and prints the exposed
+communication (python3 -m zeroc trace-summary) as a share of the step.
 
 Not a test: figures depend on the machine. docs/benchmarks.md records them.
 The last line names the OpenBLAS kernels zeroc's runs used (the summary's
@@ -116,7 +129,7 @@ def pytorch_ddp(cfg, data, steps, ranks, work):
     return json.load(open(result))["times"]
 
 
-def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun):
+def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun, trace_steps=None):
     model = os.path.join(work, "gpt2.mlir")
     if not os.path.exists(model):
         subprocess.run([sys.executable, "-m", "zeroc.models.gpt2", "--n-layer", str(cfg["n_layer"]),
@@ -129,12 +142,79 @@ def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun):
                    check=True)
     log = exe + ".jsonl"
     env = {**os.environ, **thread_env(cfg["threads"])}
+    trace = []
+    if trace_steps:
+        trace = ["--trace", exe + ".trace.json", "--trace-steps", trace_steps]
     subprocess.run(mpirun + ["-np", str(ranks), exe, "--data", data, "--data-format=text",
-                             "--steps", str(steps), "--log-json", log, "--quiet"],
+                             "--steps", str(steps), "--log-json", log, "--quiet"] + trace,
                    check=True, env=env)
     records = [json.loads(l) for l in open(log)]
     core = next((r["blas_core"] for r in records if "blas_core" in r), "?")
-    return [r["ms"] / 1000 for r in records if "loss" in r], core
+    exposed = None
+    if trace_steps:
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        from zeroc import trace as zeroc_trace
+        summary = zeroc_trace.summarize(zeroc_trace.load(exe + ".trace.json"))
+        exposed = summary["exposed_comm_ms"] / summary["step_ms"] if summary["step_ms"] else 0
+    return [r["ms"] / 1000 for r in records if "loss" in r], core, exposed
+
+
+GEMM_RATE = r"""
+import ctypes, ctypes.util, sys, time
+blas = ctypes.CDLL(ctypes.util.find_library("openblas") or "libopenblas.so.0")
+shapes = [tuple(int(v) for v in s.split("x")) for s in sys.argv[1:]]
+best = 0.0
+for m, n, k in shapes:
+    a = (ctypes.c_float * (m * k))(*[(i % 7) * 0.125 for i in range(m * k)])
+    b = (ctypes.c_float * (k * n))(*[(i % 5) * 0.25 for i in range(k * n)])
+    c = (ctypes.c_float * (m * n))()
+    p = ctypes.addressof
+    # cblas_sgemm(RowMajor=101, NoTrans=111, NoTrans, m, n, k, 1, a, k, b, n, 0, c, n)
+    blas.cblas_sgemm.argtypes = [ctypes.c_int] * 6 + [ctypes.c_float, ctypes.c_void_p,
+        ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ctypes.c_int]
+    rates = []
+    for _ in range(15):
+        start = time.perf_counter()
+        blas.cblas_sgemm(101, 111, 111, m, n, k, 1.0, p(a), k, p(b), n, 0.0, p(c), n)
+        rates.append(2.0 * m * n * k / (time.perf_counter() - start))
+    best = max([best] + rates)
+print(best)
+"""
+
+
+def gemm_rate(cfg, ranks):
+    """Single-thread sgemm FLOP/s of the OpenBLAS zeroc links, on the
+    model's linear-layer shapes (rows: one rank's tokens), in a child with
+    the benchmark's thread variables (read when OpenBLAS loads)."""
+    rows = cfg["batch"] * cfg["block"] // ranks
+    c = cfg["n_embd"]
+    shapes = [f"{rows}x{3 * c}x{c}", f"{rows}x{4 * c}x{c}", f"{rows}x{c}x{4 * c}"]
+    env = {**os.environ, **thread_env(1)}
+    out = subprocess.run([sys.executable, "-c", GEMM_RATE] + shapes, check=True, env=env,
+                         capture_output=True, text=True).stdout
+    return float(out.split()[-1])
+
+
+def step_gemm_flops(cfg, ranks):
+    """GEMM FLOPs of one rank's training step: forward and backward (3x the
+    forward's 2 FLOPs per multiply-add) of the linear layers (12 n_embd^2
+    weights a layer) and the tied lm_head (256 x n_embd), plus the causal
+    attention (q k^T and p v: block x n_embd / 2 multiply-adds each per
+    token and layer on average)."""
+    c, layers, t = cfg["n_embd"], cfg["n_layer"], cfg["block"]
+    weights = 12 * layers * c * c + 256 * c
+    tokens = cfg["batch"] * t // ranks
+    return tokens * (6 * weights + 6 * layers * t * c)
+
+
+def parse_size(text):
+    """--large's L,C,H,T,B (layers, n_embd, heads, block, global batch)."""
+    try:
+        layers, embd, heads, block, batch = (int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--large wants L,C,H,T,B (5 integers) or none, got '{text}'") from None
+    return {"n_layer": layers, "n_embd": embd, "n_head": heads, "block": block, "batch": batch}
 
 
 def main():
@@ -147,36 +227,65 @@ def main():
     parser.add_argument("--n-embd", type=int, default=128)
     parser.add_argument("--block", type=int, default=64)
     parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--large", default="6,384,6,128,8",
+                        help="the second, GEMM-bound size as layers,n_embd,heads,block,batch "
+                             "(default 6,384,6,128,8); 'none' runs the first size only")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads per rank (default 1: 2 ranks on 2 cores)")
+    parser.add_argument("--trace", action="store_true",
+                        help="trace zeroc's timed steps and print the exposed communication")
     parser.add_argument("--zeroc", default=os.path.join(ROOT, "build", "bin", "zeroc"))
     args = parser.parse_args()
-    cfg = {"n_layer": args.n_layer, "n_head": args.n_head, "n_embd": args.n_embd,
-           "block": args.block, "batch": args.batch, "threads": args.threads}
+    base = {"n_layer": args.n_layer, "n_head": args.n_head, "n_embd": args.n_embd,
+            "block": args.block, "batch": args.batch, "threads": args.threads}
+    sizes = [base]
+    if args.large != "none":
+        try:
+            sizes.append({**parse_size(args.large), "threads": args.threads})
+        except argparse.ArgumentTypeError as error:
+            parser.error(str(error))
     data = os.path.join(ROOT, "data", "tinyshakespeare.txt")
     mpirun = ["mpirun", "--bind-to", "none"]
     if os.geteuid() == 0:
         mpirun.append("--allow-run-as-root")
-    tokens_per_step = args.batch * args.block
+    trace_steps = f"{args.warmup}:{args.steps}" if args.trace else None
 
-    def rate(times):
-        return tokens_per_step / statistics.median(times[args.warmup:])
+    cores = set()
+    for cfg in sizes:
+        tokens_per_step = cfg["batch"] * cfg["block"]
 
-    with tempfile.TemporaryDirectory() as work:
-        print(f"GPT-2 {args.n_layer} layers, n_embd {args.n_embd}, {args.n_head} heads, "
-              f"block {args.block}, global batch {args.batch}; {args.ranks} ranks x "
-              f"{args.threads} thread(s); median of steps {args.warmup}..{args.steps - 1}")
-        ddp = rate(pytorch_ddp(cfg, data, args.steps, args.ranks, work))
-        print(f"  PyTorch DDP (gloo)   {ddp:10,.0f} tokens/s")
-        cores = set()
-        for stage in range(4):
-            times, core = zeroc_run(cfg, data, args.steps, args.ranks, stage, work, args.zeroc,
-                                    mpirun)
-            cores.add(core)
-            z = rate(times)
-            print(f"  zeroc ZeRO stage {stage}   {z:10,.0f} tokens/s   {z / ddp:5.2f}x DDP")
-        print(f"  OpenBLAS kernels (zeroc): {', '.join(sorted(cores))}; OPENBLAS_CORETYPE "
-              f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')}")
+        def median_step(times):
+            return statistics.median(times[args.warmup:])
+
+        rate = gemm_rate(cfg, args.ranks)
+        bound = step_gemm_flops(cfg, args.ranks) / rate
+        with tempfile.TemporaryDirectory() as work:
+            print(f"GPT-2 {cfg['n_layer']} layers, n_embd {cfg['n_embd']}, {cfg['n_head']} heads, "
+                  f"block {cfg['block']}, global batch {cfg['batch']}; {args.ranks} ranks x "
+                  f"{args.threads} thread(s); median of steps {args.warmup}..{args.steps - 1}")
+            print(f"  GEMM bound: {step_gemm_flops(cfg, args.ranks) / 1e9:.2f} GFLOP per rank "
+                  f"and step at {rate / 1e9:.1f} GFLOP/s (1-thread sgemm) = {bound * 1e3:.1f} ms, "
+                  f"{tokens_per_step / bound:,.0f} tokens/s")
+            ddp_step = median_step(pytorch_ddp(cfg, data, args.steps, args.ranks, work))
+            ddp = tokens_per_step / ddp_step
+            print(f"  PyTorch DDP (gloo)   {ddp:10,.0f} tokens/s  {ddp_step * 1e3:7.1f} ms"
+                  f"  {ddp_step / bound:5.2f}x bound")
+            stage0 = None
+            for stage in range(4):
+                times, core, exposed = zeroc_run(cfg, data, args.steps, args.ranks, stage, work,
+                                                 args.zeroc, mpirun, trace_steps)
+                cores.add(core)
+                step = median_step(times)
+                z = tokens_per_step / step
+                stage0 = stage0 or z
+                line = (f"  zeroc ZeRO stage {stage}   {z:10,.0f} tokens/s  {step * 1e3:7.1f} ms"
+                        f"  {step / bound:5.2f}x bound  {z / ddp:5.2f}x DDP"
+                        f"  {z / stage0:5.2f}x stage 0")
+                if exposed is not None:
+                    line += f"  exposed comm {100 * exposed:4.1f}%"
+                print(line, flush=True)
+    print(f"  OpenBLAS kernels (zeroc): {', '.join(sorted(cores))}; OPENBLAS_CORETYPE "
+          f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')}")
 
 
 if __name__ == "__main__":

@@ -115,8 +115,11 @@ int rematCost(llvm::StringRef policy) {
   return policy == "none" ? 0 : policy == "selective" ? 1 : 2;
 }
 
-std::vector<int64_t> defaultPlanBucketSizes() {
-  return {25 << 20, 5 << 20};
+std::vector<int64_t> defaultPlanBucketSizes(int64_t gradientBytes) {
+  constexpr int64_t kRound = int64_t{64} << 10;
+  int64_t large = defaultBucketBytes(gradientBytes);
+  int64_t small = ((large + 4) / 5 + kRound - 1) / kRound * kRound;
+  return {large, small};
 }
 
 std::vector<int64_t> defaultPlanMicroBatches() { return {1, 2, 4, 8}; }
@@ -328,6 +331,11 @@ FailureOr<Plan> planMemory(ModuleOp model, const PlanRequest &request) {
   // not compiled at larger ones: more micro-batches shrink the activations
   // only, never send less, and the rule prefers fewer.
   MLIRContext *context = model.getContext();
+  std::vector<int64_t> bucketSizes =
+      !request.bucketSizes.empty()
+          ? request.bucketSizes
+          : defaultPlanBucketSizes(
+                modelGradientBytes(model, request.base.precision));
   auto configuration = [](const PlanCandidate &c) {
     return std::make_tuple(c.zeroStage, c.remat, c.bucketBytes);
   };
@@ -356,7 +364,7 @@ FailureOr<Plan> planMemory(ModuleOp model, const PlanRequest &request) {
       // This policy's configurations that do not fit at a smaller count.
       std::vector<PlanCandidate> batch;
       for (int64_t stage : request.stages) {
-        for (int64_t bucket : request.bucketSizes) {
+        for (int64_t bucket : bucketSizes) {
           PlanCandidate c = rematted;
           c.zeroStage = stage;
           c.bucketBytes = bucket;

@@ -2,10 +2,13 @@
 
 #include "zeroc/Pipeline/Pipeline.h"
 
+#include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+
+#include <algorithm>
 
 namespace zeroc {
 
@@ -44,6 +47,26 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   for (PipelineSection section :
        {PipelineSection::Front, PipelineSection::Remat, PipelineSection::Zero})
     buildTrainingPipelineSection(pm, options, section);
+}
+
+int64_t defaultBucketBytes(int64_t gradientBytes) {
+  constexpr int64_t kRound = int64_t{64} << 10;
+  int64_t share = (std::max<int64_t>(gradientBytes, 0) + kDefaultBucketCount -
+                   1) / kDefaultBucketCount;
+  share = (share + kRound - 1) / kRound * kRound;
+  return std::clamp(share, kMinDefaultBucketBytes, kMaxDefaultBucketBytes);
+}
+
+int64_t modelGradientBytes(mlir::ModuleOp module, llvm::StringRef precision) {
+  int64_t bytes = 0;
+  for (auto param : module.getOps<train::ParamOp>()) {
+    mlir::RankedTensorType type = param.getTensorType();
+    int64_t width = precision == "bf16"   ? 2
+                    : precision == "fp32" ? 4
+                                          : (type.getElementTypeBitWidth() + 7) / 8;
+    bytes += type.getNumElements() * width;
+  }
+  return bytes;
 }
 
 void buildPlanningPipeline(mlir::OpPassManager &pm) {

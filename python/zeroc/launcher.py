@@ -349,7 +349,8 @@ def _parser(command: str) -> argparse.ArgumentParser:
     build.add_argument("--precision", choices=PRECISIONS,
                        help="training precision (default: the model's)")
     build.add_argument("--bucket-bytes", type=int, metavar="B",
-                       help="gradient bucket size (default: zeroc's, 25 MiB)")
+                       help="gradient bucket size (default: zeroc's, by the model's size: an "
+                            "eighth of its gradient bytes within 1 MiB and 25 MiB)")
     build.add_argument("--remat", choices=REMAT,
                        help="activation rematerialization (default: none): full "
                             "recomputes each transformer block in backward, selective "

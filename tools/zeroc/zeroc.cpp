@@ -89,7 +89,9 @@ static cl::opt<std::string>
 static cl::opt<int64_t>
     bucketBytes("bucket-bytes",
                 cl::desc("Target size of a gradient bucket in bytes "
-                         "(default: 26214400, 25 MiB)"),
+                         "(default: by the model's size: an eighth of its "
+                         "gradient bytes, rounded up to 64 KiB, within 1 MiB "
+                         "and 25 MiB)"),
                 cl::value_desc("B"), cl::init(25 << 20), cl::cat(category));
 static cl::opt<bool> flatBuffers(
     "flat-buffers",
@@ -168,7 +170,8 @@ static cl::opt<std::string> memoryBudget(
              "MiB, KiB are powers of 1024 and GB, MB, KB powers of 1000, "
              "so a card sold as 80 GB is 80GB = 74.5GiB): the "
              "planner compiles every ZeRO stage (0-3) x --remat (none, "
-             "selective, full) x bucket size (25 MiB, 5 MiB) at "
+             "selective, full) x bucket size (the --bucket-bytes "
+             "default for the model, and a fifth of it) at "
              "--world-size, each at 1 micro-batch and, where it does not "
              "fit, at 2, 4, 8 (those the per-rank batch splits into), and "
              "picks among those whose static peak fits the one that sends "
@@ -680,7 +683,11 @@ int main(int argc, char **argv) {
   options.zeroStage = zeroStage;
   options.worldSize = worldSize;
   options.precision = precision;
-  options.bucketBytes = bucketBytes;
+  options.bucketBytes =
+      bucketBytes.getNumOccurrences()
+          ? bucketBytes
+          : zeroc::defaultBucketBytes(
+                zeroc::modelGradientBytes(*module, precision));
   options.flatBuffers = flatBuffers;
   options.raise = raisePatterns;
   options.remat = remat;

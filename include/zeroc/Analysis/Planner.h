@@ -56,9 +56,10 @@ std::vector<std::string> rematPolicies();
 /// 0 for none, 1 for selective, 2 for full.
 int rematCost(llvm::StringRef policy);
 
-/// The bucket sizes the planner tries without --bucket-bytes: 25 MiB (the
-/// pipeline's default) and 5 MiB, largest first.
-std::vector<int64_t> defaultPlanBucketSizes();
+/// The bucket sizes the planner tries without --bucket-bytes, largest
+/// first: zeroc's default for the model (defaultBucketBytes of its
+/// gradient bytes, Pipeline.h) and a fifth of it (rounded up to 64 KiB).
+std::vector<int64_t> defaultPlanBucketSizes(int64_t gradientBytes);
 
 /// The micro-batch counts the planner searches without --grad-accum (or a
 /// model's train.micro_batches): 1, 2, 4, 8. A count after the first is
@@ -118,7 +119,8 @@ struct PlanRequest {
   std::vector<int64_t> stages = {0, 1, 2, 3};
   std::vector<std::string> remats = rematPolicies();
   std::vector<int64_t> microBatches = defaultPlanMicroBatches();
-  std::vector<int64_t> bucketSizes = defaultPlanBucketSizes();
+  /// Empty: defaultPlanBucketSizes of the model's gradient bytes.
+  std::vector<int64_t> bucketSizes;
   /// Predict each candidate's step on this machine (null: no step column).
   const Machine *machine = nullptr;
   /// When nothing fits, compile the smallest candidate at 2N, 4N, ...,

@@ -9,6 +9,7 @@
 #ifndef ZEROC_PIPELINE_PIPELINE_H
 #define ZEROC_PIPELINE_PIPELINE_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <cstdint>
@@ -27,7 +28,8 @@ struct PipelineOptions {
   int64_t globalBatch = 0;
   /// "fp32" or "bf16"; "" keeps the model's precision.
   std::string precision;
-  /// Target size of a gradient bucket, in bytes.
+  /// Target size of a gradient bucket, in bytes. zeroc's default is
+  /// defaultBucketBytes(modelGradientBytes(...)), not this value.
   int64_t bucketBytes = 25 << 20;
   /// Gradient buckets whose reduction may be in flight at once.
   int64_t maxInFlight = 2;
@@ -77,6 +79,26 @@ void buildPlanningPipeline(mlir::OpPassManager &pm);
 /// Registers the pipelines as `--train-pipeline="stage=S world-size=N ..."`
 /// and `--train-planning` for zeroc-opt.
 void registerTrainingPipeline();
+
+/// The gradient bucket size zeroc picks when --bucket-bytes is not given
+/// (the memory-budget planner's first candidate too; the performance model
+/// reads the buckets of the compiled step, so it sees the same): an eighth
+/// of the model's gradient bytes, rounded up to 64 KiB, within [1 MiB,
+/// 25 MiB]. About 8 buckets, so that backward overlaps the reduction of 7
+/// of them and only the last (an eighth of the traffic) is left after it,
+/// at about 8 collectives per step; 1 MiB keeps each collective's fixed
+/// cost small beside its transfer, and 25 MiB (PyTorch DDP's default) keeps
+/// the buckets of a large model few and their transient memory bounded.
+/// docs/benchmarks.md (issue 34) measures it.
+int64_t defaultBucketBytes(int64_t gradientBytes);
+inline constexpr int64_t kMinDefaultBucketBytes = int64_t{1} << 20;
+inline constexpr int64_t kMaxDefaultBucketBytes = int64_t{25} << 20;
+inline constexpr int64_t kDefaultBucketCount = 8;
+
+/// The bytes of `module`'s gradients: every train.param's elements at the
+/// training precision's width (`precision` "bf16": 2 bytes, "fp32": 4,
+/// "": the declared element type's).
+int64_t modelGradientBytes(mlir::ModuleOp module, llvm::StringRef precision);
 
 } // namespace zeroc
 

@@ -18,17 +18,29 @@
 // on every rank but 0. Any other overlap goes through a temporary that
 // zrt_wait copies out. The CPU runtime has no streams: `stream` is ignored.
 //
+// Progress while the kernels compute (Progress.h): Open MPI progresses a
+// non-blocking collective only inside MPI calls, so every request started
+// here is kept in `inFlight` until a poll (pollCollectives, called by the
+// GEMM and attention kernels, on the MPI thread, at most once per
+// kPollIntervalSeconds) sees MPI_Testall complete it, or until its
+// zrt_wait. A request a poll completed keeps MPI_REQUEST_NULL handles, so
+// its zrt_wait returns at once (and still copies a temporary or an
+// in-place shard out). ZEROC_COMM_PROGRESS=0 turns the polls off.
+//
 // Bytes sent are counted by the ring formula on the buffer passed
 // (Common/RingBytes.h, as the CUDA runtime counts them).
 //
 //===----------------------------------------------------------------------===//
 
+#include "Progress.h"
 #include "RingBytes.h"
 #include "Services.h"
 #include "Timeout.h"
+#include "Trace.h"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +63,10 @@ struct zrt_request {
   // An in-place reduce-scatter on rank r > 0: the result, at `shardFrom`
   // (the start of the buffer), moves to `destination` (its slot r).
   const void *shardFrom = nullptr;
+  // Completed by a poll (Progress.h), and when on the trace's clock (-1:
+  // the trace was off).
+  bool completed = false;
+  double completedMicros = -1;
 };
 
 namespace {
@@ -60,6 +76,56 @@ MPI_Datatype bf16Type = MPI_DATATYPE_NULL;
 MPI_Op bf16Sum = MPI_OP_NULL;
 std::atomic<int64_t> bytesSent{0};
 double secondsWaited = 0;
+
+/// Requests started and not yet completed by a poll nor waited, in start
+/// order (the MPI thread's only).
+std::vector<zrt_request *> inFlight;
+/// The thread that initialized MPI: the only one that may call it
+/// (MPI_THREAD_FUNNELED).
+thread_local bool onMpiThread = false;
+/// Polls no more often than this: an MPI_Testall costs about a microsecond,
+/// a GEMM tile of the models this runs tens to thousands.
+constexpr double kPollIntervalSeconds = 100e-6;
+double lastCompletionMicros = -1;
+
+double monotonicSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Progress.h's hook: tests every request in flight, rate-limited.
+void progressCollectives() {
+  if (!onMpiThread)
+    return;
+  static double lastPoll = 0;
+  double now = monotonicSeconds();
+  if (now - lastPoll < kPollIntervalSeconds)
+    return;
+  lastPoll = now;
+  for (size_t i = 0; i < inFlight.size();) {
+    zrt_request *request = inFlight[i];
+    int done = 0;
+    MPI_Testall(static_cast<int>(request->requests.size()),
+                request->requests.data(), &done, MPI_STATUSES_IGNORE);
+    if (!done) {
+      ++i;
+      continue;
+    }
+    request->completed = true;
+    if (zrt_trace_enabled)
+      request->completedMicros = traceClockMicros();
+    inFlight.erase(inFlight.begin() + static_cast<std::ptrdiff_t>(i));
+    collectivesInFlight.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+/// A started request, in flight until a poll or its wait completes it.
+zrt_request *track(zrt_request *request) {
+  inFlight.push_back(request);
+  collectivesInFlight.fetch_add(1, std::memory_order_relaxed);
+  return request;
+}
 
 /// Pieces of an all-reduce larger than MPI's int counts.
 constexpr size_t kMaxChunk = size_t(1) << 30;
@@ -189,6 +255,11 @@ void commInitialize(int &argc, char **&argv, const zrt_program &) {
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     disarmStartupWatchdog();
   }
+  onMpiThread = true;
+  const char *progress = std::getenv("ZEROC_COMM_PROGRESS");
+  collectiveProgressHook =
+      progress && std::strcmp(progress, "0") == 0 ? nullptr
+                                                  : progressCollectives;
   if (bf16Type != MPI_DATATYPE_NULL)
     return;
   MPI_Type_contiguous(2, MPI_BYTE, &bf16Type);
@@ -198,6 +269,7 @@ void commInitialize(int &argc, char **&argv, const zrt_program &) {
 }
 
 void commFinalize() {
+  collectiveProgressHook = nullptr;
   timeoutFinalize();
   if (bf16Sum != MPI_OP_NULL)
     MPI_Op_free(&bf16Sum);
@@ -206,6 +278,16 @@ void commFinalize() {
 }
 
 zrt_comm *defaultComm() { return &worldComm; }
+
+bool collectiveCompletedByPoll(const zrt_request *request) {
+  return request && request->completed;
+}
+
+double takeLastCompletionMicros() {
+  double micros = lastCompletionMicros;
+  lastCompletionMicros = -1;
+  return micros;
+}
 
 } // namespace zeroc::rt
 
@@ -242,7 +324,7 @@ extern "C" zrt_request *zrt_all_reduce_start(zrt_comm *comm, const void *send,
     request->requests.push_back(handle);
   }
   countRing(ZRT_ALL_REDUCE, count, commSize(comm), dtype);
-  return request;
+  return track(request);
 }
 
 extern "C" zrt_request *
@@ -277,7 +359,7 @@ zrt_reduce_scatter_start(zrt_comm *comm, const void *send, void *recv,
                             mpiComm(comm), &handle);
   request->requests.push_back(handle);
   countRing(ZRT_REDUCE_SCATTER, recv_count * ranks, ranks, dtype);
-  return request;
+  return track(request);
 }
 
 extern "C" zrt_request *zrt_all_gather_start(zrt_comm *comm, const void *send,
@@ -301,13 +383,22 @@ extern "C" zrt_request *zrt_all_gather_start(zrt_comm *comm, const void *send,
                  mpiComm(comm), &handle);
   request->requests.push_back(handle);
   countRing(ZRT_ALL_GATHER, send_count * ranks, ranks, dtype);
-  return request;
+  return track(request);
 }
 
 extern "C" void zrt_wait(zrt_request *request) {
   if (!request)
     zrt_fail("zrt_wait: null request");
+  if (!request->completed) {
+    auto it = std::find(inFlight.begin(), inFlight.end(), request);
+    if (it != inFlight.end()) {
+      inFlight.erase(it);
+      collectivesInFlight.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+  lastCompletionMicros = request->completedMicros;
   double start = MPI_Wtime();
+  // A request a poll completed has null handles: no wait.
   waitWithDeadline(request->requests, request->info); // --collective-timeout
   secondsWaited += MPI_Wtime() - start;
   if (request->temporary) {

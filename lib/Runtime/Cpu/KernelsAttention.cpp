@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelsCommon.h"
+#include "Progress.h"
 
 #include <cblas.h>
 
@@ -110,6 +111,7 @@ void attentionForward(const Attention &at, const T *q, const T *k, const T *v,
   int64_t t = at.t, s = at.s, d = at.d, nb = at.blocks();
   BlasSingleThreaded single;
   parallelTasks(at.bh * nb, kRowBlock * s * d / 2, [&](int64_t task) {
+    pollCollectives(); // Progress.h: collectives in flight move on
     int64_t h = task / nb, i0 = (task % nb) * kRowBlock, kv = h / at.group;
     int64_t bi = std::min(kRowBlock, t - i0), se = at.blockCols(i0 + bi);
     std::unique_ptr<float[]> p = scratchF32(bi * se);
@@ -159,6 +161,7 @@ void attentionBackward(const Attention &at, const T *dout, const T *q,
     parallelTasks(kvHeads * groups, kvBlocks / groups * kRowBlock * s * d,
                   [&](int64_t task) {
       int64_t h = task / groups, g = task % groups; // h: a key/value head
+      pollCollectives(); // Progress.h
       // Widened inputs of the head (bf16), dQ rows of a block, P, dP.
       std::unique_ptr<float[]> conv, acc;
       float *qs = nullptr, *dos = nullptr, *dqs = nullptr, *ks = nullptr,

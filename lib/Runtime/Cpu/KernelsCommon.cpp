@@ -1,10 +1,15 @@
 //===- KernelsCommon.cpp - out-of-line helpers of the CPU kernels ---------===//
 
 #include "KernelsCommon.h"
+#include "Progress.h"
 
 #include <cblas.h>
 
 namespace zeroc::rt {
+
+// Progress.h: Comm.cpp counts the collectives and installs the hook.
+std::atomic<int> collectivesInFlight{0};
+void (*collectiveProgressHook)() = nullptr;
 
 void checkIds(const char *kernel, const char *what, const void *ids,
               zrt_dtype idDtype, int64_t n, int64_t limit) {

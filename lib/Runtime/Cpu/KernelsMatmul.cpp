@@ -6,7 +6,9 @@
 // runs (OpenBLAS's own pthreads would fight OpenMP's spinning workers for
 // the cores between kernels), batches of small products and single large
 // ones parallelize alike, and, the tiling depending on the shapes only,
-// results do not depend on the thread count.
+// results do not depend on the thread count. Before each tile the task
+// lets the collectives in flight progress (Progress.h: a relaxed load when
+// none is, an MPI_Testall at most every 0.1 ms on the MPI thread).
 //
 // f32: a tile is one sgemm on the operands in place.
 // bf16: a tile widens the blocks of A and B it needs into f32 scratch, chunk
@@ -17,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelsCommon.h"
+#include "Progress.h"
 
 #include <cblas.h>
 
@@ -184,6 +187,7 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
       if constexpr (!std::is_same_v<T, float>)
         scratch = scratchF32(t.mc * t.kc + t.kc * t.nc + t.mc * t.nc);
       for (int64_t task = t0; task < t1; ++task) {
+        pollCollectives(); // Progress.h: collectives in flight move on
         int64_t i = task / perBatch, tile = task % perBatch;
         gemmTile(g, t, at + i * stride_a, bt + i * stride_b, ct + i * stride_c,
                  (tile / tn) * t.mc, (tile % tn) * t.nc, scratch.get());

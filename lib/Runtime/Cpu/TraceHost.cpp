@@ -2,16 +2,19 @@
 //
 // Every kernel of the CPU runtime has returned when its call returns, so an
 // op's span is the host time between its begin and end. A collective starts
-// when its MPI non-blocking call is made and is known to be done only when
-// zrt_wait returns (Open MPI progresses it inside MPI calls): its span on
-// the communication track runs from its start call to the end of its wait.
+// when its MPI non-blocking call is made and ends when a poll between
+// kernels saw it complete (Progress.h: Open MPI progresses it only inside
+// MPI calls) or, if none did, when its zrt_wait returns: its span on the
+// communication track runs from its start call to that point.
 // The compute track shows the start call itself, the waits track the time
 // blocked in zrt_wait.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Progress.h"
 #include "Trace.h"
 
+#include <algorithm>
 #include <vector>
 
 using namespace zeroc::rt;
@@ -76,11 +79,13 @@ extern "C" void zrt_trace_wait_begin(const zrt_trace_site *site) {
 extern "C" void zrt_trace_wait_end(const zrt_trace_site *site) {
   double now = traceClockMicros();
   traceEvent(TraceTrack::Waits, site, waitBegin, now);
+  double completed = takeLastCompletionMicros();
   if (site->collective >= 0 &&
       static_cast<size_t>(site->collective) < collectiveStarts.size() &&
       collectiveStarts[site->collective] >= 0) {
     traceEvent(TraceTrack::Communication, site,
-               collectiveStarts[site->collective], now);
+               collectiveStarts[site->collective],
+               completed >= 0 ? std::min(completed, now) : now);
     collectiveStarts[site->collective] = -1;
   }
 }
