@@ -157,6 +157,19 @@ void eraseDeadAccumulation(Value value) {
   }
 }
 
+/// One bucket of the flat layout: parameters of one element type laid end
+/// to end (member i at element offsets[i]), padded to N equal shards of
+/// `shard` elements.
+struct FlatBucket {
+  SmallVector<unsigned> members;
+  SmallVector<int64_t> offsets;
+  SmallVector<int64_t> numels; // of each member
+  int64_t shard = 0;
+  Type element;
+  std::string name;          // zero.flat<k>
+  Value reduced;             // stage 1: this rank's averaged gradient shard
+};
+
 /// Stages 1-3: the optimizer works on this rank's shards.
 class ShardedLayout : public UpdateLayout {
 public:
@@ -281,13 +294,19 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
     return {};
   }
 
-  /// Stages 1-2 with flat-buffers: Megatron's layout (see partitionFlat);
-  /// returns the gradient norm.
-  FailureOr<Value> partitionFlat(ModuleOp module, Block &body,
-                                 ArrayRef<ParamOp> params, ArrayRef<Value> grads,
-                                 ArrayRef<unsigned> order, OptimizerOp optimizer,
-                                 Value step, SymbolTable &symbols,
-                                 OpBuilder &builder, Collectives &collectives);
+  /// Stages 1-3 in the flat layout (Megatron's): the buckets (`flat`),
+  /// their train.buffer declarations, each bucket's gradient reduction and
+  /// one optimizer update per bucket shard; the last returns the gradient
+  /// norm.
+  void assignBuckets(ModuleOp module, Operation *before,
+                     ArrayRef<ParamOp> params, ArrayRef<unsigned> order,
+                     OptimizerOp optimizer, SymbolTable &symbols,
+                     OpBuilder &builder);
+  void reduceFlat(Block &body, ArrayRef<Value> grads, Location loc,
+                  OpBuilder &builder, Collectives &collectives);
+  Value updateFlat(Block &body, ArrayRef<ParamOp> params,
+                   OptimizerOp optimizer, Value step, SymbolTable &symbols,
+                   OpBuilder &builder, Collectives &collectives);
 
   /// Stages 2-3 with micro-batches: each micro-batch's buckets are
   /// reduce-scattered as backward produces them and added into the
@@ -296,6 +315,9 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
                                     Collectives &collectives);
 
   int64_t S = 0, N = 1, bucket = 0;
+  /// The flat layout's buckets, and each parameter's (by name).
+  SmallVector<FlatBucket> flat;
+  llvm::StringMap<unsigned> bucketOf;
   /// With micro-batches (train-accumulate), the op computing each
   /// micro-batch's loss: stage 3 gathers around each micro-batch's forward
   /// and backward.
@@ -396,6 +418,18 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
                         builder.getDenseI64ArrayAttr({N}));
   Collectives collectives(builder, N);
 
+  // Gradient buckets, in the order backward produces the gradients.
+  SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, params.size()));
+  auto defOf = [&](unsigned i) { return grads[i].getDefiningOp(); };
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return defOf(a) != defOf(b) && defOf(a)->isBeforeInBlock(defOf(b));
+  });
+  // The flat layout (stages 1-3): its buckets and buffers come first, so
+  // that stage 3 gathers whole bucket buffers.
+  bool isFlat = flatBuffers && S >= 1;
+  if (isFlat)
+    assignBuckets(module, func, params, order, optimizer, symbols, builder);
+
   if (S == 3) {
     for (Value part : microBatchParts(loss))
       microLosses.push_back(part.getDefiningOp());
@@ -418,22 +452,14 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   TrainBuilder tb(builder, lossOp->getLoc());
   Value globalLoss = collectives.averageScalar(tb, loss);
 
-  // Gradient buckets, in the order backward produces the gradients.
-  SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, params.size()));
-  auto defOf = [&](unsigned i) { return grads[i].getDefiningOp(); };
-  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-    return defOf(a) != defOf(b) && defOf(a)->isBeforeInBlock(defOf(b));
-  });
-  if (flatBuffers && (S == 1 || S == 2)) {
-    FailureOr<Value> gradNorm = partitionFlat(module, body, params, grads,
-                                              order, optimizer, step, symbols,
-                                              builder, collectives);
-    if (failed(gradNorm))
-      return failure();
+  auto i64 = IntegerType::get(module.getContext(), 64);
+  if (isFlat) {
+    reduceFlat(body, grads, module.getLoc(), builder, collectives);
+    Value gradNorm = updateFlat(body, params, optimizer, step, symbols,
+                                builder, collectives);
     builder.setInsertionPointToEnd(&body);
     func::ReturnOp::create(builder, func.getLoc(),
-                           ValueRange{globalLoss, *gradNorm});
-    auto i64 = IntegerType::get(module.getContext(), 64);
+                           ValueRange{globalLoss, gradNorm});
     trainDialect(module).getWorldSizeAttrHelper().setAttr(module, IntegerAttr::get(i64, N));
     trainDialect(module).getZeroStageAttrHelper().setAttr(module, IntegerAttr::get(i64, S));
     return success();
@@ -530,29 +556,16 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
       emitOptimizerStep(builder, symbols, optimizer, step, updates, layout);
   func::ReturnOp::create(builder, func.getLoc(), ValueRange{globalLoss, gradNorm});
 
-  auto i64 = IntegerType::get(module.getContext(), 64);
   trainDialect(module).getWorldSizeAttrHelper().setAttr(module, IntegerAttr::get(i64, N));
   trainDialect(module).getZeroStageAttrHelper().setAttr(module, IntegerAttr::get(i64, S));
   return success();
 }
 
-/// One bucket of the flat layout: parameters of one element type laid end
-/// to end (member i at element offsets[i]), padded to N equal shards of
-/// `shard` elements.
-struct FlatBucket {
-  SmallVector<unsigned> members;
-  SmallVector<int64_t> offsets;
-  int64_t shard = 0;
-  Type element;
-  std::string name;          // zero.flat<k>
-  Value reduced;             // stage 1: this rank's averaged gradient shard
-};
-
-FailureOr<Value> TrainZeroPass::partitionFlat(
-    ModuleOp module, Block &body, ArrayRef<ParamOp> params,
-    ArrayRef<Value> grads, ArrayRef<unsigned> order, OptimizerOp optimizer,
-    Value step, SymbolTable &symbols, OpBuilder &builder,
-    Collectives &collectives) {
+void TrainZeroPass::assignBuckets(ModuleOp module, Operation *before,
+                                  ArrayRef<ParamOp> params,
+                                  ArrayRef<unsigned> order,
+                                  OptimizerOp optimizer, SymbolTable &symbols,
+                                  OpBuilder &builder) {
   MLIRContext *ctx = module.getContext();
   auto elementOf = [&](unsigned i) {
     return ParamOp(params[i]).getTensorType().getElementType();
@@ -560,30 +573,33 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
   auto numelOf = [&](unsigned i) {
     return ParamOp(params[i]).getTensorType().getNumElements();
   };
-  // Buckets as for the per-tensor layout, each cut where the element type
-  // changes (a buffer holds one type).
-  SmallVector<FlatBucket> buckets;
+  // Buckets of about `bucket` bytes in backward order, each cut where the
+  // element type changes (a buffer holds one type).
+  flat.clear();
+  bucketOf.clear();
   for (auto &group : groupByBytes<unsigned>(
            order,
            [&](const unsigned &i) { return byteSize(ParamOp(params[i]).getTensorType()); },
            bucket)) {
     for (auto [position, i] : llvm::enumerate(group)) {
-      if (position == 0 || buckets.back().element != elementOf(i)) {
-        buckets.emplace_back();
-        buckets.back().element = elementOf(i);
+      if (position == 0 || flat.back().element != elementOf(i)) {
+        flat.emplace_back();
+        flat.back().element = elementOf(i);
       }
-      FlatBucket &b = buckets.back();
+      FlatBucket &b = flat.back();
       b.offsets.push_back(b.members.empty()
                               ? 0
                               : b.offsets.back() + numelOf(b.members.back()));
       b.members.push_back(i);
+      b.numels.push_back(numelOf(i));
+      bucketOf[ParamOp(params[i]).getSymName()] = flat.size() - 1;
     }
   }
 
-  // The buffers: parameters (replicated), gradients (whole at stage 1,
-  // sharded at stage 2), masters and moments (sharded); members keep their
-  // names and shapes.
-  builder.setInsertionPoint(body.getParentOp());
+  // The buffers: parameters (replicated at stages 1-2, sharded at stage
+  // 3), gradients (whole at stage 1, sharded from stage 2), masters and
+  // moments (sharded); members keep their names and shapes.
+  builder.setInsertionPoint(before);
   auto declare = [&](FlatBucket &b, StringRef what, Type element,
                      MemoryCategory category, bool sharded,
                      llvm::function_ref<StringRef(ParamOp)> memberOf) {
@@ -596,20 +612,19 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
         builder.getArrayAttr(members), b.offsets,
         sharded ? builder.getI64IntegerAttr(N) : IntegerAttr());
     symbols.insert(buffer);
-    return buffer.getSymName();
   };
   bool adamw = optimizer.getKind() == OptimizerKind::adamw;
   auto stateKinds = adamw ? SmallVector<StateKind>{StateKind::exp_avg,
                                                    StateKind::exp_avg_sq}
                           : SmallVector<StateKind>{StateKind::momentum_buffer};
   Type f32 = builder.getF32Type();
-  for (auto [k, b] : llvm::enumerate(buckets)) {
+  for (auto [k, b] : llvm::enumerate(flat)) {
     b.name = ("zero.flat" + Twine(k)).str();
     int64_t numel = b.offsets.back() + numelOf(b.members.back());
     b.shard = (numel + N - 1) / N;
-    declare(b, "params", b.element, MemoryCategory::parameters, false,
+    declare(b, "params", b.element, MemoryCategory::parameters, S == 3,
             [](ParamOp p) { return p.getSymName(); });
-    declare(b, "grads", b.element, MemoryCategory::gradients, S == 2,
+    declare(b, "grads", b.element, MemoryCategory::gradients, S >= 2,
             [&](ParamOp p) {
               return getOrDeclareState(builder, symbols, p, StateKind::grad)
                   .getSymName();
@@ -626,15 +641,19 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
                 return getOrDeclareState(builder, symbols, p, kind).getSymName();
               });
   }
+}
 
-  // Backward: each bucket's gradients packed end to end (no chunking, the
-  // padding a zero tail), reduce-scattered so that each rank receives its
-  // contiguous shard, and averaged; at stage 2 with micro-batches, once per
+void TrainZeroPass::reduceFlat(Block &body, ArrayRef<Value> grads,
+                               Location loc, OpBuilder &builder,
+                               Collectives &collectives) {
+  // Each bucket's gradients packed end to end (no chunking, the padding a
+  // zero tail), reduce-scattered so that each rank receives its contiguous
+  // shard, and averaged; from stage 2 with micro-batches, once per
   // micro-batch, summed into the sharded buffer.
-  for (FlatBucket &b : buckets) {
+  for (FlatBucket &b : flat) {
     SmallVector<SmallVector<Value>> parts;
     for (unsigned i : b.members)
-      parts.push_back(S == 2 ? microBatchParts(grads[i])
+      parts.push_back(S >= 2 ? microBatchParts(grads[i])
                              : SmallVector<Value>{grads[i]});
     // Members summed over different numbers of micro-batches (none that
     // train-accumulate writes) are reduced once, as their sums.
@@ -645,13 +664,13 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
       for (unsigned i : b.members)
         parts.push_back({grads[i]});
     }
-    int64_t padding = N * b.shard - (b.offsets.back() + numelOf(b.members.back()));
+    int64_t padding = N * b.shard - (b.offsets.back() + b.numels.back());
     auto packType = RankedTensorType::get({N * b.shard}, b.element);
     auto shardType = RankedTensorType::get({b.shard}, b.element);
     for (size_t m = 0; m < count; ++m) {
       SmallVector<Value> values;
-      TrainBuilder tb(builder, afterMicroBatch(builder, body, parts, m, values,
-                                               module.getLoc()));
+      TrainBuilder tb(builder,
+                      afterMicroBatch(builder, body, parts, m, values, loc));
       Value accumulated =
           m > 0 ? tb.read(shardType, b.name + ".grads") : Value();
       if (padding > 0)
@@ -678,14 +697,21 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
       for (unsigned i : b.members)
         eraseDeadAccumulation(grads[i]);
   }
+}
 
-  // The optimizer: one update per bucket over this rank's shard, weight
-  // decay on the members that take it, then one all-gather of the updated
-  // shards into the replicated parameter buffer.
+Value TrainZeroPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
+                                OptimizerOp optimizer, Value step,
+                                SymbolTable &symbols, OpBuilder &builder,
+                                Collectives &collectives) {
+  // One update per bucket over this rank's shard, weight decay on the
+  // members that take it; at stages 1-2 one all-gather of the updated
+  // shards into the replicated parameter buffer, at stage 3 the shard is
+  // the parameters' storage.
   builder.setInsertionPointToEnd(&body);
   TrainBuilder tb(builder, optimizer.getLoc());
+  Type f32 = builder.getF32Type();
   SmallVector<Value> shardGrads;
-  for (FlatBucket &b : buckets)
+  for (FlatBucket &b : flat)
     shardGrads.push_back(
         S == 1 ? b.reduced
                : tb.read(RankedTensorType::get({b.shard}, b.element),
@@ -694,27 +720,29 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
   StepScalars scalars =
       emitStepScalars(builder, optimizer, step, shardGrads, normLayout);
   double weightDecay = optimizer.getWeightDecayAttr().getValueAsDouble();
-  for (auto [b, grad] : llvm::zip(buckets, shardGrads)) {
+  for (auto [b, grad] : llvm::zip(flat, shardGrads)) {
     auto shardF32 = RankedTensorType::get({b.shard}, f32);
     Value g = tb.cast(grad, f32);
     if (scalars.clip)
       g = tb.mul(g, scalars.clip);
     // An f32 bucket's master is the parameters' own shard.
-    Value master =
-        b.element.isF32()
-            ? collectives.allSlice(
-                  tb.getLoc(),
-                  tb.read(RankedTensorType::get({N * b.shard}, f32),
-                          b.name + ".params"))
-            : tb.read(shardF32, b.name + ".master");
+    Value master;
+    if (!b.element.isF32())
+      master = tb.read(shardF32, b.name + ".master");
+    else if (S == 3)
+      master = tb.read(shardF32, b.name + ".params");
+    else
+      master = collectives.allSlice(
+          tb.getLoc(), tb.read(RankedTensorType::get({N * b.shard}, f32),
+                               b.name + ".params"));
     SmallVector<int64_t> ranges;
-    for (auto [i, offset] : llvm::zip(b.members, b.offsets)) {
+    for (auto [i, offset, numel] : llvm::zip(b.members, b.offsets, b.numels)) {
       if (!ParamOp(params[i]).getWeightDecay())
         continue;
       if (!ranges.empty() && ranges.back() == offset)
-        ranges.back() = offset + numelOf(i);
+        ranges.back() = offset + numel;
       else
-        ranges.append({offset, offset + numelOf(i)});
+        ranges.append({offset, offset + numel});
     }
     std::string prefix = b.name;
     Value updated = emitUpdate(
@@ -730,7 +758,8 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
       tb.write(updated, b.name + ".master");
       shard = tb.cast(updated, b.element);
     }
-    tb.write(collectives.allGather(tb.getLoc(), shard), b.name + ".params");
+    tb.write(S == 3 ? shard : collectives.allGather(tb.getLoc(), shard),
+             b.name + ".params");
   }
   return scalars.gradNorm;
 }
@@ -871,13 +900,28 @@ void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
     llvm::stable_sort(ordered, [&](const Uses &a, const Uses &c) {
       return first(a) != first(c) && first(a)->isBeforeInBlock(first(c));
     });
-    auto groups = groupByBytes<Uses>(
-        ordered,
-        [](const Uses &u) {
-          ParamOp param = u.param;
-          return byteSize(param.getTensorType());
-        },
-        bucket);
+    // The flat layout gathers each bucket buffer whole (its groups in
+    // order of first use); the per-tensor one groups by bytes.
+    SmallVector<SmallVector<Uses>> groups;
+    if (flat.empty()) {
+      groups = groupByBytes<Uses>(
+          ordered,
+          [](const Uses &u) {
+            ParamOp param = u.param;
+            return byteSize(param.getTensorType());
+          },
+          bucket);
+    } else {
+      llvm::DenseMap<unsigned, unsigned> groupOf;
+      for (const Uses &u : ordered) {
+        ParamOp param = u.param;
+        unsigned k = bucketOf.lookup(param.getSymName());
+        auto [it, inserted] = groupOf.try_emplace(k, groups.size());
+        if (inserted)
+          groups.emplace_back();
+        groups[it->second].push_back(u);
+      }
+    }
     for (auto &group : groups) {
       Operation *begin = first(group.front()), *end = lastOf(group.front());
       for (const Uses &u : group) {
@@ -888,26 +932,51 @@ void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
       }
       b.setInsertionPoint(begin);
       TrainBuilder tb(b, begin->getLoc());
-      SmallVector<Value> shards;
-      SmallVector<Type> fullTypes;
-      int64_t segment = 0;
-      for (const Uses &u : group) {
-        ParamOp param = u.param;
-        RankedTensorType shard = shardType(param.getTensorType(), N);
-        shards.push_back(tb.read(shard, param.getSymName()));
-        fullTypes.push_back(param.getTensorType());
-        segment += shard.getNumElements();
+      Value gathered;
+      if (flat.empty()) {
+        SmallVector<Value> shards;
+        SmallVector<Type> fullTypes;
+        int64_t segment = 0;
+        for (const Uses &u : group) {
+          ParamOp param = u.param;
+          RankedTensorType shard = shardType(param.getTensorType(), N);
+          shards.push_back(tb.read(shard, param.getSymName()));
+          fullTypes.push_back(param.getTensorType());
+          segment += shard.getNumElements();
+        }
+        Type element = TrainBuilder::typeOf(shards.front()).getElementType();
+        Value seg = PackOp::create(b, tb.getLoc(),
+                                   RankedTensorType::get({segment}, element),
+                                   shards, 1);
+        Value future = collectives.gatherStart(tb.getLoc(), seg);
+        gathered = WaitOp::create(b, tb.getLoc(), future);
+        auto unpack = UnpackOp::create(b, tb.getLoc(), fullTypes, gathered, N);
+        for (auto [u, full] : llvm::zip(group, unpack.getResults()))
+          for (OpOperand *use : u.operands)
+            use->set(full);
+      } else {
+        // The rank's shard of the bucket's parameter buffer, gathered
+        // whole; its members (and the padding) are views of the result.
+        ParamOp any = group.front().param;
+        FlatBucket &fb = flat[bucketOf.lookup(any.getSymName())];
+        Value shard = tb.read(RankedTensorType::get({fb.shard}, fb.element),
+                              fb.name + ".params");
+        Value future = collectives.gatherStart(tb.getLoc(), shard);
+        gathered = WaitOp::create(b, tb.getLoc(), future);
+        SmallVector<Type> memberTypes;
+        for (unsigned i : fb.members)
+          memberTypes.push_back(ParamOp(params[i]).getTensorType());
+        int64_t padding = N * fb.shard - (fb.offsets.back() + fb.numels.back());
+        if (padding > 0)
+          memberTypes.push_back(RankedTensorType::get({padding}, fb.element));
+        auto unpack = UnpackOp::create(b, tb.getLoc(), memberTypes, gathered, 1);
+        llvm::DenseMap<Operation *, Value> viewOf;
+        for (auto [i, view] : llvm::zip(fb.members, unpack.getResults()))
+          viewOf[params[i]] = view;
+        for (const Uses &u : group)
+          for (OpOperand *use : u.operands)
+            use->set(viewOf.lookup(u.param));
       }
-      Type element = TrainBuilder::typeOf(shards.front()).getElementType();
-      Value seg = PackOp::create(b, tb.getLoc(),
-                                 RankedTensorType::get({segment}, element),
-                                 shards, 1);
-      Value future = collectives.gatherStart(tb.getLoc(), seg);
-      Value gathered = WaitOp::create(b, tb.getLoc(), future);
-      auto unpack = UnpackOp::create(b, tb.getLoc(), fullTypes, gathered, N);
-      for (auto [u, full] : llvm::zip(group, unpack.getResults()))
-        for (OpOperand *use : u.operands)
-          use->set(full);
       b.setInsertionPointAfter(end);
       ReleaseOp::create(b, end->getLoc(), gathered);
     }
