@@ -256,6 +256,36 @@ private:
   int64_t pendingBytes = 0;
 };
 
+/// The uses of one parameter's reads in one phase.
+struct ParamUses {
+  ParamOp param;
+  SmallVector<OpOperand *> operands;
+
+  Operation *first() const {
+    Operation *op = operands.front()->getOwner();
+    for (OpOperand *use : operands)
+      if (use->getOwner()->isBeforeInBlock(op))
+        op = use->getOwner();
+    return op;
+  }
+  Operation *last() const {
+    Operation *op = operands.front()->getOwner();
+    for (OpOperand *use : operands)
+      if (op->isBeforeInBlock(use->getOwner()))
+        op = use->getOwner();
+    return op;
+  }
+};
+
+/// Parameters gathered together: from before `begin` to after `end`; in
+/// the flat layout, bucket `bucket`'s whole buffer.
+struct GatherGroup {
+  SmallVector<ParamUses> uses;
+  Operation *begin = nullptr, *end = nullptr;
+  unsigned bucket = 0;
+  unsigned phase = 0;
+};
+
 struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
   using Base::Base;
 
@@ -269,6 +299,12 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
   void gatherParameters(func::FuncOp func, Operation *lossOp,
                         ArrayRef<ParamOp> params, OpBuilder &b,
                         Collectives &collectives);
+  /// Stage 3: the parameters gathered together, phase by phase.
+  SmallVector<GatherGroup> gatherGroups(func::FuncOp func,
+                                               Operation *lossOp,
+                                               ArrayRef<ParamOp> params,
+                                               SmallVectorImpl<ReadOp> &reads);
+  void keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups);
 
   /// The forward function (kept for evaluation) becomes the per-rank
   /// program too: its loss is averaged over ranks and, in stage 3, it
@@ -839,20 +875,17 @@ LogicalResult TrainZeroPass::reducePerMicroBatch(Block &body, OpBuilder &b,
   return success();
 }
 
-void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
-                                     ArrayRef<ParamOp> params, OpBuilder &b,
-                                     Collectives &collectives) {
+SmallVector<GatherGroup>
+TrainZeroPass::gatherGroups(func::FuncOp func, Operation *lossOp,
+                            ArrayRef<ParamOp> params,
+                            SmallVectorImpl<ReadOp> &reads) {
   // Uses of each parameter's reads, split into forward (up to the loss) and
   // backward (after it).
-  struct Uses {
-    ParamOp param;
-    SmallVector<OpOperand *> operands;
-  };
   llvm::StringMap<ParamOp> byName;
   for (ParamOp param : params)
     byName[param.getSymName()] = param;
   // Two phases (forward, backward), or two per micro-batch.
-  SmallVector<llvm::MapVector<Operation *, Uses>> phase(
+  SmallVector<llvm::MapVector<Operation *, ParamUses>> phase(
       2 * std::max<size_t>(1, microLosses.size()));
   auto phaseOf = [&](Operation *user) -> unsigned {
     Operation *loss = lossOp;
@@ -864,122 +897,159 @@ void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
     }
     return 2 * micro + (loss->isBeforeInBlock(user) ? 1 : 0);
   };
-  SmallVector<ReadOp> reads;
   for (auto read : func.getOps<ReadOp>()) {
     ParamOp param = byName.lookup(read.getName());
     if (!param)
       continue;
     reads.push_back(read);
     for (OpOperand &use : read.getResult().getUses()) {
-      Operation *user = use.getOwner();
-      Uses &uses = phase[phaseOf(user)][param];
+      ParamUses &uses = phase[phaseOf(use.getOwner())][param];
       uses.param = param;
       uses.operands.push_back(&use);
     }
   }
 
-  for (auto &uses : phase) {
+  SmallVector<GatherGroup> result;
+  for (auto [p, uses] : llvm::enumerate(phase)) {
     // Groups in order of first use.
-    SmallVector<Uses> ordered;
+    SmallVector<ParamUses> ordered;
     for (auto &entry : uses)
       ordered.push_back(entry.second);
-    auto first = [](const Uses &u) {
-      Operation *op = u.operands.front()->getOwner();
-      for (OpOperand *use : u.operands)
-        if (use->getOwner()->isBeforeInBlock(op))
-          op = use->getOwner();
-      return op;
-    };
-    auto lastOf = [](const Uses &u) {
-      Operation *op = u.operands.front()->getOwner();
-      for (OpOperand *use : u.operands)
-        if (op->isBeforeInBlock(use->getOwner()))
-          op = use->getOwner();
-      return op;
-    };
-    llvm::stable_sort(ordered, [&](const Uses &a, const Uses &c) {
-      return first(a) != first(c) && first(a)->isBeforeInBlock(first(c));
+    llvm::stable_sort(ordered, [&](const ParamUses &a, const ParamUses &c) {
+      return a.first() != c.first() && a.first()->isBeforeInBlock(c.first());
     });
     // The flat layout gathers each bucket buffer whole (its groups in
     // order of first use); the per-tensor one groups by bytes.
-    SmallVector<SmallVector<Uses>> groups;
+    SmallVector<SmallVector<ParamUses>> groups;
+    SmallVector<unsigned> buckets;
     if (flat.empty()) {
-      groups = groupByBytes<Uses>(
+      groups = groupByBytes<ParamUses>(
           ordered,
-          [](const Uses &u) {
+          [](const ParamUses &u) {
             ParamOp param = u.param;
             return byteSize(param.getTensorType());
           },
           bucket);
+      buckets.resize(groups.size());
     } else {
       llvm::DenseMap<unsigned, unsigned> groupOf;
-      for (const Uses &u : ordered) {
+      for (const ParamUses &u : ordered) {
         ParamOp param = u.param;
         unsigned k = bucketOf.lookup(param.getSymName());
         auto [it, inserted] = groupOf.try_emplace(k, groups.size());
-        if (inserted)
+        if (inserted) {
           groups.emplace_back();
+          buckets.push_back(k);
+        }
         groups[it->second].push_back(u);
       }
     }
-    for (auto &group : groups) {
-      Operation *begin = first(group.front()), *end = lastOf(group.front());
-      for (const Uses &u : group) {
-        if (first(u)->isBeforeInBlock(begin))
-          begin = first(u);
-        if (end->isBeforeInBlock(lastOf(u)))
-          end = lastOf(u);
+    for (auto [group, k] : llvm::zip(groups, buckets)) {
+      GatherGroup g;
+      g.uses = std::move(group);
+      g.bucket = k;
+      g.phase = static_cast<unsigned>(p);
+      g.begin = g.uses.front().first();
+      g.end = g.uses.front().last();
+      for (const ParamUses &u : g.uses) {
+        if (u.first()->isBeforeInBlock(g.begin))
+          g.begin = u.first();
+        if (g.end->isBeforeInBlock(u.last()))
+          g.end = u.last();
       }
-      b.setInsertionPoint(begin);
-      TrainBuilder tb(b, begin->getLoc());
-      Value gathered;
-      if (flat.empty()) {
-        SmallVector<Value> shards;
-        SmallVector<Type> fullTypes;
-        int64_t segment = 0;
-        for (const Uses &u : group) {
-          ParamOp param = u.param;
-          RankedTensorType shard = shardType(param.getTensorType(), N);
-          shards.push_back(tb.read(shard, param.getSymName()));
-          fullTypes.push_back(param.getTensorType());
-          segment += shard.getNumElements();
-        }
-        Type element = TrainBuilder::typeOf(shards.front()).getElementType();
-        Value seg = PackOp::create(b, tb.getLoc(),
-                                   RankedTensorType::get({segment}, element),
-                                   shards, 1);
-        Value future = collectives.gatherStart(tb.getLoc(), seg);
-        gathered = WaitOp::create(b, tb.getLoc(), future);
-        auto unpack = UnpackOp::create(b, tb.getLoc(), fullTypes, gathered, N);
-        for (auto [u, full] : llvm::zip(group, unpack.getResults()))
-          for (OpOperand *use : u.operands)
-            use->set(full);
-      } else {
-        // The rank's shard of the bucket's parameter buffer, gathered
-        // whole; its members (and the padding) are views of the result.
-        ParamOp any = group.front().param;
-        FlatBucket &fb = flat[bucketOf.lookup(any.getSymName())];
-        Value shard = tb.read(RankedTensorType::get({fb.shard}, fb.element),
-                              fb.name + ".params");
-        Value future = collectives.gatherStart(tb.getLoc(), shard);
-        gathered = WaitOp::create(b, tb.getLoc(), future);
-        SmallVector<Type> memberTypes;
-        for (unsigned i : fb.members)
-          memberTypes.push_back(ParamOp(params[i]).getTensorType());
-        int64_t padding = N * fb.shard - (fb.offsets.back() + fb.numels.back());
-        if (padding > 0)
-          memberTypes.push_back(RankedTensorType::get({padding}, fb.element));
-        auto unpack = UnpackOp::create(b, tb.getLoc(), memberTypes, gathered, 1);
-        llvm::DenseMap<Operation *, Value> viewOf;
-        for (auto [i, view] : llvm::zip(fb.members, unpack.getResults()))
-          viewOf[params[i]] = view;
-        for (const Uses &u : group)
-          for (OpOperand *use : u.operands)
-            use->set(viewOf.lookup(u.param));
-      }
-      b.setInsertionPointAfter(end);
-      ReleaseOp::create(b, end->getLoc(), gathered);
+      result.push_back(std::move(g));
     }
+  }
+  if (!flat.empty())
+    keepAcrossLoss(result);
+  return result;
+}
+
+void TrainZeroPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups) {
+  // A bucket whose last use in forward is the last of every bucket's there
+  // and whose first use in backward is the first there (the output
+  // projection, tied to the embedding in GPT-2) would be gathered again
+  // while its forward gather is still live: it stays gathered instead,
+  // one gather serving both phases, as FSDP keeps its root unsharded.
+  for (GatherGroup &fwd : groups) {
+    if (fwd.phase % 2 != 0 || fwd.uses.empty())
+      continue;
+    GatherGroup *bwd = nullptr;
+    for (GatherGroup &g : groups)
+      if (g.phase == fwd.phase + 1 && g.bucket == fwd.bucket && !g.uses.empty())
+        bwd = &g;
+    if (!bwd)
+      continue;
+    bool between = llvm::any_of(groups, [&](const GatherGroup &g) {
+      if (&g == &fwd || &g == bwd || g.uses.empty() ||
+          (g.phase != fwd.phase && g.phase != bwd->phase))
+        return false;
+      return (fwd.end->isBeforeInBlock(g.begin) &&
+              g.begin->isBeforeInBlock(bwd->begin)) ||
+             (g.phase == fwd.phase && fwd.end->isBeforeInBlock(g.end));
+    });
+    if (between)
+      continue;
+    fwd.uses.append(bwd->uses.begin(), bwd->uses.end());
+    fwd.end = bwd->end;
+    bwd->uses.clear();
+  }
+  llvm::erase_if(groups, [](const GatherGroup &g) { return g.uses.empty(); });
+}
+
+void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
+                                     ArrayRef<ParamOp> params, OpBuilder &b,
+                                     Collectives &collectives) {
+  SmallVector<ReadOp> reads;
+  for (GatherGroup &group : gatherGroups(func, lossOp, params, reads)) {
+    b.setInsertionPoint(group.begin);
+    TrainBuilder tb(b, group.begin->getLoc());
+    Value gathered;
+    if (flat.empty()) {
+      SmallVector<Value> shards;
+      SmallVector<Type> fullTypes;
+      int64_t segment = 0;
+      for (const ParamUses &u : group.uses) {
+        ParamOp param = u.param;
+        RankedTensorType shard = shardType(param.getTensorType(), N);
+        shards.push_back(tb.read(shard, param.getSymName()));
+        fullTypes.push_back(param.getTensorType());
+        segment += shard.getNumElements();
+      }
+      Type element = TrainBuilder::typeOf(shards.front()).getElementType();
+      Value seg = PackOp::create(b, tb.getLoc(),
+                                 RankedTensorType::get({segment}, element),
+                                 shards, 1);
+      Value future = collectives.gatherStart(tb.getLoc(), seg);
+      gathered = WaitOp::create(b, tb.getLoc(), future);
+      auto unpack = UnpackOp::create(b, tb.getLoc(), fullTypes, gathered, N);
+      for (auto [u, full] : llvm::zip(group.uses, unpack.getResults()))
+        for (OpOperand *use : u.operands)
+          use->set(full);
+    } else {
+      // The rank's shard of the bucket's parameter buffer, gathered whole;
+      // its members (and the padding) are views of the result.
+      FlatBucket &fb = flat[group.bucket];
+      Value shard = tb.read(RankedTensorType::get({fb.shard}, fb.element),
+                            fb.name + ".params");
+      Value future = collectives.gatherStart(tb.getLoc(), shard);
+      gathered = WaitOp::create(b, tb.getLoc(), future);
+      SmallVector<Type> memberTypes;
+      for (unsigned i : fb.members)
+        memberTypes.push_back(ParamOp(params[i]).getTensorType());
+      int64_t padding = N * fb.shard - (fb.offsets.back() + fb.numels.back());
+      if (padding > 0)
+        memberTypes.push_back(RankedTensorType::get({padding}, fb.element));
+      auto unpack = UnpackOp::create(b, tb.getLoc(), memberTypes, gathered, 1);
+      llvm::DenseMap<Operation *, Value> viewOf;
+      for (auto [i, view] : llvm::zip(fb.members, unpack.getResults()))
+        viewOf[params[i]] = view;
+      for (const ParamUses &u : group.uses)
+        for (OpOperand *use : u.operands)
+          use->set(viewOf.lookup(u.param));
+    }
+    b.setInsertionPointAfter(group.end);
+    ReleaseOp::create(b, group.end->getLoc(), gathered);
   }
   for (ReadOp read : reads)
     if (read.use_empty())
