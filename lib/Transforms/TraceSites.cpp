@@ -157,13 +157,34 @@ llvm::DenseMap<Operation *, Site> planSites(Block &block) {
       for (Attribute member : buffer.getMembers())
         buffers[buffer.getSymName()].push_back(
             cast<FlatSymbolRefAttr>(member).getValue());
+  // A parameter's layer; a flat buffer's (the optimizer's per-bucket
+  // update reads one): its members' layers, first..last.
+  auto layerName = [&](StringRef name) -> std::string {
+    auto it = buffers.find(name);
+    if (it == buffers.end())
+      return layerOfParam(name);
+    std::string first, last;
+    for (StringRef member : it->second) {
+      for (StringRef suffix : {".grad", ".exp_avg_sq", ".exp_avg", ".master",
+                               ".momentum_buffer"})
+        if (member.ends_with(suffix)) {
+          member = member.drop_back(suffix.size());
+          break;
+        }
+      std::string layer = layerOfParam(member);
+      if (first.empty())
+        first = layer;
+      last = layer;
+    }
+    return first == last ? first : first + ".." + last;
+  };
   for (Operation &op : block) {
     if (isa<ReadOp, PackOp, UnpackOp, CastOp, ReshapeOp>(op) ||
         isCollective(&op))
       continue;
     for (Value operand : op.getOperands())
       if (StringRef param = paramOf(operand, buffers); !param.empty()) {
-        layerOf[&op] = layerOfParam(param);
+        layerOf[&op] = layerName(param);
         layerAt.try_emplace(op.getLoc(), layerOf[&op]);
         break;
       }
@@ -171,7 +192,7 @@ llvm::DenseMap<Operation *, Site> planSites(Block &block) {
   std::string context;
   auto valueLayer = [&](Value value) -> std::string {
     if (StringRef param = paramOf(value, buffers); !param.empty())
-      return layerOfParam(param);
+      return layerName(param);
     if (Operation *def = value.getDefiningOp()) {
       if (auto it = layerOf.find(def); it != layerOf.end())
         return it->second;

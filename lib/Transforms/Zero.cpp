@@ -969,8 +969,9 @@ void TrainZeroPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups) {
   // A bucket whose last use in forward is the last of every bucket's there
   // and whose first use in backward is the first there (the output
   // projection, tied to the embedding in GPT-2) would be gathered again
-  // while its forward gather is still live: it stays gathered instead,
-  // one gather serving both phases, as FSDP keeps its root unsharded.
+  // while its forward gather is still live (train-schedule prefetches the
+  // backward gather): it stays gathered instead, one gather serving both
+  // phases, as FSDP keeps its root unsharded.
   for (GatherGroup &fwd : groups) {
     if (fwd.phase % 2 != 0 || fwd.uses.empty())
       continue;
@@ -980,7 +981,12 @@ void TrainZeroPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups) {
         bwd = &g;
     if (!bwd)
       continue;
-    bool between = llvm::any_of(groups, [&](const GatherGroup &g) {
+    // A model of one bucket (one group per phase) keeps ZeRO's two
+    // gathers per step.
+    bool alone = llvm::none_of(groups, [&](const GatherGroup &g) {
+      return g.phase == fwd.phase && &g != &fwd;
+    });
+    bool between = alone || llvm::any_of(groups, [&](const GatherGroup &g) {
       if (&g == &fwd || &g == bwd || g.uses.empty() ||
           (g.phase != fwd.phase && g.phase != bwd->phase))
         return false;
