@@ -470,7 +470,8 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
     use in forward comes after every other bucket's and whose first use in
     backward comes before every other's (the output projection: GPT-2's
     tied embedding) is gathered once for both phases, instead of twice with
-    the two gathers live together.
+    the two gathers live together; a model of one bucket keeps the two
+    gathers.
 
     With `flat-buffers=0` (kept for now, to be removed) the
     layout is per tensor instead: each rank keeps a flat shard (`shards =
