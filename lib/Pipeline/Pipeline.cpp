@@ -111,7 +111,7 @@ struct TrainingPipelineOptions
       llvm::cl::init(1)};
   Option<bool> flatBuffers{
       *this, "flat-buffers",
-      llvm::cl::desc("Stages 1-2 in Megatron's flat layout (train-zero's "
+      llvm::cl::desc("Stages 1-3 in Megatron's flat layout (train-zero's "
                      "flat-buffers; the default, =false for the per-tensor layout)"),
       llvm::cl::init(true)};
   Option<bool> raise{

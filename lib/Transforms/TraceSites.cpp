@@ -45,9 +45,13 @@ int64_t numel(Value value) {
   return cast<RankedTensorType>(type).getNumElements();
 }
 
+/// The members of each train.buffer, by the buffer's name.
+using BufferMembers = llvm::StringMap<SmallVector<StringRef>>;
+
 /// The parameter `value` is read from: through casts, reshapes and the
-/// unpacking of a gathered group (stage 3), or "" when it is not one.
-StringRef paramOf(Value value) {
+/// unpacking of a gathered group (stage 3: per tensor, or a view of a
+/// gathered parameter buffer in the flat layout), or "" when it is not one.
+StringRef paramOf(Value value, const BufferMembers &buffers) {
   for (int depth = 0; depth < 8 && value; ++depth) {
     Operation *def = value.getDefiningOp();
     if (!def)
@@ -59,7 +63,7 @@ StringRef paramOf(Value value) {
       continue;
     }
     auto unpack = dyn_cast<UnpackOp>(def);
-    if (!unpack || unpack.getShards() == 1)
+    if (!unpack)
       return "";
     unsigned index = cast<OpResult>(value).getResultNumber();
     Value gathered = unpack.getInput();
@@ -68,6 +72,13 @@ StringRef paramOf(Value value) {
     Operation *gather = gathered.getDefiningOp();
     if (!gather || !isa<AllGatherStartOp, shard::AllGatherOp>(gather))
       return "";
+    if (unpack.getShards() == 1) {
+      auto read = gather->getOperand(0).getDefiningOp<ReadOp>();
+      auto it = read ? buffers.find(read.getName()) : buffers.end();
+      if (it == buffers.end() || index >= it->second.size())
+        return "";
+      return it->second[index];
+    }
     auto pack = gather->getOperand(0).getDefiningOp<PackOp>();
     if (!pack || index >= pack.getInputs().size())
       return "";
@@ -140,21 +151,48 @@ llvm::DenseMap<Operation *, Site> planSites(Block &block) {
   // same location (its derivatives).
   llvm::DenseMap<Location, std::string> layerAt;
   llvm::DenseMap<Operation *, std::string> layerOf;
+  BufferMembers buffers;
+  if (auto module = block.getParentOp()->getParentOfType<ModuleOp>())
+    for (auto buffer : module.getOps<BufferOp>())
+      for (Attribute member : buffer.getMembers())
+        buffers[buffer.getSymName()].push_back(
+            cast<FlatSymbolRefAttr>(member).getValue());
+  // A parameter's layer; a flat buffer's (the optimizer's per-bucket
+  // update reads one): its members' layers, first..last.
+  auto layerName = [&](StringRef name) -> std::string {
+    auto it = buffers.find(name);
+    if (it == buffers.end())
+      return layerOfParam(name);
+    std::string first, last;
+    for (StringRef member : it->second) {
+      for (StringRef suffix : {".grad", ".exp_avg_sq", ".exp_avg", ".master",
+                               ".momentum_buffer"})
+        if (member.ends_with(suffix)) {
+          member = member.drop_back(suffix.size());
+          break;
+        }
+      std::string layer = layerOfParam(member);
+      if (first.empty())
+        first = layer;
+      last = layer;
+    }
+    return first == last ? first : first + ".." + last;
+  };
   for (Operation &op : block) {
     if (isa<ReadOp, PackOp, UnpackOp, CastOp, ReshapeOp>(op) ||
         isCollective(&op))
       continue;
     for (Value operand : op.getOperands())
-      if (StringRef param = paramOf(operand); !param.empty()) {
-        layerOf[&op] = layerOfParam(param);
+      if (StringRef param = paramOf(operand, buffers); !param.empty()) {
+        layerOf[&op] = layerName(param);
         layerAt.try_emplace(op.getLoc(), layerOf[&op]);
         break;
       }
   }
   std::string context;
   auto valueLayer = [&](Value value) -> std::string {
-    if (StringRef param = paramOf(value); !param.empty())
-      return layerOfParam(param);
+    if (StringRef param = paramOf(value, buffers); !param.empty())
+      return layerName(param);
     if (Operation *def = value.getDefiningOp()) {
       if (auto it = layerOf.find(def); it != layerOf.end())
         return it->second;
@@ -241,6 +279,18 @@ llvm::DenseMap<Operation *, Site> planSites(Block &block) {
                                           "all_gather"};
       auto pack = input.getDefiningOp<PackOp>();
       layer = pack ? rangeOf(pack.getInputs()) : "";
+      // Stage 3's gather of a flat parameter buffer: its members' blocks.
+      if (auto read = input.getDefiningOp<ReadOp>();
+          read && buffers.count(read.getName())) {
+        std::string first, last;
+        for (StringRef member : buffers.lookup(read.getName())) {
+          std::string owner = blockOf(layerOfParam(member));
+          if (first.empty())
+            first = owner;
+          last = owner;
+        }
+        layer = first == last ? first : first + ".." + last;
+      }
       site.name = std::string(isa<WaitOp>(op) ? "wait " : "") +
                   kinds[site.collectiveKind];
       if (!layer.empty())

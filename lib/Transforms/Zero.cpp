@@ -157,6 +157,19 @@ void eraseDeadAccumulation(Value value) {
   }
 }
 
+/// One bucket of the flat layout: parameters of one element type laid end
+/// to end (member i at element offsets[i]), padded to N equal shards of
+/// `shard` elements.
+struct FlatBucket {
+  SmallVector<unsigned> members;
+  SmallVector<int64_t> offsets;
+  SmallVector<int64_t> numels; // of each member
+  int64_t shard = 0;
+  Type element;
+  std::string name;          // zero.flat<k>
+  Value reduced;             // stage 1: this rank's averaged gradient shard
+};
+
 /// Stages 1-3: the optimizer works on this rank's shards.
 class ShardedLayout : public UpdateLayout {
 public:
@@ -243,6 +256,36 @@ private:
   int64_t pendingBytes = 0;
 };
 
+/// The uses of one parameter's reads in one phase.
+struct ParamUses {
+  ParamOp param;
+  SmallVector<OpOperand *> operands;
+
+  Operation *first() const {
+    Operation *op = operands.front()->getOwner();
+    for (OpOperand *use : operands)
+      if (use->getOwner()->isBeforeInBlock(op))
+        op = use->getOwner();
+    return op;
+  }
+  Operation *last() const {
+    Operation *op = operands.front()->getOwner();
+    for (OpOperand *use : operands)
+      if (op->isBeforeInBlock(use->getOwner()))
+        op = use->getOwner();
+    return op;
+  }
+};
+
+/// Parameters gathered together: from before `begin` to after `end`; in
+/// the flat layout, bucket `bucket`'s whole buffer.
+struct GatherGroup {
+  SmallVector<ParamUses> uses;
+  Operation *begin = nullptr, *end = nullptr;
+  unsigned bucket = 0;
+  unsigned phase = 0;
+};
+
 struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
   using Base::Base;
 
@@ -256,6 +299,12 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
   void gatherParameters(func::FuncOp func, Operation *lossOp,
                         ArrayRef<ParamOp> params, OpBuilder &b,
                         Collectives &collectives);
+  /// Stage 3: the parameters gathered together, phase by phase.
+  SmallVector<GatherGroup> gatherGroups(func::FuncOp func,
+                                               Operation *lossOp,
+                                               ArrayRef<ParamOp> params,
+                                               SmallVectorImpl<ReadOp> &reads);
+  void keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups);
 
   /// The forward function (kept for evaluation) becomes the per-rank
   /// program too: its loss is averaged over ranks and, in stage 3, it
@@ -281,13 +330,19 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
     return {};
   }
 
-  /// Stages 1-2 with flat-buffers: Megatron's layout (see partitionFlat);
-  /// returns the gradient norm.
-  FailureOr<Value> partitionFlat(ModuleOp module, Block &body,
-                                 ArrayRef<ParamOp> params, ArrayRef<Value> grads,
-                                 ArrayRef<unsigned> order, OptimizerOp optimizer,
-                                 Value step, SymbolTable &symbols,
-                                 OpBuilder &builder, Collectives &collectives);
+  /// Stages 1-3 in the flat layout (Megatron's): the buckets (`flat`),
+  /// their train.buffer declarations, each bucket's gradient reduction and
+  /// one optimizer update per bucket shard; the last returns the gradient
+  /// norm.
+  void assignBuckets(ModuleOp module, Operation *before,
+                     ArrayRef<ParamOp> params, ArrayRef<unsigned> order,
+                     OptimizerOp optimizer, SymbolTable &symbols,
+                     OpBuilder &builder);
+  void reduceFlat(Block &body, ArrayRef<Value> grads, Location loc,
+                  OpBuilder &builder, Collectives &collectives);
+  Value updateFlat(Block &body, ArrayRef<ParamOp> params,
+                   OptimizerOp optimizer, Value step, SymbolTable &symbols,
+                   OpBuilder &builder, Collectives &collectives);
 
   /// Stages 2-3 with micro-batches: each micro-batch's buckets are
   /// reduce-scattered as backward produces them and added into the
@@ -296,6 +351,9 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
                                     Collectives &collectives);
 
   int64_t S = 0, N = 1, bucket = 0;
+  /// The flat layout's buckets, and each parameter's (by name).
+  SmallVector<FlatBucket> flat;
+  llvm::StringMap<unsigned> bucketOf;
   /// With micro-batches (train-accumulate), the op computing each
   /// micro-batch's loss: stage 3 gathers around each micro-batch's forward
   /// and backward.
@@ -396,6 +454,18 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
                         builder.getDenseI64ArrayAttr({N}));
   Collectives collectives(builder, N);
 
+  // Gradient buckets, in the order backward produces the gradients.
+  SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, params.size()));
+  auto defOf = [&](unsigned i) { return grads[i].getDefiningOp(); };
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return defOf(a) != defOf(b) && defOf(a)->isBeforeInBlock(defOf(b));
+  });
+  // The flat layout (stages 1-3): its buckets and buffers come first, so
+  // that stage 3 gathers whole bucket buffers.
+  bool isFlat = flatBuffers && S >= 1;
+  if (isFlat)
+    assignBuckets(module, func, params, order, optimizer, symbols, builder);
+
   if (S == 3) {
     for (Value part : microBatchParts(loss))
       microLosses.push_back(part.getDefiningOp());
@@ -418,22 +488,14 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   TrainBuilder tb(builder, lossOp->getLoc());
   Value globalLoss = collectives.averageScalar(tb, loss);
 
-  // Gradient buckets, in the order backward produces the gradients.
-  SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, params.size()));
-  auto defOf = [&](unsigned i) { return grads[i].getDefiningOp(); };
-  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-    return defOf(a) != defOf(b) && defOf(a)->isBeforeInBlock(defOf(b));
-  });
-  if (flatBuffers && (S == 1 || S == 2)) {
-    FailureOr<Value> gradNorm = partitionFlat(module, body, params, grads,
-                                              order, optimizer, step, symbols,
-                                              builder, collectives);
-    if (failed(gradNorm))
-      return failure();
+  auto i64 = IntegerType::get(module.getContext(), 64);
+  if (isFlat) {
+    reduceFlat(body, grads, module.getLoc(), builder, collectives);
+    Value gradNorm = updateFlat(body, params, optimizer, step, symbols,
+                                builder, collectives);
     builder.setInsertionPointToEnd(&body);
     func::ReturnOp::create(builder, func.getLoc(),
-                           ValueRange{globalLoss, *gradNorm});
-    auto i64 = IntegerType::get(module.getContext(), 64);
+                           ValueRange{globalLoss, gradNorm});
     trainDialect(module).getWorldSizeAttrHelper().setAttr(module, IntegerAttr::get(i64, N));
     trainDialect(module).getZeroStageAttrHelper().setAttr(module, IntegerAttr::get(i64, S));
     return success();
@@ -530,29 +592,16 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
       emitOptimizerStep(builder, symbols, optimizer, step, updates, layout);
   func::ReturnOp::create(builder, func.getLoc(), ValueRange{globalLoss, gradNorm});
 
-  auto i64 = IntegerType::get(module.getContext(), 64);
   trainDialect(module).getWorldSizeAttrHelper().setAttr(module, IntegerAttr::get(i64, N));
   trainDialect(module).getZeroStageAttrHelper().setAttr(module, IntegerAttr::get(i64, S));
   return success();
 }
 
-/// One bucket of the flat layout: parameters of one element type laid end
-/// to end (member i at element offsets[i]), padded to N equal shards of
-/// `shard` elements.
-struct FlatBucket {
-  SmallVector<unsigned> members;
-  SmallVector<int64_t> offsets;
-  int64_t shard = 0;
-  Type element;
-  std::string name;          // zero.flat<k>
-  Value reduced;             // stage 1: this rank's averaged gradient shard
-};
-
-FailureOr<Value> TrainZeroPass::partitionFlat(
-    ModuleOp module, Block &body, ArrayRef<ParamOp> params,
-    ArrayRef<Value> grads, ArrayRef<unsigned> order, OptimizerOp optimizer,
-    Value step, SymbolTable &symbols, OpBuilder &builder,
-    Collectives &collectives) {
+void TrainZeroPass::assignBuckets(ModuleOp module, Operation *before,
+                                  ArrayRef<ParamOp> params,
+                                  ArrayRef<unsigned> order,
+                                  OptimizerOp optimizer, SymbolTable &symbols,
+                                  OpBuilder &builder) {
   MLIRContext *ctx = module.getContext();
   auto elementOf = [&](unsigned i) {
     return ParamOp(params[i]).getTensorType().getElementType();
@@ -560,30 +609,33 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
   auto numelOf = [&](unsigned i) {
     return ParamOp(params[i]).getTensorType().getNumElements();
   };
-  // Buckets as for the per-tensor layout, each cut where the element type
-  // changes (a buffer holds one type).
-  SmallVector<FlatBucket> buckets;
+  // Buckets of about `bucket` bytes in backward order, each cut where the
+  // element type changes (a buffer holds one type).
+  flat.clear();
+  bucketOf.clear();
   for (auto &group : groupByBytes<unsigned>(
            order,
            [&](const unsigned &i) { return byteSize(ParamOp(params[i]).getTensorType()); },
            bucket)) {
     for (auto [position, i] : llvm::enumerate(group)) {
-      if (position == 0 || buckets.back().element != elementOf(i)) {
-        buckets.emplace_back();
-        buckets.back().element = elementOf(i);
+      if (position == 0 || flat.back().element != elementOf(i)) {
+        flat.emplace_back();
+        flat.back().element = elementOf(i);
       }
-      FlatBucket &b = buckets.back();
+      FlatBucket &b = flat.back();
       b.offsets.push_back(b.members.empty()
                               ? 0
                               : b.offsets.back() + numelOf(b.members.back()));
       b.members.push_back(i);
+      b.numels.push_back(numelOf(i));
+      bucketOf[ParamOp(params[i]).getSymName()] = flat.size() - 1;
     }
   }
 
-  // The buffers: parameters (replicated), gradients (whole at stage 1,
-  // sharded at stage 2), masters and moments (sharded); members keep their
-  // names and shapes.
-  builder.setInsertionPoint(body.getParentOp());
+  // The buffers: parameters (replicated at stages 1-2, sharded at stage
+  // 3), gradients (whole at stage 1, sharded from stage 2), masters and
+  // moments (sharded); members keep their names and shapes.
+  builder.setInsertionPoint(before);
   auto declare = [&](FlatBucket &b, StringRef what, Type element,
                      MemoryCategory category, bool sharded,
                      llvm::function_ref<StringRef(ParamOp)> memberOf) {
@@ -596,20 +648,19 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
         builder.getArrayAttr(members), b.offsets,
         sharded ? builder.getI64IntegerAttr(N) : IntegerAttr());
     symbols.insert(buffer);
-    return buffer.getSymName();
   };
   bool adamw = optimizer.getKind() == OptimizerKind::adamw;
   auto stateKinds = adamw ? SmallVector<StateKind>{StateKind::exp_avg,
                                                    StateKind::exp_avg_sq}
                           : SmallVector<StateKind>{StateKind::momentum_buffer};
   Type f32 = builder.getF32Type();
-  for (auto [k, b] : llvm::enumerate(buckets)) {
+  for (auto [k, b] : llvm::enumerate(flat)) {
     b.name = ("zero.flat" + Twine(k)).str();
     int64_t numel = b.offsets.back() + numelOf(b.members.back());
     b.shard = (numel + N - 1) / N;
-    declare(b, "params", b.element, MemoryCategory::parameters, false,
+    declare(b, "params", b.element, MemoryCategory::parameters, S == 3,
             [](ParamOp p) { return p.getSymName(); });
-    declare(b, "grads", b.element, MemoryCategory::gradients, S == 2,
+    declare(b, "grads", b.element, MemoryCategory::gradients, S >= 2,
             [&](ParamOp p) {
               return getOrDeclareState(builder, symbols, p, StateKind::grad)
                   .getSymName();
@@ -626,15 +677,19 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
                 return getOrDeclareState(builder, symbols, p, kind).getSymName();
               });
   }
+}
 
-  // Backward: each bucket's gradients packed end to end (no chunking, the
-  // padding a zero tail), reduce-scattered so that each rank receives its
-  // contiguous shard, and averaged; at stage 2 with micro-batches, once per
+void TrainZeroPass::reduceFlat(Block &body, ArrayRef<Value> grads,
+                               Location loc, OpBuilder &builder,
+                               Collectives &collectives) {
+  // Each bucket's gradients packed end to end (no chunking, the padding a
+  // zero tail), reduce-scattered so that each rank receives its contiguous
+  // shard, and averaged; from stage 2 with micro-batches, once per
   // micro-batch, summed into the sharded buffer.
-  for (FlatBucket &b : buckets) {
+  for (FlatBucket &b : flat) {
     SmallVector<SmallVector<Value>> parts;
     for (unsigned i : b.members)
-      parts.push_back(S == 2 ? microBatchParts(grads[i])
+      parts.push_back(S >= 2 ? microBatchParts(grads[i])
                              : SmallVector<Value>{grads[i]});
     // Members summed over different numbers of micro-batches (none that
     // train-accumulate writes) are reduced once, as their sums.
@@ -645,13 +700,13 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
       for (unsigned i : b.members)
         parts.push_back({grads[i]});
     }
-    int64_t padding = N * b.shard - (b.offsets.back() + numelOf(b.members.back()));
+    int64_t padding = N * b.shard - (b.offsets.back() + b.numels.back());
     auto packType = RankedTensorType::get({N * b.shard}, b.element);
     auto shardType = RankedTensorType::get({b.shard}, b.element);
     for (size_t m = 0; m < count; ++m) {
       SmallVector<Value> values;
-      TrainBuilder tb(builder, afterMicroBatch(builder, body, parts, m, values,
-                                               module.getLoc()));
+      TrainBuilder tb(builder,
+                      afterMicroBatch(builder, body, parts, m, values, loc));
       Value accumulated =
           m > 0 ? tb.read(shardType, b.name + ".grads") : Value();
       if (padding > 0)
@@ -678,14 +733,21 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
       for (unsigned i : b.members)
         eraseDeadAccumulation(grads[i]);
   }
+}
 
-  // The optimizer: one update per bucket over this rank's shard, weight
-  // decay on the members that take it, then one all-gather of the updated
-  // shards into the replicated parameter buffer.
+Value TrainZeroPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
+                                OptimizerOp optimizer, Value step,
+                                SymbolTable &symbols, OpBuilder &builder,
+                                Collectives &collectives) {
+  // One update per bucket over this rank's shard, weight decay on the
+  // members that take it; at stages 1-2 one all-gather of the updated
+  // shards into the replicated parameter buffer, at stage 3 the shard is
+  // the parameters' storage.
   builder.setInsertionPointToEnd(&body);
   TrainBuilder tb(builder, optimizer.getLoc());
+  Type f32 = builder.getF32Type();
   SmallVector<Value> shardGrads;
-  for (FlatBucket &b : buckets)
+  for (FlatBucket &b : flat)
     shardGrads.push_back(
         S == 1 ? b.reduced
                : tb.read(RankedTensorType::get({b.shard}, b.element),
@@ -694,27 +756,29 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
   StepScalars scalars =
       emitStepScalars(builder, optimizer, step, shardGrads, normLayout);
   double weightDecay = optimizer.getWeightDecayAttr().getValueAsDouble();
-  for (auto [b, grad] : llvm::zip(buckets, shardGrads)) {
+  for (auto [b, grad] : llvm::zip(flat, shardGrads)) {
     auto shardF32 = RankedTensorType::get({b.shard}, f32);
     Value g = tb.cast(grad, f32);
     if (scalars.clip)
       g = tb.mul(g, scalars.clip);
     // An f32 bucket's master is the parameters' own shard.
-    Value master =
-        b.element.isF32()
-            ? collectives.allSlice(
-                  tb.getLoc(),
-                  tb.read(RankedTensorType::get({N * b.shard}, f32),
-                          b.name + ".params"))
-            : tb.read(shardF32, b.name + ".master");
+    Value master;
+    if (!b.element.isF32())
+      master = tb.read(shardF32, b.name + ".master");
+    else if (S == 3)
+      master = tb.read(shardF32, b.name + ".params");
+    else
+      master = collectives.allSlice(
+          tb.getLoc(), tb.read(RankedTensorType::get({N * b.shard}, f32),
+                               b.name + ".params"));
     SmallVector<int64_t> ranges;
-    for (auto [i, offset] : llvm::zip(b.members, b.offsets)) {
+    for (auto [i, offset, numel] : llvm::zip(b.members, b.offsets, b.numels)) {
       if (!ParamOp(params[i]).getWeightDecay())
         continue;
       if (!ranges.empty() && ranges.back() == offset)
-        ranges.back() = offset + numelOf(i);
+        ranges.back() = offset + numel;
       else
-        ranges.append({offset, offset + numelOf(i)});
+        ranges.append({offset, offset + numel});
     }
     std::string prefix = b.name;
     Value updated = emitUpdate(
@@ -730,7 +794,8 @@ FailureOr<Value> TrainZeroPass::partitionFlat(
       tb.write(updated, b.name + ".master");
       shard = tb.cast(updated, b.element);
     }
-    tb.write(collectives.allGather(tb.getLoc(), shard), b.name + ".params");
+    tb.write(S == 3 ? shard : collectives.allGather(tb.getLoc(), shard),
+             b.name + ".params");
   }
   return scalars.gradNorm;
 }
@@ -810,20 +875,17 @@ LogicalResult TrainZeroPass::reducePerMicroBatch(Block &body, OpBuilder &b,
   return success();
 }
 
-void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
-                                     ArrayRef<ParamOp> params, OpBuilder &b,
-                                     Collectives &collectives) {
+SmallVector<GatherGroup>
+TrainZeroPass::gatherGroups(func::FuncOp func, Operation *lossOp,
+                            ArrayRef<ParamOp> params,
+                            SmallVectorImpl<ReadOp> &reads) {
   // Uses of each parameter's reads, split into forward (up to the loss) and
   // backward (after it).
-  struct Uses {
-    ParamOp param;
-    SmallVector<OpOperand *> operands;
-  };
   llvm::StringMap<ParamOp> byName;
   for (ParamOp param : params)
     byName[param.getSymName()] = param;
   // Two phases (forward, backward), or two per micro-batch.
-  SmallVector<llvm::MapVector<Operation *, Uses>> phase(
+  SmallVector<llvm::MapVector<Operation *, ParamUses>> phase(
       2 * std::max<size_t>(1, microLosses.size()));
   auto phaseOf = [&](Operation *user) -> unsigned {
     Operation *loss = lossOp;
@@ -835,63 +897,125 @@ void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
     }
     return 2 * micro + (loss->isBeforeInBlock(user) ? 1 : 0);
   };
-  SmallVector<ReadOp> reads;
   for (auto read : func.getOps<ReadOp>()) {
     ParamOp param = byName.lookup(read.getName());
     if (!param)
       continue;
     reads.push_back(read);
     for (OpOperand &use : read.getResult().getUses()) {
-      Operation *user = use.getOwner();
-      Uses &uses = phase[phaseOf(user)][param];
+      ParamUses &uses = phase[phaseOf(use.getOwner())][param];
       uses.param = param;
       uses.operands.push_back(&use);
     }
   }
 
-  for (auto &uses : phase) {
+  SmallVector<GatherGroup> result;
+  for (auto [p, uses] : llvm::enumerate(phase)) {
     // Groups in order of first use.
-    SmallVector<Uses> ordered;
+    SmallVector<ParamUses> ordered;
     for (auto &entry : uses)
       ordered.push_back(entry.second);
-    auto first = [](const Uses &u) {
-      Operation *op = u.operands.front()->getOwner();
-      for (OpOperand *use : u.operands)
-        if (use->getOwner()->isBeforeInBlock(op))
-          op = use->getOwner();
-      return op;
-    };
-    auto lastOf = [](const Uses &u) {
-      Operation *op = u.operands.front()->getOwner();
-      for (OpOperand *use : u.operands)
-        if (op->isBeforeInBlock(use->getOwner()))
-          op = use->getOwner();
-      return op;
-    };
-    llvm::stable_sort(ordered, [&](const Uses &a, const Uses &c) {
-      return first(a) != first(c) && first(a)->isBeforeInBlock(first(c));
+    llvm::stable_sort(ordered, [&](const ParamUses &a, const ParamUses &c) {
+      return a.first() != c.first() && a.first()->isBeforeInBlock(c.first());
     });
-    auto groups = groupByBytes<Uses>(
-        ordered,
-        [](const Uses &u) {
-          ParamOp param = u.param;
-          return byteSize(param.getTensorType());
-        },
-        bucket);
-    for (auto &group : groups) {
-      Operation *begin = first(group.front()), *end = lastOf(group.front());
-      for (const Uses &u : group) {
-        if (first(u)->isBeforeInBlock(begin))
-          begin = first(u);
-        if (end->isBeforeInBlock(lastOf(u)))
-          end = lastOf(u);
+    // The flat layout gathers each bucket buffer whole (its groups in
+    // order of first use); the per-tensor one groups by bytes.
+    SmallVector<SmallVector<ParamUses>> groups;
+    SmallVector<unsigned> buckets;
+    if (flat.empty()) {
+      groups = groupByBytes<ParamUses>(
+          ordered,
+          [](const ParamUses &u) {
+            ParamOp param = u.param;
+            return byteSize(param.getTensorType());
+          },
+          bucket);
+      buckets.resize(groups.size());
+    } else {
+      llvm::DenseMap<unsigned, unsigned> groupOf;
+      for (const ParamUses &u : ordered) {
+        ParamOp param = u.param;
+        unsigned k = bucketOf.lookup(param.getSymName());
+        auto [it, inserted] = groupOf.try_emplace(k, groups.size());
+        if (inserted) {
+          groups.emplace_back();
+          buckets.push_back(k);
+        }
+        groups[it->second].push_back(u);
       }
-      b.setInsertionPoint(begin);
-      TrainBuilder tb(b, begin->getLoc());
+    }
+    for (auto [group, k] : llvm::zip(groups, buckets)) {
+      GatherGroup g;
+      g.uses = std::move(group);
+      g.bucket = k;
+      g.phase = static_cast<unsigned>(p);
+      g.begin = g.uses.front().first();
+      g.end = g.uses.front().last();
+      for (const ParamUses &u : g.uses) {
+        if (u.first()->isBeforeInBlock(g.begin))
+          g.begin = u.first();
+        if (g.end->isBeforeInBlock(u.last()))
+          g.end = u.last();
+      }
+      result.push_back(std::move(g));
+    }
+  }
+  if (!flat.empty())
+    keepAcrossLoss(result);
+  return result;
+}
+
+void TrainZeroPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups) {
+  // A bucket whose last use in forward is the last of every bucket's there
+  // and whose first use in backward is the first there (the output
+  // projection, tied to the embedding in GPT-2) would be gathered again
+  // while its forward gather is still live (train-schedule prefetches the
+  // backward gather): it stays gathered instead, one gather serving both
+  // phases, as FSDP keeps its root unsharded.
+  for (GatherGroup &fwd : groups) {
+    if (fwd.phase % 2 != 0 || fwd.uses.empty())
+      continue;
+    GatherGroup *bwd = nullptr;
+    for (GatherGroup &g : groups)
+      if (g.phase == fwd.phase + 1 && g.bucket == fwd.bucket && !g.uses.empty())
+        bwd = &g;
+    if (!bwd)
+      continue;
+    // A model of one bucket (one group per phase) keeps ZeRO's two
+    // gathers per step.
+    bool alone = llvm::none_of(groups, [&](const GatherGroup &g) {
+      return g.phase == fwd.phase && &g != &fwd;
+    });
+    bool between = alone || llvm::any_of(groups, [&](const GatherGroup &g) {
+      if (&g == &fwd || &g == bwd || g.uses.empty() ||
+          (g.phase != fwd.phase && g.phase != bwd->phase))
+        return false;
+      return (fwd.end->isBeforeInBlock(g.begin) &&
+              g.begin->isBeforeInBlock(bwd->begin)) ||
+             (g.phase == fwd.phase && fwd.end->isBeforeInBlock(g.end));
+    });
+    if (between)
+      continue;
+    fwd.uses.append(bwd->uses.begin(), bwd->uses.end());
+    fwd.end = bwd->end;
+    bwd->uses.clear();
+  }
+  llvm::erase_if(groups, [](const GatherGroup &g) { return g.uses.empty(); });
+}
+
+void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
+                                     ArrayRef<ParamOp> params, OpBuilder &b,
+                                     Collectives &collectives) {
+  SmallVector<ReadOp> reads;
+  for (GatherGroup &group : gatherGroups(func, lossOp, params, reads)) {
+    b.setInsertionPoint(group.begin);
+    TrainBuilder tb(b, group.begin->getLoc());
+    Value gathered;
+    if (flat.empty()) {
       SmallVector<Value> shards;
       SmallVector<Type> fullTypes;
       int64_t segment = 0;
-      for (const Uses &u : group) {
+      for (const ParamUses &u : group.uses) {
         ParamOp param = u.param;
         RankedTensorType shard = shardType(param.getTensorType(), N);
         shards.push_back(tb.read(shard, param.getSymName()));
@@ -903,14 +1027,35 @@ void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
                                  RankedTensorType::get({segment}, element),
                                  shards, 1);
       Value future = collectives.gatherStart(tb.getLoc(), seg);
-      Value gathered = WaitOp::create(b, tb.getLoc(), future);
+      gathered = WaitOp::create(b, tb.getLoc(), future);
       auto unpack = UnpackOp::create(b, tb.getLoc(), fullTypes, gathered, N);
-      for (auto [u, full] : llvm::zip(group, unpack.getResults()))
+      for (auto [u, full] : llvm::zip(group.uses, unpack.getResults()))
         for (OpOperand *use : u.operands)
           use->set(full);
-      b.setInsertionPointAfter(end);
-      ReleaseOp::create(b, end->getLoc(), gathered);
+    } else {
+      // The rank's shard of the bucket's parameter buffer, gathered whole;
+      // its members (and the padding) are views of the result.
+      FlatBucket &fb = flat[group.bucket];
+      Value shard = tb.read(RankedTensorType::get({fb.shard}, fb.element),
+                            fb.name + ".params");
+      Value future = collectives.gatherStart(tb.getLoc(), shard);
+      gathered = WaitOp::create(b, tb.getLoc(), future);
+      SmallVector<Type> memberTypes;
+      for (unsigned i : fb.members)
+        memberTypes.push_back(ParamOp(params[i]).getTensorType());
+      int64_t padding = N * fb.shard - (fb.offsets.back() + fb.numels.back());
+      if (padding > 0)
+        memberTypes.push_back(RankedTensorType::get({padding}, fb.element));
+      auto unpack = UnpackOp::create(b, tb.getLoc(), memberTypes, gathered, 1);
+      llvm::DenseMap<Operation *, Value> viewOf;
+      for (auto [i, view] : llvm::zip(fb.members, unpack.getResults()))
+        viewOf[params[i]] = view;
+      for (const ParamUses &u : group.uses)
+        for (OpOperand *use : u.operands)
+          use->set(viewOf.lookup(u.param));
     }
+    b.setInsertionPointAfter(group.end);
+    ReleaseOp::create(b, group.end->getLoc(), gathered);
   }
   for (ReadOp read : reads)
     if (read.use_empty())

@@ -1,11 +1,12 @@
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %python %s --zeroc %zeroc_build/bin/zeroc --src %zeroc_src --work %t --mpirun "%mpirun" | FileCheck %s
-"""Executables in Megatron's flat layout (stages 1-2, the default).
+"""Executables in Megatron's flat layout (stages 1-3, the default).
 
 A tiny GPT-2 (sizes that divide by neither 3 nor 2: every bucket's shard
 cuts members and pads) is compiled at stages 1 and 2 in the default flat
 layout for 2 and 3 ranks in fp32 (two of those in bf16, one with two
-micro-batches), and trained for 4 AdamW steps with
+micro-batches), and at stage 3 for 3 ranks in fp32 and 2 ranks in bf16
+(stage 3 with micro-batches: grad-accum.py), and trained for 4 AdamW steps with
 gradient clipping. Against the per-tensor layout of the same stage and
 world size (--flat-buffers=false; independent code: per-tensor shards,
 packs and unpacks):
@@ -40,6 +41,8 @@ def main():
     configs += [("bf16", 1e-3, 1, 2, 1), ("bf16", 1e-3, 2, 3, 1)]
     # Two micro-batches: each one's bucket summed into the sharded buffer.
     configs += [("fp32", 1e-5, 2, 3, 2)]
+    # Stage 3: the sharded parameter buffers gathered whole per bucket.
+    configs += [("fp32", 1e-5, 3, 3, 1), ("bf16", 1e-3, 3, 2, 1)]
     for precision, tol, stage, ranks, accum in configs:
                 tag = f"{precision}-s{stage}-n{ranks}" + (f"-k{accum}" if accum > 1 else "")
                 base = [f"--zero-stage={stage}", f"--world-size={ranks}",
@@ -89,4 +92,8 @@ if __name__ == "__main__":
 # CHECK: fp32-s2-n3: saved by the tensor layout, resumed by the flat layout
 # CHECK: bf16-s2-n3: flat losses within
 # CHECK: fp32-s2-n3-k2: flat losses within
-# CHECK: flat buffers: 7 configurations train as the per-tensor layout, measured peaks equal the report, checkpoints cross layouts
+# CHECK: fp32-s3-n3: flat losses within
+# CHECK: fp32-s3-n3: saved by the flat layout, resumed by the tensor layout
+# CHECK: fp32-s3-n3: saved by the tensor layout, resumed by the flat layout
+# CHECK: bf16-s3-n2: flat losses within
+# CHECK: flat buffers: 9 configurations train as the per-tensor layout, measured peaks equal the report, checkpoints cross layouts

@@ -95,13 +95,14 @@ static cl::opt<int64_t>
                 cl::value_desc("B"), cl::init(25 << 20), cl::cat(category));
 static cl::opt<bool> flatBuffers(
     "flat-buffers",
-    cl::desc("Stages 1-2 in Megatron's layout, on by default: each "
+    cl::desc("Stages 1-3 in Megatron's layout, on by default: each "
              "gradient bucket's parameters, gradients, fp32 masters and "
              "moments as members of contiguous per-bucket buffers, the "
-             "states sharded contiguously over the ranks, one optimizer "
-             "update per bucket shard, no pack or unpack around the "
-             "collectives; --flat-buffers=false keeps the per-tensor "
-             "layout (stages 0 and 3 ignore the flag)"),
+             "states sharded contiguously over the ranks (at stage 3 the "
+             "parameters too, each bucket gathered whole around its uses), "
+             "one optimizer update per bucket shard, no pack or unpack "
+             "around the collectives; --flat-buffers=false keeps the "
+             "per-tensor layout (stage 0 ignores the flag)"),
     cl::init(true), cl::cat(category));
 static cl::opt<std::string>
     remat("remat",

@@ -468,34 +468,51 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
       shard is kept (in a sharded gradient buffer) and the full gradients
       die as soon as their bucket is reduced.
     * stage 3: as stage 2, and parameters are sharded between steps. Each
-      group of parameters (by `bucket-bytes`, in order of first use) is
-      gathered with `train.all_gather_start`/`train.wait` before its first
-      use in forward and released (`train.release`) after its last, then
+      bucket of parameters is gathered with
+      `train.all_gather_start`/`train.wait` before its first use in
+      forward and released (`train.release`) after its last, then
       gathered and released again around its use in backward. These ops
       have side effects, so CSE cannot merge the two gathers.
 
-    Stages 1-2 use, by default (`flat-buffers`), the layout of Megatron's
+    Stages 1-3 use, by default (`flat-buffers`), the layout of Megatron's
     distributed optimizer: each bucket (one element
     type) is a set of `train.buffer` declarations -- its parameters
-    (replicated), gradients (replicated at stage 1, `shards = N` at stage
-    2), fp32 masters and moments (`shards = N`) -- whose members are the
+    (replicated at stages 1-2, `shards = N` at stage 3), gradients
+    (replicated at stage 1, `shards = N` from stage 2), fp32 masters and
+    moments (`shards = N`) -- whose members are the
     usual per-parameter declarations, end to end in backward order and
     padded to N equal shards. Backward packs the bucket's gradients end to
     end (a zero tail for the padding) and reduce-scatters them, so rank r
     receives the contiguous elements `[r * S, (r + 1) * S)`; the optimizer
     runs one `train.adamw_update` / `train.sgd_update` per bucket on those
     elements, with `decay_ranges` naming the members that take weight
-    decay, and one all-gather rebuilds the parameter buffer. There is no
-    unpack: members are views of their buffer. With micro-batches, stage 2
-    reduce-scatters each micro-batch's bucket and sums it into the sharded
-    gradient buffer.
+    decay, and (stages 1-2) one all-gather rebuilds the parameter buffer.
+    There is no unpack: members are views of their buffer. With
+    micro-batches, stages 2-3 reduce-scatter each micro-batch's bucket and
+    sum it into the sharded gradient buffer.
 
-    With `flat-buffers=0` (stages 1-2; kept for now, to be removed) the
+    At stage 3 the rank stores only its shard of each parameter buffer
+    and the update writes it in place. Before a bucket's first use in
+    forward (in @train_step, @forward and @logits), and again before its
+    first use in backward, the shard is gathered whole
+    (`train.all_gather_start` / `train.wait`) and the members are views of
+    the gathered buffer (`train.unpack` with `shards = 1`, the padding its
+    last result), released (`train.release`) after the bucket's last use
+    in that phase; per micro-batch with micro-batches. A bucket whose last
+    use in forward comes after every other bucket's and whose first use in
+    backward comes before every other's (the output projection: GPT-2's
+    tied embedding) is gathered once for both phases, instead of twice with
+    the two gathers live together; a model of one bucket keeps the two
+    gathers.
+
+    With `flat-buffers=0` (kept for now, to be removed) the
     layout is per tensor instead: each rank keeps a flat shard (`shards =
     N`) of every state, buckets are packed rank-major (`train.pack` with
     `shards = N`) so that the reduce-scatter hands each rank its shard of
     every tensor, and unpacked into the per-tensor states; the stage-1
-    gradients stay in per-tensor `grad` states, stage 2's in sharded ones.
+    gradients stay in per-tensor `grad` states, stage 2's in sharded ones;
+    stage 3 gathers groups of parameters of about `bucket-bytes` (in order
+    of first use) into per-tensor copies.
 
     The loss is averaged over ranks; the gradient norm combines every
     rank's partial squared norm with an all-reduce, so clipping is global.
@@ -511,7 +528,7 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
     Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
            "Target size of a gradient bucket (and of a stage-3 gather group)">,
     Option<"flatBuffers", "flat-buffers", "bool", "true",
-           "Stages 1-2 in Megatron's layout (contiguous per-bucket buffers "
+           "Stages 1-3 in Megatron's layout (contiguous per-bucket buffers "
            "sharded over the ranks), the default; false for the per-tensor "
            "layout">
   ];

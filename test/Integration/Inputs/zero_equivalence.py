@@ -226,7 +226,7 @@ def fp32_config(tools, stage, world, bucket, refs, flat=False, accum=1):
             if kind in ("exp_avg", "exp_avg_sq", "master"):
                 expected = stage >= 1
             elif kind == "grad" and flat:
-                expected = stage == 2
+                expected = stage >= 2
             elif kind == "param":
                 expected = stage == 3
             else:
@@ -382,14 +382,16 @@ def main():
     jobs = [(fp32_config, s, n, b, False) for s in STAGES
             for n in WORLD_SIZES for b in BUCKETS]
     jobs += [(bf16_config, s, 2, b, False) for s in (0, 3) for b in BUCKETS]
-    # Megatron's flat layout of stages 1-2 (train-zero flat-buffers).
-    jobs += [(fp32_config, s, n, b, True) for s in (1, 2)
+    # Megatron's flat layout of stages 1-3 (train-zero flat-buffers, the
+    # default; the configurations above pin the per-tensor layout).
+    jobs += [(fp32_config, s, n, b, True) for s in (1, 2, 3)
              for n in WORLD_SIZES for b in BUCKETS]
-    jobs += [(bf16_config, s, 2, b, True) for s in (1, 2) for b in BUCKETS]
-    # With two micro-batches (stage 2 sums each one's reduced shard into
-    # the sharded gradient buffer).
-    jobs += [(fp32_config, 2, n, b, True, 2) for n, b in ((2, 1),
-                                                         (3, 100000000))]
+    jobs += [(bf16_config, s, 2, b, True) for s in (1, 2, 3) for b in BUCKETS]
+    # With two micro-batches (stages 2-3 sum each one's reduced shard into
+    # the sharded gradient buffer; stage 3 gathers each bucket around each
+    # micro-batch's forward and backward).
+    jobs += [(fp32_config, s, n, b, True, 2) for s in (2, 3)
+             for n, b in ((2, 1), (3, 100000000))]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(
             lambda j: j[0](tools, j[1], j[2], j[3], refs, *j[4:]), jobs))

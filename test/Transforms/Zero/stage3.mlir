@@ -1,4 +1,4 @@
-// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=3 world-size=2 bucket-bytes=1" | FileCheck %s
+// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=3 world-size=2 bucket-bytes=1 flat-buffers=0" | FileCheck %s
 
 // Stage 3: parameters are sharded too. Each one (a group of one, with a
 // 1-byte bucket) is gathered before its first use in forward and released
