@@ -62,6 +62,20 @@ Value keepdimMeanOfLast(Value value) {
 
 bool singleUse(Value value) { return value.hasOneUse(); }
 
+RankedTensorType typeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+Value negationOf(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (auto neg = dyn_cast_or_null<train::NegOp>(op))
+    return neg.getInput();
+  if (auto scale = dyn_cast_or_null<train::ScaleOp>(op);
+      scale && scale.getFactor().convertToDouble() == -1.0)
+    return scale.getInput();
+  return {};
+}
+
 } // namespace zeroc::raise
 
 namespace {

@@ -57,6 +57,12 @@ mlir::Value keepdimMeanOfLast(mlir::Value value);
 /// replaced only when nothing else reads it).
 bool singleUse(mlir::Value value);
 
+/// The ranked tensor type of `value` (every train op's operands have one).
+mlir::RankedTensorType typeOf(mlir::Value value);
+
+/// If `value` is -x (train.neg, or train.scale by -1), returns x.
+mlir::Value negationOf(mlir::Value value);
+
 } // namespace zeroc::raise
 
 #endif // ZEROC_LIB_TRANSFORMS_RAISE_H

@@ -24,6 +24,7 @@ using namespace mlir;
 using namespace zeroc::train;
 using zeroc::raise::near;
 using zeroc::raise::singleUse;
+using zeroc::raise::negationOf;
 using zeroc::raise::splatValue;
 
 namespace {
@@ -83,27 +84,21 @@ void flatten(Value value, Product &product, bool root) {
   product.factors.push_back(value);
 }
 
-/// `-x` (train.neg, or train.scale by -1): x.
-Value negationOf(Value value) {
-  Operation *op = value.getDefiningOp();
-  if (isOp(op, "train.neg"))
-    return op->getOperand(0);
-  if (auto scale = dyn_cast_or_null<ScaleOp>(op);
-      scale && scale.getFactor().convertToDouble() == -1.0)
-    return scale.getInput();
-  return {};
-}
-
-/// `1 + exp(-x)` (either order): x.
-Value onePlusExpNeg(Value value) {
+/// `1 + t` (either order, both single-use): the op defining t.
+Operation *onePlus(Value value) {
   if (!singleUse(value))
-    return {};
+    return nullptr;
   Operation *op = value.getDefiningOp();
   std::optional<zeroc::raise::WithConstant> plus = zeroc::raise::withConstant(op);
   if (!plus || !isa<AddOp>(op) || plus->constant != 1.0 ||
       !singleUse(plus->other))
-    return {};
-  Operation *exp = plus->other.getDefiningOp();
+    return nullptr;
+  return plus->other.getDefiningOp();
+}
+
+/// `1 + exp(-x)` (either order): x.
+Value onePlusExpNeg(Value value) {
+  Operation *exp = onePlus(value);
   if (!isOp(exp, "train.exp") || !singleUse(exp->getOperand(0)))
     return {};
   return negationOf(exp->getOperand(0));
@@ -155,14 +150,7 @@ bool isGeluTanhArgument(Value t, Value x) {
 
 /// `1 + erf(t)` (either order): t.
 Value onePlusErf(Value value) {
-  if (!singleUse(value))
-    return {};
-  Operation *op = value.getDefiningOp();
-  std::optional<zeroc::raise::WithConstant> plus = zeroc::raise::withConstant(op);
-  if (!plus || !isa<AddOp>(op) || plus->constant != 1.0 ||
-      !singleUse(plus->other))
-    return {};
-  auto erf = plus->other.getDefiningOp<ErfOp>();
+  auto erf = dyn_cast_or_null<ErfOp>(onePlus(value));
   if (!erf || !singleUse(erf.getInput()))
     return {};
   return erf.getInput();

@@ -29,12 +29,9 @@
 using namespace mlir;
 using namespace zeroc::train;
 using zeroc::raise::singleUse;
+using zeroc::raise::typeOf;
 
 namespace {
-
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
 
 /// Strips the constant scales of `value` (single-use train.scale, or
 /// train.mul / train.div by a splat constant that keep the shape),

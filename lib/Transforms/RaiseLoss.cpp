@@ -17,24 +17,15 @@
 using namespace mlir;
 using namespace zeroc::train;
 using zeroc::raise::singleUse;
+using zeroc::raise::typeOf;
 
 namespace {
 
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
 /// If `value` is -y (train.neg, train.scale by -1, 0 - y), returns y.
 Value negated(Value value) {
-  Operation *op = value.getDefiningOp();
-  if (!op)
-    return {};
-  if (op->getName().getStringRef() == "train.neg")
-    return op->getOperand(0);
-  if (auto scale = dyn_cast<ScaleOp>(op);
-      scale && scale.getFactor().convertToDouble() == -1.0)
-    return scale.getInput();
-  if (auto sub = dyn_cast<SubOp>(op);
+  if (Value x = zeroc::raise::negationOf(value))
+    return x;
+  if (auto sub = value.getDefiningOp<SubOp>();
       sub && zeroc::raise::splatValue(sub.getLhs()) == 0.0 &&
       sub.getRhs().getType() == sub.getType())
     return sub.getRhs();

@@ -20,12 +20,9 @@ using namespace mlir;
 using namespace zeroc::train;
 using zeroc::raise::keepdimMeanOfLast;
 using zeroc::raise::singleUse;
+using zeroc::raise::typeOf;
 
 namespace {
-
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
 
 /// The generic ops of the other engineers' ODS, matched by name so that
 /// this file does not depend on their C++ classes.

@@ -32,12 +32,10 @@
 using namespace mlir;
 using namespace zeroc::train;
 using zeroc::raise::singleUse;
+using zeroc::raise::negationOf;
+using zeroc::raise::typeOf;
 
 namespace {
-
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
 
 /// A table of floats: the values of a train.constant, row-major.
 struct Table {
@@ -181,17 +179,6 @@ std::optional<RopeFit> fitTables(Value cosValue, Value sinValue,
       return RopeFit{theta, seqDim};
   }
   return std::nullopt;
-}
-
-/// `-x` (train.neg, or train.scale by -1): x.
-Value negationOf(Value value) {
-  Operation *op = value.getDefiningOp();
-  if (auto neg = dyn_cast_or_null<NegOp>(op))
-    return neg.getInput();
-  if (auto scale = dyn_cast_or_null<ScaleOp>(op);
-      scale && scale.getFactor().convertToDouble() == -1.0)
-    return scale.getInput();
-  return {};
 }
 
 /// If `value` is `train.slice` of the last dimension of `x`'s type-mate
