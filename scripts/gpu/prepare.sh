@@ -25,11 +25,12 @@
 #
 # --gpu-target=cpu makes a test bundle whose "GPU" executables are CPU ones
 # (so that run.sh can be exercised on a machine without a GPU; see
-# scripts/gpu/selftest.sh). Environment: ZEROC (the driver, default
-# build/bin/zeroc), ZEROC_CXX (--cxx for the CPU compiles), ZEROC_NVCC
-# (--nvcc for the CUDA ones), ZEROC_CUDA_KERNEL_TESTS (the kernel unit
-# tests' binary, default build/bin/zeroc-rt-cuda-kernel-tests). See
-# docs/cuda-benchmark.md.
+# scripts/gpu/selftest.sh); their flags are the reference's, so the tiny
+# model's reference executables are copied rather than compiled twice.
+# Environment: ZEROC (the driver, default build/bin/zeroc), ZEROC_CXX
+# (--cxx for the CPU compiles), ZEROC_NVCC (--nvcc for the CUDA ones),
+# ZEROC_CUDA_KERNEL_TESTS (the kernel unit tests' binary, default
+# build/bin/zeroc-rt-cuda-kernel-tests). See docs/cuda-benchmark.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -149,7 +150,12 @@ for c in "${cases[@]}"; do
   name=stage$stage-$prec
   flags=("$out/tiny/gpt2-tiny.mlir" --zero-stage=$stage --world-size=1 --precision=$prec)
   compile "CPU $name" "$work/cpu/$name" "${cpu_flags[@]}" "${flags[@]}"
-  compile "GPU ($gpu_target) $name" "$out/tiny/$name" "${gpu_flags[@]}" "${flags[@]}"
+  if [ "${gpu_flags[*]}" = "${cpu_flags[*]}" ]; then
+    cp "$work/cpu/$name" "$out/tiny/$name"
+    echo "   GPU ($gpu_target) $name: the CPU executable (same flags)"
+  else
+    compile "GPU ($gpu_target) $name" "$out/tiny/$name" "${gpu_flags[@]}" "${flags[@]}"
+  fi
   for run in "$name" "$name-init"; do
     init=()
     [ "$run" = "$name" ] || init=(--init "$out/tiny/init.safetensors")

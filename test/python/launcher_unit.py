@@ -333,10 +333,14 @@ class EndToEnd(unittest.TestCase):
             self.assertEqual(launcher.after_interrupt(1, None, None), (1, None))
             # A real interrupt of the launcher's process group mid-run: the
             # launcher waits for the ranks, which save and stop.
-            # mpirun kills the ranks 1 s after it forwards a SIGINT; a loaded
-            # machine may need longer to finish the step and save.
+            # On a SIGINT, Open MPI 4's mpirun sends the ranks SIGCONT, waits
+            # odls_base_sigkill_timeout seconds (default 1), sends SIGTERM,
+            # waits as long again and sends SIGKILL; it exits only after the
+            # second wait, so this part takes twice the timeout. 10 s for the
+            # ranks to finish the step and save (the default's 1 s was too
+            # short on a loaded machine; 30 s cost a minute per run).
             environ = dict(os.environ, PYTHONPATH=str(ROOT / "python"), ZEROC=str(BIN / "zeroc"),
-                           OMPI_MCA_odls_base_sigkill_timeout="30")
+                           OMPI_MCA_odls_base_sigkill_timeout="10")
             stopped = os.path.join(tmp, "stopped")
             with open(os.path.join(tmp, "stopped.err"), "w+") as errors:
                 process = subprocess.Popen(
