@@ -5,16 +5,39 @@
 # and UndefinedBehaviorSanitizer; docs/reliability.md), and ends with a line
 # `N passed, N failed` counting both. Exits non-zero when any test fails.
 #
-# ZEROC_SANITIZE_TESTS=0 skips the sanitizer part (it adds about 15 minutes
-# on two cores, the build included); ZEROC_FUZZ_SECONDS sets the smoke run's
-# length per fuzz target (default 25).
+# ZEROC_SANITIZE_TESTS=0 skips the sanitizer part; ZEROC_FUZZ_SECONDS sets
+# the smoke run's length per fuzz target (default 25).
+#
+# The sanitizer build runs in the background from the start, at the lowest
+# CPU priority (nice 19): it gets the CPU time the main build and suite
+# leave idle (their serial steps, mpirun's waits, the tests' timeouts) and
+# little else until the suite ends; its tests run after the suite's (about
+# 7 minutes on two cores). Its output goes to build-sanitize/build.log,
+# whose end is shown when it fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
 
 log=$(mktemp)
 sanlog=$(mktemp)
-trap 'rm -f "$log" "$sanlog"' EXIT
+sanbuild_pid=
+cleanup() {
+  if [ -n "$sanbuild_pid" ]; then kill -- "-$sanbuild_pid" 2>/dev/null; fi
+  rm -f "$log" "$sanlog"
+}
+trap cleanup EXIT
+if [ "${ZEROC_SANITIZE_TESTS:-1}" != "0" ]; then
+  # clang and its sanitizer runtimes first (the build below needs them).
+  scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+  mkdir -p build-sanitize
+  # A process group of its own (set -m), so that cleanup ends all of it.
+  set -m
+  ( { [ -f build-sanitize/build.ninja ] || cmake --preset sanitize >/dev/null; } &&
+    nice -n 19 cmake --build --preset sanitize ) >build-sanitize/build.log 2>&1 &
+  sanbuild_pid=$!
+  set +m
+fi
+scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
+
 cmake --build --preset default --target check-zeroc 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
@@ -22,9 +45,12 @@ status=${PIPESTATUS[0]}
 # outputs, the runtime's kernels and services (multi-rank executables among
 # them), one generated multi-rank executable, and the fuzz smoke run.
 sanitize_status=0
-if [ "${ZEROC_SANITIZE_TESTS:-1}" != "0" ]; then
-  if { [ -f build-sanitize/build.ninja ] || cmake --preset sanitize >/dev/null; } &&
-     cmake --build --preset sanitize; then
+if [ -n "$sanbuild_pid" ]; then
+  wait "$sanbuild_pid"
+  sanbuild_status=$?
+  sanbuild_pid=
+  if [ "$sanbuild_status" -eq 0 ]; then
+    echo "scripts/test.sh: the sanitizer build is done (build-sanitize/build.log)"
     /usr/lib/llvm-22/bin/lit -sv \
       build-sanitize/test/Dialect build-sanitize/test/Transforms \
       build-sanitize/test/Evaluator build-sanitize/test/Analysis \
@@ -35,7 +61,8 @@ if [ "${ZEROC_SANITIZE_TESTS:-1}" != "0" ]; then
       build-sanitize/test/Fuzz 2>&1 | tee "$sanlog"
     sanitize_status=${PIPESTATUS[0]}
   else
-    echo "scripts/test.sh: the sanitizer build failed"
+    tail -n 100 build-sanitize/build.log
+    echo "scripts/test.sh: the sanitizer build failed (build-sanitize/build.log)"
     echo "  Failed    : 1" > "$sanlog"
     sanitize_status=1
   fi
