@@ -32,7 +32,7 @@ if [ "${ZEROC_SANITIZE_TESTS:-1}" != "0" ]; then
   # A process group of its own (set -m), so that cleanup ends all of it.
   set -m
   ( { [ -f build-sanitize/build.ninja ] || cmake --preset sanitize >/dev/null; } &&
-    nice -n 19 cmake --build --preset sanitize ) >build-sanitize/build.log 2>&1 &
+    nice -n 19 cmake --build --preset sanitize ) </dev/null >build-sanitize/build.log 2>&1 &
   sanbuild_pid=$!
   set +m
 fi
