@@ -29,10 +29,13 @@ if [ "${ZEROC_SANITIZE_TESTS:-1}" != "0" ]; then
   # clang and its sanitizer runtimes first (the build below needs them).
   scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
   mkdir -p build-sanitize
-  # A process group of its own (set -m), so that cleanup ends all of it.
+  # A process group of its own (set -m), so that cleanup ends all of it;
+  # one job a core (not ninja's cores + 2), as the main build's compilers
+  # are in memory beside it.
   set -m
   ( { [ -f build-sanitize/build.ninja ] || cmake --preset sanitize >/dev/null; } &&
-    nice -n 19 cmake --build --preset sanitize ) </dev/null >build-sanitize/build.log 2>&1 &
+    nice -n 19 cmake --build --preset sanitize --parallel "$(nproc)" ) \
+    </dev/null >build-sanitize/build.log 2>&1 &
   sanbuild_pid=$!
   set +m
 fi
