@@ -8,10 +8,11 @@
 # ZEROC_SANITIZE_TESTS=0 skips the sanitizer part; ZEROC_FUZZ_SECONDS sets
 # the smoke run's length per fuzz target (default 25).
 #
-# The sanitizer build runs in the background from the start, at the lowest
-# CPU priority (nice 19): it gets the CPU time the main build and suite
-# leave idle (their serial steps, mpirun's waits, the tests' timeouts) and
-# little else until the suite ends; its tests run after the suite's (about
+# The sanitizer build runs in the background once the main build is done
+# (not beside it: two builds' compilers in memory at once), at the lowest
+# CPU priority (nice 19): it gets the CPU time the main suite leaves idle
+# (mpirun's waits, the tests' timeouts, serial steps) and little else until
+# the suite ends; its tests run after the suite's (about
 # 7 minutes on two cores). Its output goes to build-sanitize/build.log,
 # whose end is shown when it fails.
 set -uo pipefail
@@ -25,13 +26,14 @@ cleanup() {
   rm -f "$log" "$sanlog"
 }
 trap cleanup EXIT
+scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
 if [ "${ZEROC_SANITIZE_TESTS:-1}" != "0" ]; then
   # clang and its sanitizer runtimes first (the build below needs them).
   scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
   mkdir -p build-sanitize
   # A process group of its own (set -m), so that cleanup ends all of it;
-  # one job a core (not ninja's cores + 2), as the main build's compilers
-  # are in memory beside it.
+  # one job a core (not ninja's cores + 2), as the suite's processes are
+  # in memory beside it.
   set -m
   ( { [ -f build-sanitize/build.ninja ] || cmake --preset sanitize >/dev/null; } &&
     nice -n 19 cmake --build --preset sanitize --parallel "$(nproc)" ) \
@@ -39,7 +41,6 @@ if [ "${ZEROC_SANITIZE_TESTS:-1}" != "0" ]; then
   sanbuild_pid=$!
   set +m
 fi
-scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
 
 cmake --build --preset default --target check-zeroc 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
