@@ -84,12 +84,14 @@ struct TrainRaisePass : zeroc::impl::TrainRaiseBase<TrainRaisePass> {
   using Base::Base;
 
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
+    RewritePatternSet views(&getContext()), patterns(&getContext());
     SmallVector<std::string> chosen(families.begin(), families.end());
     if (chosen.empty())
-      chosen = {"attention", "norms", "activations", "loss", "rope"};
+      chosen = {"views", "attention", "norms", "activations", "loss", "rope"};
     for (const std::string &family : chosen) {
-      if (family == "attention")
+      if (family == "views")
+        zeroc::raise::populateViewPatterns(views);
+      else if (family == "attention")
         zeroc::raise::populateAttentionPatterns(patterns);
       else if (family == "norms")
         zeroc::raise::populateNormPatterns(patterns);
@@ -101,19 +103,22 @@ struct TrainRaisePass : zeroc::impl::TrainRaiseBase<TrainRaisePass> {
         zeroc::raise::populateRopePatterns(patterns);
       else {
         getOperation().emitError("train-raise: unknown pattern family '")
-            << family << "' (families: attention, norms, activations, loss, rope)";
+            << family
+            << "' (families: views, attention, norms, activations, loss, rope)";
         return signalPassFailure();
       }
     }
     // Only the patterns: no folding or constant merging, so that a module
     // without the patterns is left exactly as it was. The matched ops that
-    // are left unused are pure and are erased.
+    // are left unused are pure and are erased. The views are made canonical
+    // first, so that the other families match one form of each view chain.
     GreedyRewriteConfig config;
     config.enableFolding(false);
     config.enableConstantCSE(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
-      return signalPassFailure();
+    for (RewritePatternSet *set : {&views, &patterns})
+      if (!set->getNativePatterns().empty() &&
+          failed(applyPatternsGreedily(getOperation(), std::move(*set), config)))
+        return signalPassFailure();
   }
 };
 

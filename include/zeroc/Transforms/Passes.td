@@ -12,9 +12,28 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
     importer of functionalized ATen graphs writes out with the generic ops
     and that the dialect has a fast op for, and replaces each with that op:
 
+    - `views` (run first, to a fixed point, before the other families):
+      chains of `train.reshape`, `train.transpose` and `train.broadcast`
+      are brought to one canonical form, so that the other families see
+      one form of a computation however PyTorch decomposed its views
+      (`torch.einsum` runs each contraction as a bmm between rank-5
+      permutes and reshapes with size-1 dimensions). A reshape of a reshape
+      is one reshape, and a transpose of a transpose one transpose (a
+      reshape to its input's type and an identity transpose are dropped);
+      a transpose that moves size-1 dimensions is a reshape when the other
+      dimensions keep their order, otherwise the transpose of the others
+      between a reshape that drops the size-1 dimensions and one that
+      restores them; a transpose that keeps each group of dimensions a
+      reshape merges or splits whole and in order is done before the
+      reshape, and one of a broadcast of the same rank before the
+      broadcast; a batched `train.matmul` of `[N, M, K]` by `[N, K, P]`
+      reshaped from `[b..., M, K]` and `[b..., K, P]` values with the same
+      leading `b...` is done on those values. Dimension 0 (the batch) is
+      never dropped nor moved.
     - `attention`: `softmax(mask(s * q @ k^T)) @ v` with `train.matmul`
-      (`k` transposed by `transpose_rhs` or a `train.transpose` of its last
-      two axes), a constant scale (`train.scale`, or `train.mul` /
+      (`k` transposed by `transpose_rhs`, or `k^T` a `train.transpose`
+      that contracts its input's last axis: `k.transpose(-2, -1)`, or
+      einsum's `[B, S, H, D]` to `[B, H, D, S]`), a constant scale (`train.scale`, or `train.mul` /
       `train.div` by a `train.fill`, on the scores or on `q` or `k`; the
       product of all of them, 1 when there is none), an optional
       `train.causal_mask`, `train.softmax`, a `train.dropout` only when its
@@ -27,7 +46,10 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
       `train.select` (masked_fill, torch.where). Key/value heads repeated as
       `repeat_interleave` does (reshape to `[B, Hkv, 1, S, D]`,
       `train.broadcast` to `[B, Hkv, r, S, D]`, reshape to
-      `[B, Hkv*r, S, D]`) become grouped-query attention; rank-3
+      `[B, Hkv*r, S, D]`; after `views`, also the `[B, S, Hkv, D]` heads
+      of `repeat_interleave(r, dim=2)`, `[:, :, :, None].expand(...)` +
+      `reshape` or indexing by `arange(Hkv).repeat_interleave(r)`, on k or
+      on k^T) become grouped-query attention; rank-3
       (`torch.bmm`) attention becomes one head. A `p @ v` done as a bmm
       of merged heads (the `[B, H, T, S]` probabilities reshaped to
       `[B*H, T, S]`, v reshaped to `[B*H, S, D]`) is first done on the
@@ -88,7 +110,8 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
     for all of them, and the pipeline has one switch (zeroc's
     `--raise=false`) while the tests still exercise each family alone.
     Only the patterns run (no folding, no constant merging), so a module
-    with nothing to raise is left unchanged.
+    with nothing to raise is left unchanged but for its view chains made
+    canonical (`views`).
 
     A pattern is raised only when the fast op computes the same thing:
     each matched intermediate has no other use, the reduction is over the
@@ -96,13 +119,14 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
     op's shape rule accepts the operands. Anything else (a mask that is
     not causal, a normalization over another axis, an unbiased variance, a
     dropout of p > 0 between softmax and `v`, heads repeated with
-    `repeat`) stays generic: slower, never wrong. Runs first in the
+    `repeat`, or `expand` of `[B, S, 1, Hkv, D]`) stays generic: slower,
+    never wrong. Runs first in the
     pipeline, before `train-data-parallel` and `train-autodiff`.
   }];
   let options = [
     ListOption<"families", "families", "std::string",
-               "Pattern families to raise: attention, norms, activations, "
-               "loss, rope (all when empty)">
+               "Pattern families to raise: views, attention, norms, "
+               "activations, loss, rope (all when empty)">
   ];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::func::FuncDialect"];
