@@ -84,16 +84,20 @@ struct TrainRaisePass : zeroc::impl::TrainRaiseBase<TrainRaisePass> {
   using Base::Base;
 
   void runOnOperation() override {
-    RewritePatternSet views(&getContext()), patterns(&getContext());
+    RewritePatternSet patterns(&getContext()), views(&getContext()),
+        attention(&getContext());
     SmallVector<std::string> chosen(families.begin(), families.end());
     if (chosen.empty())
-      chosen = {"views", "attention", "norms", "activations", "loss", "rope"};
+      chosen = {"attention", "norms", "activations", "loss", "rope", "views"};
+    bool withViews = llvm::is_contained(chosen, "views");
     for (const std::string &family : chosen) {
       if (family == "views")
         zeroc::raise::populateViewPatterns(views);
-      else if (family == "attention")
+      else if (family == "attention") {
         zeroc::raise::populateAttentionPatterns(patterns);
-      else if (family == "norms")
+        if (withViews)
+          zeroc::raise::populateAttentionPatterns(attention);
+      } else if (family == "norms")
         zeroc::raise::populateNormPatterns(patterns);
       else if (family == "activations")
         zeroc::raise::populateActivationPatterns(patterns);
@@ -104,18 +108,20 @@ struct TrainRaisePass : zeroc::impl::TrainRaiseBase<TrainRaisePass> {
       else {
         getOperation().emitError("train-raise: unknown pattern family '")
             << family
-            << "' (families: views, attention, norms, activations, loss, rope)";
+            << "' (families: attention, norms, activations, loss, rope, views)";
         return signalPassFailure();
       }
     }
     // Only the patterns: no folding or constant merging, so that a module
-    // without the patterns is left exactly as it was. The matched ops that
-    // are left unused are pure and are erased. The views are made canonical
-    // first, so that the other families match one form of each view chain.
+    // without the patterns is left exactly as it was (but for its view
+    // chains, made canonical by `views`). The matched ops that are left
+    // unused are pure and are erased. The families first match the views
+    // as the importer wrote them; then the views are made canonical and
+    // attention matched again on what is left (einsum's attention).
     GreedyRewriteConfig config;
     config.enableFolding(false);
     config.enableConstantCSE(false);
-    for (RewritePatternSet *set : {&views, &patterns})
+    for (RewritePatternSet *set : {&patterns, &views, &attention})
       if (!set->getNativePatterns().empty() &&
           failed(applyPatternsGreedily(getOperation(), std::move(*set), config)))
         return signalPassFailure();
