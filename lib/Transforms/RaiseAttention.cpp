@@ -13,7 +13,12 @@
 // folded into train.attention's own head grouping; `repeat` (head h reads
 // h % Hkv) is a different computation and is left alone. Rank-3 attention
 // ([N, T, D], as torch.bmm in nn.MultiheadAttention) is raised through a
-// reshape to one head.
+// reshape to one head. k^T may be any transpose that contracts its input's
+// last axis (k.transpose(-2, -1), or the [B, S, H, D] -> [B, H, D, S] that
+// the views family (RaiseViews.cpp) makes of einsum's permutes), also
+// after the repetition and behind a reshape of size-1 dimensions only; k
+// is then that input transposed by the permutation with its last two
+// entries swapped.
 //
 //===----------------------------------------------------------------------===//
 
