@@ -18,7 +18,7 @@ namespace zeroc::raise {
 
 /// Reshape / transpose / broadcast chains to their canonical form, and
 /// batched matmuls of merged leading dimensions done on them
-/// (RaiseViews.cpp); run before the other families.
+/// (RaiseViews.cpp); run after the other families, then attention again.
 void populateViewPatterns(mlir::RewritePatternSet &patterns);
 /// Scaled-dot-product attention to train.attention (RaiseAttention.cpp).
 void populateAttentionPatterns(mlir::RewritePatternSet &patterns);

@@ -1,11 +1,13 @@
 //===- RaiseViews.cpp - canonical reshape / transpose chains --------------===//
 //
 // train-raise's `views` family: chains of train.reshape, train.transpose and
-// train.broadcast brought to one canonical form before the other families
-// match, so that a computation reads the same however PyTorch decomposed
-// its views. torch.einsum, for one, runs each contraction as a bmm between
-// rank-5 permutes and reshapes with size-1 dimensions; canonicalised, its
-// attention is the `[B, H, T, D]` matmuls RaiseAttention knows.
+// train.broadcast brought to one canonical form, so that a computation
+// reads the same however PyTorch decomposed its views. train-raise runs it
+// after the other families (which match the views as the importer wrote
+// them) and then the attention family once more: torch.einsum runs each
+// contraction as a bmm between rank-5 permutes and reshapes with size-1
+// dimensions; canonicalised, its attention is the `[B, H, T, D]` matmuls
+// RaiseAttention knows.
 //
 //   - a reshape of a reshape is one reshape; a reshape to its own type,
 //     and a transpose by the identity, are their input;
