@@ -84,14 +84,20 @@ struct TrainRaisePass : zeroc::impl::TrainRaiseBase<TrainRaisePass> {
   using Base::Base;
 
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
+    RewritePatternSet patterns(&getContext()), views(&getContext()),
+        attention(&getContext());
     SmallVector<std::string> chosen(families.begin(), families.end());
     if (chosen.empty())
-      chosen = {"attention", "norms", "activations", "loss", "rope"};
+      chosen = {"attention", "norms", "activations", "loss", "rope", "views"};
+    bool withViews = llvm::is_contained(chosen, "views");
     for (const std::string &family : chosen) {
-      if (family == "attention")
+      if (family == "views")
+        zeroc::raise::populateViewPatterns(views);
+      else if (family == "attention") {
         zeroc::raise::populateAttentionPatterns(patterns);
-      else if (family == "norms")
+        if (withViews)
+          zeroc::raise::populateAttentionPatterns(attention);
+      } else if (family == "norms")
         zeroc::raise::populateNormPatterns(patterns);
       else if (family == "activations")
         zeroc::raise::populateActivationPatterns(patterns);
@@ -101,19 +107,24 @@ struct TrainRaisePass : zeroc::impl::TrainRaiseBase<TrainRaisePass> {
         zeroc::raise::populateRopePatterns(patterns);
       else {
         getOperation().emitError("train-raise: unknown pattern family '")
-            << family << "' (families: attention, norms, activations, loss, rope)";
+            << family
+            << "' (families: attention, norms, activations, loss, rope, views)";
         return signalPassFailure();
       }
     }
     // Only the patterns: no folding or constant merging, so that a module
-    // without the patterns is left exactly as it was. The matched ops that
-    // are left unused are pure and are erased.
+    // without the patterns is left exactly as it was (but for its view
+    // chains, made canonical by `views`). The matched ops that are left
+    // unused are pure and are erased. The families first match the views
+    // as the importer wrote them; then the views are made canonical and
+    // attention matched again on what is left (einsum's attention).
     GreedyRewriteConfig config;
     config.enableFolding(false);
     config.enableConstantCSE(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
-      return signalPassFailure();
+    for (RewritePatternSet *set : {&patterns, &views, &attention})
+      if (!set->getNativePatterns().empty() &&
+          failed(applyPatternsGreedily(getOperation(), std::move(*set), config)))
+        return signalPassFailure();
   }
 };
 

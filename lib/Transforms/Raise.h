@@ -16,6 +16,10 @@
 
 namespace zeroc::raise {
 
+/// Reshape / transpose / broadcast chains to their canonical form, and
+/// batched matmuls of merged leading dimensions done on them
+/// (RaiseViews.cpp); run after the other families, then attention again.
+void populateViewPatterns(mlir::RewritePatternSet &patterns);
 /// Scaled-dot-product attention to train.attention (RaiseAttention.cpp).
 void populateAttentionPatterns(mlir::RewritePatternSet &patterns);
 /// LayerNorm and RMSNorm written out to train.layernorm and train.rmsnorm

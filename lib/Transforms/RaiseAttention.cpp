@@ -13,7 +13,12 @@
 // folded into train.attention's own head grouping; `repeat` (head h reads
 // h % Hkv) is a different computation and is left alone. Rank-3 attention
 // ([N, T, D], as torch.bmm in nn.MultiheadAttention) is raised through a
-// reshape to one head.
+// reshape to one head. k^T may be any transpose that contracts its input's
+// last axis (k.transpose(-2, -1), or the [B, S, H, D] -> [B, H, D, S] that
+// the views family (RaiseViews.cpp) makes of einsum's permutes), also
+// after the repetition and behind a reshape of size-1 dimensions only; k
+// is then that input transposed by the permutation with its last two
+// entries swapped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,6 +106,44 @@ Value materialize(const Unrepeated &u, PatternRewriter &rewriter) {
   if (u.source.getType() == u.type)
     return u.source;
   return ReshapeOp::create(rewriter, u.source.getLoc(), u.type, u.source);
+}
+
+/// k from `kT = transpose(x, p)`: x transposed by p with its last two
+/// entries swapped (x itself when that is the identity), reshaped to
+/// `kType` when kT was reshaped (size-1 dimensions only); `x` is kT's
+/// input or that input's unscaled value.
+Value untranspose(Value x, TransposeOp kT, RankedTensorType kType,
+                  PatternRewriter &rewriter) {
+  SmallVector<int64_t> perm(kT.getPermutation());
+  std::swap(perm[perm.size() - 2], perm[perm.size() - 1]);
+  bool identity = true;
+  for (int64_t i = 0, e = perm.size(); i < e; ++i)
+    identity &= perm[i] == i;
+  SmallVector<int64_t> shape(typeOf(kT.getResult()).getShape());
+  std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
+  auto type = RankedTensorType::get(shape, kType.getElementType());
+  Value k = identity ? x
+                     : TransposeOp::create(rewriter, kT.getLoc(), type, x, perm)
+                           .getResult();
+  if (type != kType)
+    k = ReshapeOp::create(rewriter, kT.getLoc(), kType, k);
+  return k;
+}
+
+/// Whether `from` and `to` differ only by size-1 dimensions, with the same
+/// last two dimensions, none of size 1.
+bool onlyUnitDims(RankedTensorType from, RankedTensorType to) {
+  auto squeeze = [](ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> kept;
+    for (int64_t d : shape)
+      if (d != 1)
+        kept.push_back(d);
+    return kept;
+  };
+  ArrayRef<int64_t> a = from.getShape(), b = to.getShape();
+  return a.size() >= 2 && b.size() >= 2 && a.take_back(2) == b.take_back(2) &&
+         a[a.size() - 1] != 1 && a[a.size() - 2] != 1 &&
+         squeeze(a) == squeeze(b);
 }
 
 /// The last two dimensions of a constant mask, computed at compile time:
@@ -346,24 +389,13 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
     auto qk = scores.getDefiningOp<MatmulOp>();
     if (!qk || !singleUse(scores) || qk.getTransposeLhs())
       return rewriter.notifyMatchFailure(pv, "no q @ k^T");
-    Value q = qk.getLhs(), k = qk.getRhs();
-    if (!qk.getTransposeRhs()) {
-      // q @ k.transpose(-2, -1)
-      auto transpose = k.getDefiningOp<TransposeOp>();
-      if (!transpose || !singleUse(k))
-        return rewriter.notifyMatchFailure(pv, "k is not transposed");
-      ArrayRef<int64_t> perm = transpose.getPermutation();
-      int64_t rank = perm.size();
-      for (int64_t i = 0; i < rank; ++i) {
-        int64_t expected = i < rank - 2 ? i : (i == rank - 2 ? rank - 1 : rank - 2);
-        if (perm[i] != expected)
-          return rewriter.notifyMatchFailure(pv, "k transposed on other axes");
-      }
-      k = transpose.getInput();
-    }
-    q = stripScales(q, scale);
-    k = stripScales(k, scale);
+    Value q = stripScales(qk.getLhs(), scale);
     Value v = pv.getRhs();
+    // k, or k^T (`kT`, the rhs of q @ k^T without transpose_rhs), before
+    // its constant scales.
+    Value k = qk.getRhs();
+    bool kTransposed = !qk.getTransposeRhs();
+    k = stripScales(k, scale);
     if (!std::isfinite(scale) || scale <= 0.0)
       return rewriter.notifyMatchFailure(pv, "scale is not positive");
     int64_t rank = typeOf(q).getRank();
@@ -371,21 +403,72 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
       return rewriter.notifyMatchFailure(pv, "not rank 3 or 4");
     if (typeOf(k).getRank() != rank || typeOf(v).getRank() != rank)
       return rewriter.notifyMatchFailure(pv, "operand ranks differ");
-    // Everything is matched; the only rewrites left are the raise itself.
+    // Grouped-query attention's repetition, of k or of k^T (the
+    // repetition's shapes are the same with S and D swapped).
+    Unrepeated ku{k, typeOf(k), 1}, vu{v, typeOf(v), 1};
     if (rank == 4) {
-      Unrepeated ku = unrepeat(k), vu = unrepeat(v);
+      ku = unrepeat(k);
+      vu = unrepeat(v);
       if (ku.factor != vu.factor) {
         ku = {k, typeOf(k), 1};
         vu = {v, typeOf(v), 1};
       }
+    }
+    // k^T must be a transpose (q @ k.transpose(-2, -1), or another
+    // permutation that contracts its input's last axis: einsum's canonical
+    // views); its input, with the constant scales stripped, transposed by
+    // that permutation with its last two entries swapped is k.
+    TransposeOp kTranspose;
+    Value kInput;
+    if (kTransposed) {
+      auto transposeOf = [&](const Unrepeated &u) {
+        if (u.source.getType() != u.type || !singleUse(u.source))
+          return TransposeOp();
+        Value t = u.source;
+        // A reshape that only adds or drops size-1 dimensions and keeps
+        // the last two (the views' form of a one-head k^T) is seen through.
+        if (auto reshape = t.getDefiningOp<ReshapeOp>();
+            reshape && onlyUnitDims(typeOf(reshape.getInput()), typeOf(t)) &&
+            singleUse(reshape.getInput()))
+          t = reshape.getInput();
+        return t.getDefiningOp<TransposeOp>();
+      };
+      kTranspose = transposeOf(ku);
+      if (!kTranspose && ku.factor != 1) {
+        // Repeated from a value of another shape: the repetition stays.
+        ku = {k, typeOf(k), 1};
+        vu = {v, typeOf(v), 1};
+        kTranspose = transposeOf(ku);
+      }
+      if (!kTranspose)
+        return rewriter.notifyMatchFailure(pv, "k is not transposed");
+      // The contracted axis of k^T is its input's last one (the feature
+      // axis, as k.transpose(-2, -1) and einsum's views have it), not
+      // another axis swapped in.
+      ArrayRef<int64_t> perm = kTranspose.getPermutation();
+      if (perm[perm.size() - 2] != int64_t(perm.size()) - 1)
+        return rewriter.notifyMatchFailure(pv, "k transposed on other axes");
+      kInput = stripScales(kTranspose.getInput(), scale);
+      if (!std::isfinite(scale) || scale <= 0.0)
+        return rewriter.notifyMatchFailure(pv, "scale is not positive");
+    }
+    RankedTensorType kType = ku.type;
+    if (kTransposed) {
+      SmallVector<int64_t> shape(kType.getShape());
+      std::swap(shape[rank - 2], shape[rank - 1]);
+      kType = RankedTensorType::get(shape, kType.getElementType());
+    }
+    // Everything is matched; the only rewrites left are the raise itself.
+    if (rank == 4) {
       if (failed(zeroc::train::attentionShape(typeOf(q).getShape(),
-                                              ku.type.getShape(),
+                                              kType.getShape(),
                                               vu.type.getShape(), causal)) ||
-          ku.type.getElementType() != typeOf(q).getElementType() ||
+          kType.getElementType() != typeOf(q).getElementType() ||
           vu.type.getElementType() != typeOf(q).getElementType())
         return rewriter.notifyMatchFailure(pv, "shapes train.attention rejects");
       rewriter.setInsertionPoint(pv);
-      k = materialize(ku, rewriter);
+      k = kTransposed ? untranspose(kInput, kTranspose, kType, rewriter)
+                      : materialize(ku, rewriter);
       v = materialize(vu, rewriter);
       rewriter.replaceOpWithNewOp<AttentionOp>(
           pv, pv.getType(), q, k, v,
@@ -405,13 +488,14 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
     if (failed(zeroc::train::attentionShape(
             {typeOf(q).getDimSize(0), 1, typeOf(q).getDimSize(1),
              typeOf(q).getDimSize(2)},
-            {typeOf(k).getDimSize(0), 1, typeOf(k).getDimSize(1),
-             typeOf(k).getDimSize(2)},
+            {kType.getDimSize(0), 1, kType.getDimSize(1), kType.getDimSize(2)},
             {typeOf(v).getDimSize(0), 1, typeOf(v).getDimSize(1),
              typeOf(v).getDimSize(2)},
             causal)))
       return rewriter.notifyMatchFailure(pv, "shapes train.attention rejects");
     rewriter.setInsertionPoint(pv);
+    if (kTransposed)
+      k = untranspose(kInput, kTranspose, kType, rewriter);
     Value q4 = oneHead(q), k4 = oneHead(k), v4 = oneHead(v);
     auto attention = AttentionOp::create(
         rewriter, pv.getLoc(), q4.getType(), q4, k4, v4,

@@ -18,9 +18,7 @@ Runs under lit or directly: ``python3 test/python/importer_aten_unit.py [BIN_DIR
 """
 
 import copy
-import os
 import re
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -35,6 +33,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "test" / "python" / "Inputs"))
 
 import aten_models  # noqa: E402
+from importer_checks import ImporterChecks  # noqa: E402
 import torch_models  # noqa: E402
 import train_ir_eval  # noqa: E402
 from zeroc import importer  # noqa: E402
@@ -42,20 +41,9 @@ from zeroc.importer import ImporterError, aten  # noqa: E402
 
 BIN = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "bin"
 B, T, V = 2, 16, 256
-SOURCE = Path(__file__).read_text().splitlines()
-
-
-def line_of(marker):
-    return next(i + 1 for i, line in enumerate(SOURCE) if marker in line and "line_of" not in line)
-
-
 def inputs(seed=1):
     g = torch.Generator().manual_seed(seed)
     return (torch.randint(0, V, (B, T), generator=g), torch.randint(0, V, (B, T), generator=g))
-
-
-def loss_of(output):
-    return output[1] if isinstance(output, tuple) else output
 
 
 class NLLOfLog(nn.Module):
@@ -139,11 +127,9 @@ class RunningStat(nn.Module):
         return F.cross_entropy(self.head(self.emb(idx)).view(-1, V), targets.view(-1))
 
 
-def run(command):
-    return subprocess.run(command, capture_output=True, text=True)
+class AtenImporterTest(ImporterChecks, unittest.TestCase):
+    BIN, SOURCE_FILE, BATCH, BLOCK = BIN, __file__, B, T
 
-
-class AtenImporterTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
@@ -153,64 +139,43 @@ class AtenImporterTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def check(self, make, *expected, name=None):
-        """Imports make(), checks that the IR has `expected` ops, verifies
-        it and compares its float64 loss with the module's."""
-        torch.manual_seed(0)
-        module = make()
-        result = importer.import_module(module, batch_size=B, block_size=T)
-        for text in expected:
-            self.assertIn(text, result.mlir, f"{text!r} missing from\n{result.mlir}")
-        name = name or type(module).__name__
-        mlir = self.dir / f"{name}.mlir"
-        result.write(str(mlir))
-        verified = run([str(BIN / "zeroc-opt"), str(mlir), "-o", os.devnull])
-        self.assertEqual(verified.returncode, 0, verified.stderr)
-        x, y = inputs()
-        ours = float(train_ir_eval.evaluate(result.mlir, result.weights, x, y))
-        reference = copy.deepcopy(module).double()
-        with torch.no_grad():
-            theirs = loss_of(reference(x, y)).item()
-        self.assertLess(abs(ours - theirs), 1e-9 * abs(theirs), f"IR {ours}, torch {theirs}")
-        return result, module, (x, y)
+    def inputs(self):
+        return inputs()
 
-    def raised(self, result, name):
-        """The IR after the compiler's train-raise pass."""
-        mlir = self.dir / f"{name}.raise.mlir"
-        result.write(str(mlir))
-        out = run([str(BIN / "zeroc-opt"), str(mlir), "--train-raise"])
-        self.assertEqual(out.returncode, 0, out.stderr)
-        return out.stdout
-
-    def error(self, cls, marker, *expected):
-        torch.manual_seed(0)
-        with self.assertRaises(ImporterError) as caught:
-            importer.import_module(cls(), batch_size=B, block_size=T)
-        message = str(caught.exception)
-        for text in expected:
-            self.assertIn(text, message)
-        self.assertIn(f"{__file__}:{line_of(marker)}: error: ", message)
-        self.assertIn(next(line for line in SOURCE if marker in line).strip(), message)
-        return message
+    def evaluate(self, result, mlir, init, x, y):
+        """The IR's loss by the Python evaluator, in float64."""
+        return float(train_ir_eval.evaluate(result.mlir, result.weights, x, y))
 
     # The models of issue 31.
 
     def test_torch_transformer(self):
         # The importer writes nll_loss(log_softmax) out; train-raise makes
         # it train.cross_entropy.
-        result, _, _ = self.check(aten_models.TorchTransformer, "train.softmax",
+        result = self.check(aten_models.TorchTransformer, "train.softmax",
                                   "train.layernorm", "train.log_softmax")
         self.assertIn("train.cross_entropy", self.raised(result, "transformer"))
 
     def test_einsum_gqa(self):
         # where(tril, att, full_like(att, -inf)): a select of a -inf fill of
-        # the scores' shape (train-raise's causal mask form; einsum's
-        # rank-5 permutes around the matmuls keep this attention generic
-        # today, which only makes it slower).
-        result, _, _ = self.check(aten_models.EinsumGQA, "train.select", "train.broadcast",
-                                  "train.fill 0xFFF0000000000000 : tensor<2x4x16x16xf32>")
-        # repeat_interleave's repeated kv heads: a reshape, broadcast, reshape.
-        self.assertIn("tensor<2x16x2x1x8xf32> -> tensor<2x16x2x2x8xf32>", result.mlir)
+        # the scores' shape; each einsum a bmm between rank-5 permutes and
+        # reshapes. The kv heads repeated by repeat_interleave, by expand +
+        # reshape and by indexing all import to a reshape, broadcast and
+        # reshape; train-raise's views make the attention grouped-query
+        # train.attention on the 2 unrepeated heads, in all three forms.
+        for repeat in ("interleave", "expand", "index"):
+            with self.subTest(repeat=repeat):
+                result = self.check(lambda: aten_models.EinsumGQA(repeat=repeat),
+                                    "train.select", "train.broadcast",
+                                    "train.fill 0xFFF0000000000000 : tensor<2x4x16x16xf32>",
+                                    name=f"einsum_gqa_{repeat}")
+                self.assertIn("tensor<2x16x2x1x8xf32> -> tensor<2x16x2x2x8xf32>", result.mlir)
+                self.assertNotIn("train.attention", result.mlir)
+                raised = self.raised(result, f"einsum_gqa_{repeat}")
+                self.assertRegex(raised, r"train.attention .* causal scale = 0.35355339059327\d* : "
+                                 r"\(tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32>, "
+                                 r"tensor<2x2x16x8xf32>\)")
+                self.assertNotIn("train.softmax", raised)
+                self.assertNotIn("train.broadcast", raised)
 
     def test_mingpt_newgelu(self):
         self.check(aten_models.MinGPTNewGELU, "train.pow", "by 3.0", "train.tanh", "train.var",
@@ -229,7 +194,10 @@ class AtenImporterTest(unittest.TestCase):
         self.check(aten_models.PaddingIdx, "padding_idx = 10")
 
     def test_alias_add(self):
-        result, module, (x, y) = self.check(aten_models.AliasAdd)
+        result = self.check(aten_models.AliasAdd)
+        torch.manual_seed(0)
+        module = aten_models.AliasAdd()
+        x, y = inputs()
         # The aliasing matters: `skip` read after `x += fc(x)` is the sum,
         # not the embedding, so both adds take the updated value.
         with torch.no_grad():
@@ -244,7 +212,7 @@ class AtenImporterTest(unittest.TestCase):
 
     def test_masked_fill_inplace(self):
         # A sliding-window mask is no causal mask: a select of -inf.
-        result, _, _ = self.check(aten_models.MaskedFillInplace, "train.select",
+        result = self.check(aten_models.MaskedFillInplace, "train.select",
                                   "train.fill 0xFFF0000000000000")
         self.assertNotRegex(self.raised(result, "window"), r"train.attention .* causal")
 
@@ -258,7 +226,7 @@ class AtenImporterTest(unittest.TestCase):
     # Today's importer models.
 
     def test_gpt(self):
-        result, _, _ = self.check(lambda: torch_models.GPT(gelu="tanh"), "transpose_rhs",
+        result = self.check(lambda: torch_models.GPT(gelu="tanh"), "transpose_rhs",
                                   "train.gelu", "train.select", name="gpt_tanh")
         raised = self.raised(result, "gpt")
         self.assertEqual(len(re.findall(r"train.attention .* causal", raised)), 2)

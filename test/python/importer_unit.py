@@ -14,12 +14,10 @@ ATen op, the module path and the user's source line.
 Runs under lit or directly: ``python3 test/python/importer_unit.py [BIN_DIR]``.
 """
 
-import copy
 import json
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -35,14 +33,16 @@ sys.path.insert(0, str(ROOT / "python"))
 from zeroc import importer, ir, weights  # noqa: E402
 from zeroc.importer import ImporterError  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "test" / "python" / "Inputs"))
+from importer_checks import ImporterChecks, line_of as line_in, run  # noqa: E402
+
 BIN = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "bin"
 V, B, T, C = 11, 2, 5, 8
-SOURCE = Path(__file__).read_text().splitlines()
 
 
 def line_of(marker):
-    """The line number of the source line that contains `marker`."""
-    return next(i + 1 for i, line in enumerate(SOURCE) if marker in line and "line_of" not in line)
+    """The line number of this file's line that contains `marker`."""
+    return line_in(__file__, marker)
 
 
 def inputs(b=B, t=T, v=V, seed=0):
@@ -50,10 +50,6 @@ def inputs(b=B, t=T, v=V, seed=0):
     x = torch.randint(0, v, (b, t), generator=g)
     y = torch.randint(0, v, (b, t), generator=g)
     return x, y
-
-
-def loss_of(output):
-    return output[1] if isinstance(output, tuple) else output
 
 
 # The modules. Each is small and exercises a few mappings.
@@ -507,11 +503,9 @@ def structure(mlir):
     return loss
 
 
-def run(command, **kwargs):
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, **kwargs)
+class Importer(ImporterChecks, unittest.TestCase):
+    BIN, SOURCE_FILE, BATCH, BLOCK = BIN, __file__, B, T
 
-
-class Importer(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
@@ -525,54 +519,18 @@ class Importer(unittest.TestCase):
         torch.manual_seed(0)
         return importer.import_module(module, batch_size=B, block_size=T, **kwargs)
 
-    def check(self, cls, *expected, tol=1e-9, eval_mode=False, **kwargs):
-        """Imports cls(), checks that the IR has `expected` ops, verifies it
-        and compares zeroc-run's loss with PyTorch's in float64."""
-        torch.manual_seed(0)
-        module = cls()
-        result = importer.import_module(module, batch_size=B, block_size=T, **kwargs)
-        for text in expected:
-            self.assertIn(text, result.mlir, f"{text!r} missing from\n{result.mlir}")
-        name = cls.__name__
-        mlir, init, ins = (self.dir / f"{name}.mlir", self.dir / f"{name}.safetensors",
-                           self.dir / f"{name}.inputs.safetensors")
-        result.write(str(mlir), str(init))
-        verified = run([str(BIN / "zeroc-opt"), str(mlir), "-o", os.devnull])
-        self.assertEqual(verified.returncode, 0, verified.stderr + result.mlir)
-        x, y = inputs()
+    def inputs(self):
+        return inputs()
+
+    def evaluate(self, result, mlir, init, x, y):
+        """The IR's loss by the reference evaluator, zeroc-run --fp64."""
+        ins = mlir.with_suffix(".inputs.safetensors")
         weights.save(str(ins), {"arg0": weights.tensor_to_raw(x.to(torch.int32)),
                                 "arg1": weights.tensor_to_raw(y.to(torch.int32))})
         evaluated = run([str(BIN / "zeroc-run"), str(mlir), "--fp64", "--init", str(init),
                          "--inputs", str(ins)])
         self.assertEqual(evaluated.returncode, 0, evaluated.stderr + result.mlir)
-        ours = json.loads(evaluated.stdout)["steps"][0]["results"][0][0]
-        reference = copy.deepcopy(module).double()
-        if eval_mode:
-            reference.eval()
-        with torch.no_grad():
-            theirs = loss_of(reference(x, y)).item()
-        self.assertLess(abs(ours - theirs), tol * abs(theirs), f"zeroc {ours}, torch {theirs}")
-        return result
-
-    def raised(self, result, name):
-        """The IR after the compiler's train-raise pass."""
-        mlir = self.dir / f"{name}.raise.mlir"
-        result.write(str(mlir))
-        out = run([str(BIN / "zeroc-opt"), str(mlir), "--train-raise"])
-        self.assertEqual(out.returncode, 0, out.stderr)
-        return out.stdout
-
-    def error(self, cls, marker=None, *expected):
-        torch.manual_seed(0)
-        with self.assertRaises(ImporterError) as caught:
-            importer.import_module(cls(), batch_size=B, block_size=T)
-        message = str(caught.exception)
-        for text in expected:
-            self.assertIn(text, message)
-        if marker:
-            self.assertIn(f"{__file__}:{line_of(marker)}: error: ", message)
-            self.assertIn(next(l for l in SOURCE if marker in l).strip(), message)
-        return message
+        return json.loads(evaluated.stdout)["steps"][0]["results"][0][0]
 
     # Mapped ops, checked numerically.
 

@@ -13,9 +13,11 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
     and that the dialect has a fast op for, and replaces each with that op:
 
     - `attention`: `softmax(mask(s * q @ k^T)) @ v` with `train.matmul`
-      (`k` transposed by `transpose_rhs` or a `train.transpose` of its last
-      two axes), a constant scale (`train.scale`, or `train.mul` /
-      `train.div` by a `train.fill`, on the scores or on `q` or `k`; the
+      (`k` transposed by `transpose_rhs`, or `k^T` a `train.transpose`
+      that contracts its input's last axis: `k.transpose(-2, -1)`, or
+      einsum's `[B, S, H, D]` to `[B, H, D, S]`), a constant scale
+      (`train.scale`, or `train.mul` / `train.div` by a `train.fill`, on
+      the scores or on `q` or `k`; the
       product of all of them, 1 when there is none), an optional
       `train.causal_mask`, `train.softmax`, a `train.dropout` only when its
       `p` is 0, and `train.matmul` by `v`, becomes `train.attention` (with
@@ -27,8 +29,11 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
       `train.select` (masked_fill, torch.where). Key/value heads repeated as
       `repeat_interleave` does (reshape to `[B, Hkv, 1, S, D]`,
       `train.broadcast` to `[B, Hkv, r, S, D]`, reshape to
-      `[B, Hkv*r, S, D]`) become grouped-query attention; rank-3
-      (`torch.bmm`) attention becomes one head. A `p @ v` done as a bmm
+      `[B, Hkv*r, S, D]`; after `views`, also the `[B, S, Hkv, D]` heads
+      of `repeat_interleave(r, dim=2)`, `[:, :, :, None].expand(...)` +
+      `reshape` or indexing by `arange(Hkv).repeat_interleave(r)`, on k or
+      on k^T) become grouped-query attention; rank-3 (`torch.bmm`)
+      attention becomes one head. A `p @ v` done as a bmm
       of merged heads (the `[B, H, T, S]` probabilities reshaped to
       `[B*H, T, S]`, v reshaped to `[B*H, S, D]`) is first done on the
       heads.
@@ -57,6 +62,26 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
     - `loss`: `-mean(gather(log_softmax(logits), -1, targets[..., None]))`
       over every position, f32, becomes `train.cross_entropy`;
       `ignore_index` and `label_smoothing` forms stay generic.
+    - `views` (run after the other families, then `attention` again on
+      what is left): chains of `train.reshape`, `train.transpose` and
+      `train.broadcast` are brought to one canonical form, so that
+      attention is recognised however PyTorch decomposed its views
+      (`torch.einsum` runs each contraction as a bmm between rank-5
+      permutes and reshapes with size-1 dimensions). A reshape of a
+      reshape is one reshape, and a transpose of a transpose one transpose
+      (a reshape to its input's type and an identity transpose are
+      dropped); a transpose that moves size-1 dimensions is a reshape when
+      the other dimensions keep their order, otherwise the transpose of
+      the others between a reshape that drops the size-1 dimensions and
+      one that restores them; a transpose that keeps each group of
+      dimensions a reshape merges whole and in order is done before the
+      reshape (transposes act on the finest dimensions), and one of a
+      broadcast of the same rank before the broadcast; a batched
+      `train.matmul` of `[N, M, K]` by `[N, K, P]` reshaped from values of
+      rank 4 or more whose leading dimensions merge to N is done on them
+      (with the leading dimensions of the one that has fewer, the other
+      reshaped to them). Dimension 0 (the batch) is never dropped nor
+      moved.
 
     ```mlir
     %kt = train.transpose %k [0, 1, 3, 2] : tensor<2x4x8x16xf32> -> tensor<2x4x16x8xf32>
@@ -82,13 +107,26 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
     %y = train.rope %x theta = 1.000000e+04 seq_dim = 2 rotate_half : tensor<2x4x8x16xf32>
     ```
 
+    ```mlir
+    // einsum("bthd,bshd->bhts", q, k)'s q operand
+    %q5 = train.reshape %qp : tensor<2x8x16xf32> -> tensor<2x8x4x4x1xf32>
+    %qt = train.transpose %q5 [0, 2, 1, 4, 3] : tensor<2x8x4x4x1xf32> -> tensor<2x4x8x1x4xf32>
+    %qt2 = train.transpose %qt [0, 1, 2, 4, 3] : tensor<2x4x8x1x4xf32> -> tensor<2x4x8x4x1xf32>
+    %q3 = train.reshape %qt2 : tensor<2x4x8x4x1xf32> -> tensor<8x8x4xf32>
+    // becomes (views)
+    %q4 = train.reshape %qp : tensor<2x8x16xf32> -> tensor<2x8x4x4xf32>
+    %q = train.transpose %q4 [0, 2, 1, 3] : tensor<2x8x4x4xf32> -> tensor<2x4x8x4xf32>
+    %q3 = train.reshape %q : tensor<2x4x8x4xf32> -> tensor<8x8x4xf32>
+    ```
+
     One pass with one pattern set per family (chosen with `families`)
     rather than one pass per family: the families are independent and
     rewrite disjoint ops, a single greedy rewrite visits the function once
-    for all of them, and the pipeline has one switch (zeroc's
-    `--raise=false`) while the tests still exercise each family alone.
-    Only the patterns run (no folding, no constant merging), so a module
-    with nothing to raise is left unchanged.
+    for all of them (then once for `views` and once more for `attention`),
+    and the pipeline has one switch (zeroc's `--raise=false`) while the
+    tests still exercise each family alone. Only the patterns run (no
+    folding, no constant merging), so a module with nothing to raise is
+    left unchanged but for its view chains made canonical (`views`).
 
     A pattern is raised only when the fast op computes the same thing:
     each matched intermediate has no other use, the reduction is over the
@@ -96,13 +134,14 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
     op's shape rule accepts the operands. Anything else (a mask that is
     not causal, a normalization over another axis, an unbiased variance, a
     dropout of p > 0 between softmax and `v`, heads repeated with
-    `repeat`) stays generic: slower, never wrong. Runs first in the
-    pipeline, before `train-data-parallel` and `train-autodiff`.
+    `repeat`, or `expand` of `[B, S, 1, Hkv, D]`) stays generic: slower,
+    never wrong. Runs first in the pipeline, before `train-data-parallel`
+    and `train-autodiff`.
   }];
   let options = [
     ListOption<"families", "families", "std::string",
-               "Pattern families to raise: attention, norms, activations, "
-               "loss, rope (all when empty)">
+               "Pattern families to raise: views, attention, norms, "
+               "activations, loss, rope (all when empty)">
   ];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::func::FuncDialect"];

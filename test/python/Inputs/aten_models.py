@@ -10,8 +10,10 @@ torch.fx converter of earlier releases.
   rounding noise, which AdamW amplifies into weights no two programs agree
   on.
 * `EinsumGQA`: attention written with torch.einsum, grouped-query heads
-  repeated by Tensor.repeat_interleave, the mask applied with torch.where and
-  torch.full_like(-inf), q/k/v by iterating over chunk().
+  repeated by Tensor.repeat_interleave (or, with `repeat`, by
+  ``[:, :, :, None].expand(...).reshape(...)`` or by indexing with
+  ``arange(kv_heads).repeat_interleave(r)``), the mask applied with
+  torch.where and torch.full_like(-inf), q/k/v by iterating over chunk().
 * `MinGPTNewGELU`: minGPT's NewGELU (torch.pow(x, 3.0), math.sqrt(2/pi))
   and a LayerNorm written with Tensor.var and torch.rsqrt.
 * `NLLSmoothing`: log_softmax + nll_loss, plus F.cross_entropy with
@@ -58,9 +60,10 @@ class TorchTransformer(nn.Module):
 
 
 class EinsumGQA(nn.Module):
-    def __init__(self, vocab_size=256, d=32, heads=4, kv_heads=2):
+    def __init__(self, vocab_size=256, d=32, heads=4, kv_heads=2, repeat="interleave"):
         super().__init__()
         self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.repeat = repeat
         self.emb = nn.Embedding(vocab_size, d)
         self.wq = nn.Linear(d, d, bias=False)
         self.wkv = nn.Linear(d, 2 * kv_heads * self.hd, bias=False)
@@ -73,8 +76,17 @@ class EinsumGQA(nn.Module):
         q = self.wq(x).view(b, t, self.heads, self.hd)
         k, v = [part.view(b, t, self.kv_heads, self.hd) for part in self.wkv(x).chunk(2, -1)]
         rep = self.heads // self.kv_heads
-        k = k.repeat_interleave(rep, dim=2)
-        v = v.repeat_interleave(rep, dim=2)
+        if self.repeat == "interleave":
+            k = k.repeat_interleave(rep, dim=2)
+            v = v.repeat_interleave(rep, dim=2)
+        elif self.repeat == "expand":
+            k = k[:, :, :, None].expand(b, t, self.kv_heads, rep, self.hd).reshape(
+                b, t, self.heads, self.hd)
+            v = v[:, :, :, None].expand(b, t, self.kv_heads, rep, self.hd).reshape(
+                b, t, self.heads, self.hd)
+        else:  # "index"
+            index = torch.arange(self.kv_heads).repeat_interleave(rep)
+            k, v = k[:, :, index], v[:, :, index]
         att = torch.einsum("bthd,bshd->bhts", q, k) / math.sqrt(self.hd)
         keep = torch.tril(torch.ones(t, t, dtype=torch.bool))
         att = torch.where(keep, att, torch.full_like(att, float("-inf")))
