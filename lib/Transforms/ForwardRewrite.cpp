@@ -289,8 +289,12 @@ public:
     if (!found)
       return success();
     BatchAxis in = *found;
+    // (Into one part, a sum stays whole: the generic form of a mean over
+    // the positions that cross-entropy's ignore_index keeps is a sum over
+    // the batch divided by a count.)
     if (auto sum = dyn_cast<SumOp>(op);
-        split && sum && llvm::is_contained(sum.getDims(), in.dim))
+        split && denominator > 1 && sum &&
+        llvm::is_contained(sum.getDims(), in.dim))
       return sum.emitOpError("sums over the batch dimension ")
              << in.dim << ", which does not split across ranks: the loss "
              << "must be a mean over the batch (train.mean, "
@@ -364,6 +368,14 @@ public:
       std::optional<BatchAxis> input = axisOf(gather.getInput()),
                                index = axisOf(gather.getIndex());
       int64_t dim = static_cast<int64_t>(gather.getDim());
+      // A look-up of batched indices in a table without a batch (the
+      // importer's mask of an ignore_index) keeps each example's results
+      // apart: result[i] reads index[i] only, and the result follows the
+      // index.
+      if (!input && index && index->dim == dim) {
+        set(gather.getResult(), *index);
+        return success();
+      }
       if ((input && input->dim == dim) || (index && index->dim == dim))
         return mixes(op, dim, "gathers along it");
       if (input && index && *input != *index)
