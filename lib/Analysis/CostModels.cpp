@@ -353,8 +353,15 @@ OpCost costOf(SplitOp s) { return streaming(s, 0); }
 OpCost costOf(ConcatOp c) { return streaming(c, 0); }
 OpCost costOf(SumOp s) { return streaming(s, 1); }
 OpCost costOf(MeanOp m) { return streaming(m, 1); }
-OpCost costOf(CrossEntropyOp ce) { return streaming(ce, 10); }
-OpCost costOf(CrossEntropyGradOp ce) { return streaming(ce, 10); }
+// Label smoothing adds a sum over the row (forward) or a subtraction
+// (gradient) per element; ignored positions are not known statically.
+OpCost costOf(CrossEntropyOp ce) {
+  return streaming(ce, ce.getLabelSmoothingAttr() ? 11 : 10);
+}
+OpCost costOf(CrossEntropyGradOp ce) {
+  return streaming(ce, ce.getLabelSmoothingAttr() ? 11 : 10);
+}
+OpCost costOf(CountTargetsOp c) { return streaming(c, 1); }
 OpCost costOf(SquaredNormOp s) { return streaming(s, 2); }
 // The generic reductions and gathers (TrainGenericOps.td).
 OpCost costOf(AmaxOp r) { return streaming(r, 1); }
@@ -479,7 +486,8 @@ void registerCostModels(DialectRegistry &registry) {
            LRScheduleOp, MatmulOp, AttentionOp, AttentionGradOp, EmbeddingOp,
            EmbeddingGradOp, LayerNormOp, LayerNormGradOp, SoftmaxOp,
            SoftmaxGradOp, CausalMaskOp, TransposeOp, SplitOp, ConcatOp, SumOp,
-           MeanOp, CrossEntropyOp, CrossEntropyGradOp, SquaredNormOp,
+           MeanOp, CrossEntropyOp, CrossEntropyGradOp, CountTargetsOp,
+           SquaredNormOp,
            ClipCoefOp, AddOp, SubOp, MulOp, DivOp, ScaleOp, GeluOp, GeluGradOp,
            ReluOp, ReluGradOp, SqrtOp, CastOp, BroadcastOp, FillOp,
            AdamWUpdateOp, SGDUpdateOp, PackOp, UnpackOp, AllReduceStartOp,

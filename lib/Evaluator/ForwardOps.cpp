@@ -396,21 +396,44 @@ LogicalResult evalCrossEntropy(CrossEntropyOp op, Operands in, Results &out,
                                RankContext &ctx) {
   const Tensor &logits = *in[0], &targets = *in[1];
   int64_t vocab = lastDim(logits), rows = numRows(logits);
+  std::optional<int64_t> ignore = op.getIgnoreIndex();
+  double smoothing = op.getSmoothing();
   double total = 0;
+  int64_t counted = 0;
   for (int64_t r = 0; r < rows; ++r) {
+    if (ignore && targets.data[r] == static_cast<double>(*ignore))
+      continue;
     if (failed(checkIndex(op, "target", targets.data[r], r, vocab, ctx)))
       return failure();
     const double *row = logits.data.data() + r * vocab;
     double max = -kInf;
     for (int64_t c = 0; c < vocab; ++c)
       max = std::max(max, row[c]);
-    double sum = 0;
-    for (int64_t c = 0; c < vocab; ++c)
+    double sum = 0, all = 0;
+    for (int64_t c = 0; c < vocab; ++c) {
       sum += std::exp(row[c] - max);
+      all += row[c];
+    }
     double logsumexp = max + std::log(sum);
-    total += logsumexp - row[static_cast<int64_t>(targets.data[r])];
+    double nll = logsumexp - row[static_cast<int64_t>(targets.data[r])];
+    double smooth = logsumexp - all / static_cast<double>(vocab);
+    total += (1.0 - smoothing) * nll + smoothing * smooth;
+    ++counted;
   }
-  out[0].data[0] = total / static_cast<double>(rows);
+  // No position counted: 0 / 0, NaN, as PyTorch's mean; with a given
+  // count (a data-parallel part's), 0.
+  if (op.getCount())
+    out[0].data[0] = counted == 0 ? 0.0 : total / in[2]->data[0];
+  else
+    out[0].data[0] = total / static_cast<double>(counted);
+  return success();
+}
+
+LogicalResult evalCountTargets(CountTargetsOp op, Operands in, Results &out,
+                               RankContext &) {
+  double ignore = static_cast<double>(op.getIgnoreIndex());
+  out[0].data[0] = static_cast<double>(
+      llvm::count_if(in[0]->data, [&](double t) { return t != ignore; }));
   return success();
 }
 
@@ -441,6 +464,7 @@ void registerForwardOps(OpRegistry &registry) {
   registry.add<SumOp>(evalSum);
   registry.add<MeanOp>(evalMean);
   registry.add<CrossEntropyOp>(evalCrossEntropy);
+  registry.add<CountTargetsOp>(evalCountTargets);
 }
 
 } // namespace zeroc::eval

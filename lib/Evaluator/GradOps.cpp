@@ -12,6 +12,7 @@
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -200,7 +201,22 @@ LogicalResult evalCrossEntropyGrad(CrossEntropyGradOp op, Operands in,
   double grad = in[0]->data[0];
   const Tensor &logits = *in[1], &targets = *in[2];
   int64_t vocab = lastDim(logits), rows = numRows(logits);
+  std::optional<int64_t> ignore = op.getIgnoreIndex();
+  double smoothing = op.getSmoothing();
+  auto ignored = [&](int64_t r) {
+    return ignore && targets.data[r] == static_cast<double>(*ignore);
+  };
+  int64_t counted = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    counted += ignored(r) ? 0 : 1;
+  // A given count (a data-parallel part's) divides instead.
+  double divisor = op.getCount() ? in[3]->data[0] : static_cast<double>(counted);
   for (int64_t r = 0; r < rows; ++r) {
+    double *row = out[0].data.data() + r * vocab;
+    if (ignored(r)) {
+      std::fill(row, row + vocab, 0.0);
+      continue;
+    }
     double target = targets.data[r];
     if (!(target >= 0 && target < static_cast<double>(vocab) &&
           target == std::floor(target))) {
@@ -212,11 +228,11 @@ LogicalResult evalCrossEntropyGrad(CrossEntropyGradOp op, Operands in,
         diag << " on rank " << ctx.rank;
       return failure();
     }
-    double *row = out[0].data.data() + r * vocab;
     softmaxRow(logits.data.data() + r * vocab, row, vocab);
-    row[static_cast<int64_t>(target)] -= 1.0;
+    row[static_cast<int64_t>(target)] -= 1.0 - smoothing;
     for (int64_t c = 0; c < vocab; ++c)
-      row[c] *= grad / static_cast<double>(rows);
+      row[c] = (row[c] - smoothing / static_cast<double>(vocab)) * grad /
+               divisor;
   }
   return success();
 }

@@ -2,10 +2,14 @@
 
 #include "ForwardRewrite.h"
 
+#include "zeroc/Dialect/Train/IR/TrainBuilder.h"
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
@@ -50,6 +54,93 @@ FailureOr<func::FuncOp> findForwardFunction(ModuleOp module) {
       return failure();
     }
   return forward;
+}
+
+LogicalResult globalizeTargetCounts(
+    func::FuncOp func, int64_t ranks,
+    llvm::function_ref<Value(OpBuilder &, Location, Value)> sumOverRanks) {
+  // The step of train-accumulate's micro-batches has one loss per
+  // micro-batch; any other function (the forward) one.
+  int64_t microBatches = 1;
+  if (trainDialect(func).getStepAttrHelper().isAttrPresent(func))
+    if (auto module = func->getParentOfType<ModuleOp>())
+      if (auto accum =
+              trainDialect(module).getGradAccumAttrHelper().getAttr(module))
+        microBatches = accum.getInt();
+  SmallVector<CrossEntropyOp> losses;
+  SmallVector<Operation *> users; // every op whose count is set below
+  func.walk([&](Operation *op) {
+    if (auto loss = dyn_cast<CrossEntropyOp>(op);
+        loss && loss.getIgnoreIndexAttr() && !loss.getCount()) {
+      losses.push_back(loss);
+      users.push_back(op);
+    }
+    if (auto grad = dyn_cast<CrossEntropyGradOp>(op);
+        grad && grad.getIgnoreIndexAttr() && !grad.getCount())
+      users.push_back(op);
+  });
+  // One part, or nothing ignored: each part's mean is the global one.
+  if (users.empty() || ranks * microBatches == 1)
+    return success();
+  if (static_cast<int64_t>(losses.size()) != microBatches)
+    return (losses.empty() ? users.front() : losses.front().getOperation())
+               ->emitOpError("with ignore_index divides by the number of "
+                             "positions that are not ignored in the global "
+                             "batch, which needs one train.cross_entropy "
+                             "per micro-batch (")
+           << microBatches << "), but @" << func.getSymName() << " has "
+           << losses.size();
+  Block &body = func.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  Location loc = losses.front().getLoc();
+  TrainBuilder tb(b, loc);
+  // Each loss's targets, recomputed at the top of the function from the
+  // batch (a micro-batch's slice, reshapes), so that the count is known
+  // before the first micro-batch's loss.
+  IRMapping mapping;
+  Value total;
+  for (CrossEntropyOp loss : losses) {
+    SetVector<Operation *> slice;
+    BackwardSliceOptions options;
+    options.inclusive = true;
+    options.filter = [&](Operation *op) {
+      return op->getBlock() == &body;
+    };
+    Value targets = loss.getTargets();
+    if (Operation *def = targets.getDefiningOp())
+      if (failed(getBackwardSlice(def, &slice, options)))
+        return loss.emitOpError("its targets' computation cannot be followed");
+    for (Operation *op : slice) {
+      if (op->getNumRegions() != 0 || !isPure(op) ||
+          llvm::any_of(op->getOperands(), [&](Value operand) {
+            return !isa<BlockArgument>(operand) && !slice.contains(
+                                                       operand.getDefiningOp());
+          }))
+        return loss.emitOpError("with ignore_index needs targets computed "
+                                "from the batch alone, to count them before "
+                                "the loss; ")
+               << op->getName() << " is not";
+      if (mapping.contains(op))
+        continue;
+      // Before every micro-batch: not one of them (train.micro_batch
+      // starts a micro-batch's forward pass, TrainStepPhases.cpp).
+      b.clone(*op, mapping)->removeAttr("train.micro_batch");
+    }
+    Value count = CountTargetsOp::create(
+        b, loss.getLoc(), RankedTensorType::get({}, b.getF32Type()),
+        mapping.lookupOrDefault(targets), loss.getIgnoreIndexAttr());
+    total = total ? tb.add(total, count) : count;
+  }
+  Value global = sumOverRanks(b, loc, total);
+  Value share =
+      tb.scale(global, 1.0 / static_cast<double>(ranks * microBatches));
+  for (Operation *op : users) {
+    if (auto loss = dyn_cast<CrossEntropyOp>(op))
+      loss.getCountMutable().assign(share);
+    else
+      cast<CrossEntropyGradOp>(op).getCountMutable().assign(share);
+  }
+  return success();
 }
 
 void updateFunctionType(func::FuncOp func) {
@@ -198,8 +289,12 @@ public:
     if (!found)
       return success();
     BatchAxis in = *found;
+    // (Into one part, a sum stays whole: the generic form of a mean over
+    // the positions that cross-entropy's ignore_index keeps is a sum over
+    // the batch divided by a count.)
     if (auto sum = dyn_cast<SumOp>(op);
-        split && sum && llvm::is_contained(sum.getDims(), in.dim))
+        split && denominator > 1 && sum &&
+        llvm::is_contained(sum.getDims(), in.dim))
       return sum.emitOpError("sums over the batch dimension ")
              << in.dim << ", which does not split across ranks: the loss "
              << "must be a mean over the batch (train.mean, "
@@ -273,6 +368,14 @@ public:
       std::optional<BatchAxis> input = axisOf(gather.getInput()),
                                index = axisOf(gather.getIndex());
       int64_t dim = static_cast<int64_t>(gather.getDim());
+      // A look-up of batched indices in a table without a batch (the
+      // importer's mask of an ignore_index) keeps each example's results
+      // apart: result[i] reads index[i] only, and the result follows the
+      // index.
+      if (!input && index && index->dim == dim) {
+        set(gather.getResult(), *index);
+        return success();
+      }
       if ((input && input->dim == dim) || (index && index->dim == dim))
         return mixes(op, dim, "gathers along it");
       if (input && index && *input != *index)

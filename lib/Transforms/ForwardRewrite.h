@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace zeroc {
 
@@ -32,6 +33,25 @@ mlir::LogicalResult splitBatch(mlir::func::FuncOp func, int64_t ranks);
 /// from it; rejects a reshape that moves the batch and a slice of part of
 /// it.
 mlir::LogicalResult resizeBatch(mlir::func::FuncOp func, int64_t batch);
+
+/// Makes cross-entropy with ignore_index in `func` exact across a split
+/// batch. Each part of the global batch (a rank's micro-batch; there are
+/// `ranks` x `microBatches` of them, averaged by the caller) has its own
+/// number of ignored positions, so the mean of the parts' means is not the
+/// global mean: the positions that count are counted
+/// (train.count_targets, from the targets recomputed at the top of the
+/// function), summed over the micro-batches, summed over the ranks by
+/// `sumOverRanks`, and every train.cross_entropy and its gradient with
+/// ignore_index divide by that global count over ranks x microBatches.
+/// The micro-batches are the module's train.grad_accum in the step
+/// function (train.step), 1 in any other. Needs one such
+/// train.cross_entropy per micro-batch; does nothing when the batch is not
+/// split or no cross-entropy ignores an index.
+mlir::LogicalResult globalizeTargetCounts(
+    mlir::func::FuncOp func, int64_t ranks,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                   mlir::Value)>
+        sumOverRanks);
 
 /// Makes the function type match the block arguments and returned values.
 void updateFunctionType(mlir::func::FuncOp func);

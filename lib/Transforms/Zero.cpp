@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ForwardRewrite.h"
 #include "OptimizerEmitter.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
@@ -487,6 +488,18 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   builder.setInsertionPointAfter(lossOp);
   TrainBuilder tb(builder, lossOp->getLoc());
   Value globalLoss = collectives.averageScalar(tb, loss);
+  // Cross-entropy with ignore_index divides by the global batch's count
+  // (ForwardRewrite.h).
+  auto sumOverRanks = [&](OpBuilder &at, Location loc, Value value) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(at.getInsertionBlock(), at.getInsertionPoint());
+    TrainBuilder countBuilder(builder, loc);
+    return collectives.sumScalar(countBuilder, value);
+  };
+  for (func::FuncOp counted : {func, findForward(module)})
+    if (counted &&
+        failed(zeroc::globalizeTargetCounts(counted, N, sumOverRanks)))
+      return failure();
 
   auto i64 = IntegerType::get(module.getContext(), 64);
   if (isFlat) {

@@ -279,6 +279,33 @@ void zrt_cross_entropy_grad(zrt_dtype dtype, const float *dloss,
                             const void *logits, const void *targets,
                             zrt_dtype target_dtype, void *dlogits,
                             int64_t rows, int64_t cols);
+/* zrt_cross_entropy with PyTorch's ignore_index and label_smoothing: with
+ * has_ignore_index, the rows whose target is ignore_index (which may be
+ * outside [0, cols), as -100) count for nothing and the mean is over the
+ * others (NaN when there is none); a row's loss is (1 - e) * (logsumexp -
+ * logits[r][target]) + e * (logsumexp - mean(logits[r])), e =
+ * label_smoothing in [0, 1). With a non-NULL `count` (one f32 of zrt_alloc
+ * memory: a data-parallel part's share of the global count), the sum of
+ * the rows' losses is divided by *count instead, and a part with no row
+ * counted gives 0. */
+void zrt_cross_entropy_ex(zrt_dtype dtype, const void *logits,
+                          const void *targets, zrt_dtype target_dtype,
+                          int64_t rows, int64_t cols, int has_ignore_index,
+                          int64_t ignore_index, double label_smoothing,
+                          const float *count, float *loss);
+/* Its gradient: *dloss / counted (or / *count) * (softmax - (1 - e) *
+ * onehot - e / cols) on the rows that count, 0 on the ignored ones (all of
+ * them when none counts). */
+void zrt_cross_entropy_grad_ex(zrt_dtype dtype, const float *dloss,
+                               const void *logits, const void *targets,
+                               zrt_dtype target_dtype, void *dlogits,
+                               int64_t rows, int64_t cols,
+                               int has_ignore_index, int64_t ignore_index,
+                               double label_smoothing, const float *count);
+/* *count = the number of the n targets that are not ignore_index, as f32;
+ * `count` is one f32 of zrt_alloc memory. */
+void zrt_count_targets(const void *targets, zrt_dtype target_dtype,
+                       int64_t n, int64_t ignore_index, float *count);
 
 /* out[i, :] = table[ids[i], :] for i < n; ids outside [0, vocab) fail. */
 void zrt_embedding(zrt_dtype dtype, const void *table, const void *ids,

@@ -60,8 +60,13 @@ def TrainRaise : Pass<"train-raise", "mlir::ModuleOp"> {
       angles; any other table (an offset, scaled frequencies) stays
       generic.
     - `loss`: `-mean(gather(log_softmax(logits), -1, targets[..., None]))`
-      over every position, f32, becomes `train.cross_entropy`;
-      `ignore_index` and `label_smoothing` forms stay generic.
+      over every position, f32, becomes `train.cross_entropy`; with
+      `ignore_index` (each mean a masked one, `sum(where(targets != k, x,
+      0)) / sum(targets != k)`, the mask a look-up of the targets in a
+      constant vector) and `label_smoothing` (a second term, the mean of
+      `-sum(log_softmax, -1)`, weighted e / V against the NLL's 1 - e),
+      it gets those attributes. Other weights, a mask of another index or
+      another divisor, another axis stay generic.
     - `views` (run after the other families, then `attention` again on
       what is left): chains of `train.reshape`, `train.transpose` and
       `train.broadcast` are brought to one canonical form, so that

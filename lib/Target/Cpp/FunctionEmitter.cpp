@@ -552,18 +552,40 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         return success();
       })
       .Case([&](CrossEntropyOp ce) {
-        os << "  zrt_cross_entropy(" << dt(ce.getLogits()) << ", "
-           << ptr(ce.getLogits()) << ", " << ptr(ce.getTargets()) << ", "
-           << dt(ce.getTargets()) << ", " << rowsOf(ce.getLogits()) << ", "
-           << lastDim(ce.getLogits()) << ", " << ptr(ce.getLoss()) << ");\n";
+        // ignore_index and label_smoothing: the _ex kernel.
+        bool ex = ce.getIgnoreIndexAttr() || ce.getLabelSmoothingAttr();
+        os << "  zrt_cross_entropy" << (ex ? "_ex(" : "(")
+           << dt(ce.getLogits()) << ", " << ptr(ce.getLogits()) << ", "
+           << ptr(ce.getTargets()) << ", " << dt(ce.getTargets()) << ", "
+           << rowsOf(ce.getLogits()) << ", " << lastDim(ce.getLogits());
+        if (ex)
+          os << ", " << (ce.getIgnoreIndexAttr() ? 1 : 0) << ", "
+             << ce.getIgnoreIndex().value_or(0) << "LL, "
+             << literal(ce.getSmoothing()) << ", "
+             << (ce.getCount() ? ptr(ce.getCount()) : std::string("nullptr"));
+        os << ", " << ptr(ce.getLoss()) << ");\n";
         return success();
       })
       .Case([&](CrossEntropyGradOp ce) {
-        os << "  zrt_cross_entropy_grad(" << dt(ce.getLogits()) << ", "
-           << ptr(ce.getGrad()) << ", " << ptr(ce.getLogits()) << ", "
-           << ptr(ce.getTargets()) << ", " << dt(ce.getTargets()) << ", "
-           << ptr(ce.getResult()) << ", " << rowsOf(ce.getLogits()) << ", "
-           << lastDim(ce.getLogits()) << ");\n";
+        bool ex = ce.getIgnoreIndexAttr() || ce.getLabelSmoothingAttr();
+        os << "  zrt_cross_entropy_grad" << (ex ? "_ex(" : "(")
+           << dt(ce.getLogits()) << ", " << ptr(ce.getGrad()) << ", "
+           << ptr(ce.getLogits()) << ", " << ptr(ce.getTargets()) << ", "
+           << dt(ce.getTargets()) << ", " << ptr(ce.getResult()) << ", "
+           << rowsOf(ce.getLogits()) << ", " << lastDim(ce.getLogits());
+        if (ex)
+          os << ", " << (ce.getIgnoreIndexAttr() ? 1 : 0) << ", "
+             << ce.getIgnoreIndex().value_or(0) << "LL, "
+             << literal(ce.getSmoothing()) << ", "
+             << (ce.getCount() ? ptr(ce.getCount()) : std::string("nullptr"));
+        os << ");\n";
+        return success();
+      })
+      .Case([&](CountTargetsOp c) {
+        os << "  zrt_count_targets(" << ptr(c.getTargets()) << ", "
+           << dt(c.getTargets()) << ", "
+           << typeOf(c.getTargets()).getNumElements() << ", "
+           << c.getIgnoreIndex() << "LL, " << ptr(c.getCount()) << ");\n";
         return success();
       })
       .Case([&](EmbeddingOp e) {

@@ -330,7 +330,7 @@ class ComplexValue:
 
 
 def _is_tensorish(x: Any) -> bool:
-    return isinstance(x, (ir.Value, ParamInput, ComplexValue))
+    return isinstance(x, (ir.Value, ParamInput, ComplexValue, _MaskedSelection))
 
 
 def _any(obj: Any, pred: Callable[[Any], bool]) -> bool:
@@ -644,6 +644,11 @@ class AtenConverter:
                       src if isinstance(src, torch.fx.Node) else node)
         if not _any((args, kwargs), _is_tensorish) and packet.rstrip("_") not in _RANDOM:
             return self.evaluate(node, args, kwargs)
+        if _any((args, kwargs), lambda x: isinstance(x, _MaskedSelection)) and \
+                target not in (aten.mean.default, aten.sum.default):
+            self.fail("the result's shape depends on the tensor's values (data-dependent "
+                      "shape): a masked_select of a computed mask is supported only when "
+                      "a mean or a sum reads it")
         if target in _COMPLEX_OPS or _any((args, kwargs), _is_complex):
             return _complex(self, target, args, kwargs)
         emitter = OP_TABLE.get(target)
@@ -1060,10 +1065,14 @@ def _reduce(op: str):
 
 
 def _sum_default(c, x, dtype=None):
+    if isinstance(x, _MaskedSelection):
+        return _masked_mean(c, x.x, x.mask, mean=False)
     return _reduce("sum")(c, x)
 
 
 def _mean_default(c, x, dtype=None):
+    if isinstance(x, _MaskedSelection):
+        return _masked_mean(c, x.x, x.mask)
     return _reduce("mean")(c, x)
 
 
@@ -1237,11 +1246,56 @@ def _index(c, x, indices):
     return _index_select(c, x, used[0], indices[used[0]])
 
 
+def _id_mask(c, ids: ir.Value, k: int, equal: bool) -> ir.Value:
+    """``ids == k`` (or ``!=``) for token ids in [0, V), V the vocabulary of
+    the loss read so far, as a float mask: a train.gather of each id in a
+    constant [V] vector that is 1 at k (0 for ``!=``) and 0 elsewhere."""
+    if c.vocab is None:
+        c.fail("comparisons of integer ids against a token id are supported only "
+               "after the loss's nll_loss (an ignore_index), which gives the vocabulary")
+    table = torch.zeros(c.vocab) if equal else torch.ones(c.vocab)
+    if 0 <= k < c.vocab:
+        table[k] = 1.0 if equal else 0.0
+    flat = ids if ids.type.rank == 1 else c.reshape(ids, (math.prod(ids.type.shape),))
+    m = _gather(c, c.constant(table, "f32"), 0, flat)
+    return c.reshape(m, ids.type.shape)
+
+
+class _MaskedSelection:
+    """``x[mask]`` for a computed mask: its size depends on the data, so it
+    is kept as (x, mask) for the one reduction that reads it."""
+
+    def __init__(self, x: ir.Value, mask: ir.Value):
+        self.x, self.mask = x, mask
+
+
+def _masked_mean(c, x: ir.Value, mask: ir.Value, mean: bool = True) -> ir.Value:
+    """The mean (or sum) of the elements of `x` where `mask` (1.0 / 0.0) is
+    set: sum(select(mask, x, 0)) / sum(mask), NaN when none is (0 / 0, as
+    PyTorch's mean of an empty selection)."""
+    shape = x.type.shape
+    m = _mask(c, mask, shape, x.type.element)
+    zero = c.fill(0.0, shape, x.type.element)
+    kept = c.emit("select", [m, x, zero], x.type, f"{m}, {x}, {zero}", suffix="_kept")
+    dims = range(len(shape))
+    total = c.track(c.f._reduction("sum", c._name("_sum"), kept, dims), "sum", kept)
+    if not mean:
+        return total
+    count = c.track(c.f._reduction("sum", c._name("_count"), m, dims), "sum", m)
+    return c.track(c.f.binary("div", c._name(), total, count), "div", total, count)
+
+
 def _masked_select(c, x, mask):
     """``x[mask]``: its size depends on the mask's values, known only for a
     constant mask; one that is all True (what cross-entropy with label
     smoothing selects when no target equals the ignore_index) is the
-    flattened tensor."""
+    flattened tensor. A computed mask (an ignore_index that is a token id)
+    is kept for the mean or sum that reads the selection."""
+    if isinstance(mask, ir.Value) and c.is_float(mask):
+        x = c.tensor(x)
+        if tuple(x.type.shape) != tuple(mask.type.shape):
+            c.fail("masked_select with a computed mask of another shape is not supported")
+        return _MaskedSelection(x, mask)
     if not isinstance(mask, torch.Tensor) or not bool(mask.all()):
         c.fail("the result's shape depends on the tensor's values (data-dependent "
                "shape), which a compiled training step cannot have")
@@ -1253,16 +1307,22 @@ def _masked_select(c, x, mask):
 def _index_put(c, x, indices, values, accumulate=False):
     """``x[mask] = value`` with one constant boolean mask and one value:
     a masked_fill."""
-    if accumulate or len(indices) != 1 or not isinstance(indices[0], torch.Tensor) or \
-            indices[0].dtype != torch.bool:
-        c.fail("index_put is supported only as x[constant boolean mask] = number")
+    computed = len(indices) == 1 and isinstance(indices[0], ir.Value) and \
+        c.is_float(indices[0])  # a mask from a comparison (an ignore_index)
+    if accumulate or len(indices) != 1 or not computed and (
+            not isinstance(indices[0], torch.Tensor) or indices[0].dtype != torch.bool):
+        c.fail("index_put is supported only as x[boolean mask] = number")
     value = values
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = float(value)
     if not isinstance(value, (int, float)):
-        c.fail("index_put is supported only as x[constant boolean mask] = number")
+        c.fail("index_put is supported only as x[boolean mask] = number")
     x = c.tensor(x)
     mask = indices[0]
+    if computed:
+        if tuple(mask.type.shape) != tuple(x.type.shape):
+            c.fail("index_put with a computed mask of another shape is not supported")
+        return _masked_fill(c, x, mask, value)
     mask = mask.reshape(tuple(mask.shape) + (1,) * (x.type.rank - mask.dim()))
     return _masked_fill(c, x, mask, value)
 
@@ -1343,8 +1403,13 @@ def _compare(kind: str):
                 below = (kind in ("eq", "le", "lt")) if ids is a else \
                     (kind in ("eq", "ge", "gt"))
                 return torch.full(ids.type.shape, not below, dtype=torch.bool)
-            c.fail("comparisons of integer ids are supported only against a negative "
-                   "number (an ignore_index), which no token id equals")
+            if kind in ("eq", "ne") and isinstance(number, int) and \
+                    not isinstance(number, bool):
+                # An ignore_index that is a token id: a look-up of each id
+                # in a constant [V] vector, 1 at the index (eq) or 0 (ne).
+                return _id_mask(c, ids, number, kind == "eq")
+            c.fail("comparisons of integer ids are supported only with eq/ne against "
+                   "an integer (an ignore_index) or against a negative number")
         x, y = c.tensor(a, like), c.tensor(b, like)
         shape = c.result_shape()
         x, y = c.broadcast(x, shape), c.broadcast(y, shape)
@@ -1378,13 +1443,12 @@ def _nll_loss(c, logp, target, weight=None, reduction=1, ignore_index=-100):
     """Negative log-likelihood of the targets' entries: a gather along the
     class axis, then the mean (reduction 1), sum (2) or nothing (0). Targets
     are the data's token ids, in [0, V): a negative ignore_index never
-    matches one."""
+    matches one. A token id as ignore_index masks its positions out: their
+    losses are 0 and the mean is over the others, sum(select(keep, -picked,
+    0)) / sum(keep) with keep = (target != ignore_index)."""
     logp = c.tensor(logp)
     if weight is not None:
         c.fail("class weights are not supported")
-    if ignore_index >= 0:
-        c.fail(f"ignore_index={ignore_index} >= 0 is not supported (only a negative one, "
-               "which no token id matches)")
     if isinstance(target, torch.Tensor):
         target = c.constant(target, "i32")
     if not isinstance(target, ir.Value) or target.type.element not in ("i32", "i64"):
@@ -1405,6 +1469,13 @@ def _nll_loss(c, logp, target, weight=None, reduction=1, ignore_index=-100):
         picked = c.reshape(picked, target.type.shape)
     # -x as a scale by -1: exact, and an op every back end has.
     neg = c.track(c.f.scale(c._name("_nll"), picked, -1.0), "scale", picked, -1.0)
+    if ignore_index >= 0:
+        keep = _id_mask(c, target, int(ignore_index), equal=False)
+        if reduction == 0:
+            zero = c.fill(0.0, neg.type.shape, neg.type.element)
+            m = _mask(c, keep, neg.type.shape, neg.type.element)
+            return (c.emit("select", [m, neg, zero], neg.type, f"{m}, {neg}, {zero}"), None)
+        return (_masked_mean(c, neg, keep, mean=reduction == 1), None)
     if reduction == 0:
         return (neg, None)
     op = "mean" if reduction == 1 else "sum"

@@ -1147,6 +1147,54 @@ func.func @cross_entropy_float_targets(%l: tensor<8x10xf32>, %t: tensor<8xf32>) 
 
 // -----
 
+func.func @cross_entropy_smoothing_one(%l: tensor<8x10xf32>, %t: tensor<8xi32>) {
+  // expected-error @+1 {{'train.cross_entropy' op label_smoothing must be in [0, 1), got 1.000000e+00}}
+  %0 = train.cross_entropy %l, %t {label_smoothing = 1.0 : f64} : (tensor<8x10xf32>, tensor<8xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_smoothing_negative(%l: tensor<8x10xf32>, %t: tensor<8xi32>) {
+  // expected-error @+1 {{'train.cross_entropy' op label_smoothing must be in [0, 1), got -1.000000e-01}}
+  %0 = train.cross_entropy %l, %t {ignore_index = 0 : i64, label_smoothing = -0.1 : f64} : (tensor<8x10xf32>, tensor<8xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_count_without_ignore(%l: tensor<8x10xf32>, %t: tensor<8xi32>, %n: tensor<f32>) {
+  // expected-error @+1 {{'train.cross_entropy' op count divides the sum over the positions that are not ignored, so it needs ignore_index}}
+  %0 = train.cross_entropy %l, %t count %n : (tensor<8x10xf32>, tensor<8xi32>, tensor<f32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_count_type(%l: tensor<8x10xf32>, %t: tensor<8xi32>, %n: tensor<1xf32>) {
+  // expected-error @+1 {{'train.cross_entropy' op operand #2 must be 0D tensor of 32-bit float values, but got 'tensor<1xf32>'}}
+  %0 = train.cross_entropy %l, %t count %n {ignore_index = 0 : i64} : (tensor<8x10xf32>, tensor<8xi32>, tensor<1xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_grad_smoothing(%g: tensor<f32>, %l: tensor<8x10xf32>, %t: tensor<8xi32>) {
+  // expected-error @+1 {{'train.cross_entropy_grad' op label_smoothing must be in [0, 1), got 1.500000e+00}}
+  %0 = train.cross_entropy_grad %g, %l, %t {label_smoothing = 1.5 : f64} : (tensor<f32>, tensor<8x10xf32>, tensor<8xi32>) -> tensor<8x10xf32>
+  return
+}
+
+// -----
+
+func.func @count_targets_float(%t: tensor<8xf32>) {
+  // expected-error @+1 {{'train.count_targets' op operand #0 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xf32>'}}
+  %0 = train.count_targets %t ignore_index = 0 : tensor<8xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
 func.func @cross_entropy_dynamic(%l: tensor<?x10xf32>, %t: tensor<?xi32>) {
   // expected-error @+1 {{'train.cross_entropy' op operand #0 must have a static shape, got 'tensor<?x10xf32>'}}
   %0 = train.cross_entropy %l, %t : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>

@@ -272,11 +272,23 @@ func.func @split_concat(%qkv: tensor<12x17x144xf32>, %a: tensor<4x2xbf16>, %b: t
 // CHECK-NEXT:    train.cross_entropy %[[L]], %[[T]] : (tensor<12x17x65xf32>, tensor<12x17xi32>) -> tensor<f32>{{$}}
 // CHECK-NEXT:    train.cross_entropy %[[LB]], %[[TL]] {note} : (tensor<8x10xbf16>, tensor<8xi64>) -> tensor<f32>{{$}}
 // CHECK-NEXT:    train.cross_entropy %[[L1]], %[[T0]] : (tensor<10xf32>, tensor<i64>) -> tensor<f32>{{$}}
+// CHECK-NEXT:    train.cross_entropy %[[L]], %[[T]] {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f64} : (tensor<12x17x65xf32>, tensor<12x17xi32>) -> tensor<f32>{{$}}
+// CHECK-NEXT:    train.cross_entropy %[[L]], %[[T]] {ignore_index = -100 : i64} : (tensor<12x17x65xf32>, tensor<12x17xi32>) -> tensor<f32>{{$}}
+// CHECK-NEXT:    train.cross_entropy %[[LB]], %[[TL]] {label_smoothing = 0.000000e+00 : f64} : (tensor<8x10xbf16>, tensor<8xi64>) -> tensor<f32>{{$}}
+// CHECK-NEXT:    %[[N:.*]] = train.count_targets %[[T]] ignore_index = 3 : tensor<12x17xi32> -> tensor<f32>{{$}}
+// CHECK-NEXT:    train.cross_entropy %[[L]], %[[T]] count %[[N]] {ignore_index = 3 : i64} : (tensor<12x17x65xf32>, tensor<12x17xi32>, tensor<f32>) -> tensor<f32>{{$}}
 func.func @cross_entropy(%l: tensor<12x17x65xf32>, %t: tensor<12x17xi32>, %lb: tensor<8x10xbf16>, %tl: tensor<8xi64>, %l1: tensor<10xf32>, %t0: tensor<i64>) {
   %0 = train.cross_entropy %l, %t : (tensor<12x17x65xf32>, tensor<12x17xi32>) -> tensor<f32>
   // bf16 logits still give an f32 loss.
   %1 = train.cross_entropy %lb, %tl {note} : (tensor<8x10xbf16>, tensor<8xi64>) -> tensor<f32>
   %2 = train.cross_entropy %l1, %t0 : (tensor<10xf32>, tensor<i64>) -> tensor<f32>
+  // PyTorch's ignore_index (a token id, or -100) and label_smoothing.
+  %3 = train.cross_entropy %l, %t {ignore_index = 0 : i64, label_smoothing = 0.1 : f64} : (tensor<12x17x65xf32>, tensor<12x17xi32>) -> tensor<f32>
+  %4 = train.cross_entropy %l, %t {ignore_index = -100 : i64} : (tensor<12x17x65xf32>, tensor<12x17xi32>) -> tensor<f32>
+  %5 = train.cross_entropy %lb, %tl {label_smoothing = 0.0 : f64} : (tensor<8x10xbf16>, tensor<8xi64>) -> tensor<f32>
+  // A data-parallel part's share of the global count.
+  %n = train.count_targets %t ignore_index = 3 : tensor<12x17xi32> -> tensor<f32>
+  %6 = train.cross_entropy %l, %t count %n {ignore_index = 3 : i64} : (tensor<12x17x65xf32>, tensor<12x17xi32>, tensor<f32>) -> tensor<f32>
   return
 }
 
@@ -398,6 +410,7 @@ func.func @broadcast_fill_sqrt(%x: tensor<17x1xf32>, %s: tensor<f32>, %h: tensor
 // CHECK-NEXT:    %query_grad, %key_grad, %value_grad = train.attention_grad %[[P]], %[[P]], %[[P]], %[[P]] causal scale = 2.500000e-01 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>){{$}}
 // CHECK-NEXT:    %query_grad_{{[0-9]+}}, %key_grad_{{[0-9]+}}, %value_grad_{{[0-9]+}} = train.attention_grad %[[P]], %[[P]], %[[P]], %[[P]] scale = 5.000000e-01 {note} : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>){{$}}
 // CHECK-NEXT:    train.cross_entropy_grad %[[ONE]], %[[L]], %[[T]] : (tensor<f32>, tensor<12x17x65xbf16>, tensor<12x17xi64>) -> tensor<12x17x65xbf16>{{$}}
+// CHECK-NEXT:    train.cross_entropy_grad %[[ONE]], %[[L]], %[[T]] count %[[ONE]] {ignore_index = 7 : i64, label_smoothing = 2.500000e-01 : f64} : (tensor<f32>, tensor<12x17x65xbf16>, tensor<12x17xi64>, tensor<f32>) -> tensor<12x17x65xbf16>{{$}}
 func.func @grads(%dx: tensor<12x17x48xf32>, %tok: tensor<12x17xi32>, %dh: tensor<5x8xbf16>, %ids: tensor<5xi64>,
                  %x: tensor<12x17x48xf32>, %w: tensor<48xf32>, %p: tensor<2x3x5x4xf32>,
                  %one: tensor<f32>, %l: tensor<12x17x65xbf16>, %t: tensor<12x17xi64>) {
@@ -411,6 +424,7 @@ func.func @grads(%dx: tensor<12x17x48xf32>, %tok: tensor<12x17xi32>, %dh: tensor
   %7:3 = train.attention_grad %p, %p, %p, %p causal scale = 0.25 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>)
   %8:3 = train.attention_grad %p, %p, %p, %p scale = 0.5 {note} : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>)
   %9 = train.cross_entropy_grad %one, %l, %t : (tensor<f32>, tensor<12x17x65xbf16>, tensor<12x17xi64>) -> tensor<12x17x65xbf16>
+  %10 = train.cross_entropy_grad %one, %l, %t count %one {ignore_index = 7 : i64, label_smoothing = 0.25 : f64} : (tensor<f32>, tensor<12x17x65xbf16>, tensor<12x17xi64>, tensor<f32>) -> tensor<12x17x65xbf16>
   return
 }
 

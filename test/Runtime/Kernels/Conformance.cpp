@@ -972,6 +972,79 @@ void testCrossEntropy(zrt_dtype dt, zrt_dtype idt, int64_t rows, int64_t cols,
                 grad, rtolOf(dt, 1e-5), at);
 }
 
+/// zrt_cross_entropy_ex / _grad_ex against a double reference: every third
+/// row's target set to `ignore` (a token id or -100) when `hasIgnore`,
+/// label smoothing `eps`, and a given count (a data-parallel part's
+/// share) when `given` > 0; then zrt_count_targets of the same targets.
+void testCrossEntropyEx(zrt_dtype dt, zrt_dtype idt, int64_t rows,
+                        int64_t cols, bool hasIgnore, int64_t ignore,
+                        double eps, double given) {
+  Rng rng(41 + rows * 3 + cols + (idt == ZRT_I64) + (hasIgnore ? 5 : 0));
+  Tensor logits(dt, rows * cols);
+  logits.fillNormal(rng, 0.0, 2.0);
+  logits.upload();
+  Tensor targets = randomIds(idt, rows, cols, rng);
+  if (hasIgnore) {
+    for (int64_t r = 0; r < rows; r += 3)
+      targets.v[r] = static_cast<double>(ignore);
+    targets.upload();
+  }
+  auto ignored = [&](int64_t r) {
+    return hasIgnore && targets.v[r] == static_cast<double>(ignore);
+  };
+  int64_t counted = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    counted += ignored(r) ? 0 : 1;
+  double divisor = given > 0 ? given : static_cast<double>(counted);
+  double total = 0, dloss = 1.7;
+  Vec grad(rows * cols, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    if (ignored(r))
+      continue;
+    const double *x = &logits.v[r * cols];
+    double m = -kInf, s = 0, all = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      m = std::max(m, x[c]);
+    for (int64_t c = 0; c < cols; ++c) {
+      s += std::exp(x[c] - m);
+      all += x[c];
+    }
+    int64_t t = static_cast<int64_t>(targets.v[r]);
+    double lse = m + std::log(s);
+    total += (1 - eps) * (lse - x[t]) + eps * (lse - all / cols);
+    for (int64_t c = 0; c < cols; ++c)
+      grad[r * cols + c] = dloss / divisor *
+                           (std::exp(x[c] - m) / s - eps / cols -
+                            (c == t ? 1.0 - eps : 0.0));
+  }
+  std::string tag = fmt("%s targets %s %lldx%lld ignore %s smoothing %g%s",
+                        name(dt), name(idt), (long long)rows, (long long)cols,
+                        hasIgnore ? std::to_string(ignore).c_str() : "none",
+                        eps, given > 0 ? " given count" : "");
+  Scalar count(static_cast<float>(given));
+  Scalar loss(static_cast<float>(kNaN));
+  zrt_cross_entropy_ex(dt, logits.dev, targets.dev, idt, rows, cols,
+                       hasIgnore, ignore, eps, given > 0 ? count.dev : nullptr,
+                       loss.dev);
+  checker.close("zrt_cross_entropy_ex " + tag, {loss.get()},
+                {total / divisor}, 1e-5, 1e-6);
+  Scalar dl(static_cast<float>(dloss));
+  Tensor g(dt, rows * cols);
+  g.poison();
+  zrt_cross_entropy_grad_ex(dt, dl.dev, logits.dev, targets.dev, idt, g.dev,
+                            rows, cols, hasIgnore, ignore, eps,
+                            given > 0 ? count.dev : nullptr);
+  double at = (dt == ZRT_BF16 ? 1e-5 : 1e-6) * dloss / divisor;
+  checker.close("zrt_cross_entropy_grad_ex " + tag, g.download(), grad,
+                rtolOf(dt, 1e-5), at);
+  if (hasIgnore) {
+    Scalar n(-1.0f);
+    zrt_count_targets(targets.dev, idt, rows, ignore, n.dev);
+    checker.close("zrt_count_targets " + tag, {n.get()},
+                  {static_cast<double>(counted)}, 0, 0);
+  }
+}
+
 void testCrossEntropyFd() {
   Rng rng(31);
   int64_t rows = 3, cols = 11;
@@ -1055,6 +1128,35 @@ void testLosses() {
     testEmbedding(dt, ZRT_I32, 33, 9, 13);
   }
   testCrossEntropyFd();
+  for (zrt_dtype dt : kFloatTypes) {
+    testCrossEntropyEx(dt, ZRT_I32, 7, 13, true, 2, 0.1, 0);
+    testCrossEntropyEx(dt, ZRT_I64, 64, 5001, true, -100, 0.0, 0);
+    testCrossEntropyEx(dt, ZRT_I32, 33, 50, false, 0, 0.25, 0);
+    testCrossEntropyEx(dt, ZRT_I64, 9, 17, true, 4, 0.1, 11.5);
+  }
+  {
+    // Every target ignored: NaN (0 / 0, as PyTorch), gradient 0; with a
+    // given count, 0.
+    Tensor x(ZRT_F32, 2 * 3), t(ZRT_I32, 2), g(ZRT_F32, 2 * 3);
+    x.upload();
+    t.v = {1, 1};
+    t.upload();
+    Scalar l(0.0f), dl(1.0f), n(4.0f);
+    zrt_cross_entropy_ex(ZRT_F32, x.dev, t.dev, ZRT_I32, 2, 3, 1, 1, 0.1,
+                         nullptr, l.dev);
+    double v = l.get();
+    checker.truth("zrt_cross_entropy_ex of ignored rows only", std::isnan(v),
+                  fmt("%g (NaN expected)", v));
+    zrt_cross_entropy_ex(ZRT_F32, x.dev, t.dev, ZRT_I32, 2, 3, 1, 1, 0.1,
+                         n.dev, l.dev);
+    checker.close("zrt_cross_entropy_ex of ignored rows only, given count",
+                  {l.get()}, {0.0}, 0, 0);
+    g.poison();
+    zrt_cross_entropy_grad_ex(ZRT_F32, dl.dev, x.dev, t.dev, ZRT_I32, g.dev,
+                              2, 3, 1, 1, 0.1, nullptr);
+    checker.close("zrt_cross_entropy_grad_ex of ignored rows only",
+                  g.download(), Vec(6, 0.0), 0, 0);
+  }
   Scalar loss(0.0f);
   Tensor none(ZRT_F32, 1), ids(ZRT_I32, 1);
   zrt_cross_entropy(ZRT_F32, none.dev, ids.dev, ZRT_I32, 0, 5, loss.dev);

@@ -224,6 +224,12 @@
 // RUN: zeroc-opt %t/cross-entropy.mlir --train-autodiff | zeroc-run - --gradcheck --seed 3 | FileCheck %s --check-prefix=CROSS-ENTROPY
 // CROSS-ENTROPY: {"name": "z", "checked": 42, {{.*}} "ok": true}
 // CROSS-ENTROPY: "ok": true}}
+// RUN: zeroc-opt %t/cross-entropy-ignore-smoothing.mlir --train-autodiff | zeroc-run - --gradcheck --seed 3 --int-range=3 | FileCheck %s --check-prefix=CE-IGNORE
+// CE-IGNORE: {"name": "z", "checked": 84, {{.*}} "ok": true}
+// CE-IGNORE: "ok": true}}
+// RUN: zeroc-opt %t/cross-entropy-count.mlir --train-autodiff | zeroc-run - --gradcheck --seed 3 --int-range=4 | FileCheck %s --check-prefix=CE-COUNT
+// CE-COUNT: {"name": "z", "checked": 84, {{.*}} "ok": true}
+// CE-COUNT: "ok": true}}
 
 //--- add.mlir
 // train.add: NumPy broadcasting (equal shapes, missing leading dims on either
@@ -1017,5 +1023,27 @@ train.param @z : tensor<2x3x7xf32> init = normal std = 1.0
 func.func @forward(%t: tensor<2x3xi32>) -> tensor<f32> attributes {train.forward} {
   %z = train.read @z : tensor<2x3x7xf32>
   %y = train.cross_entropy %z, %t : (tensor<2x3x7xf32>, tensor<2x3xi32>) -> tensor<f32>
+  return %y : tensor<f32>
+}
+
+//--- cross-entropy-ignore-smoothing.mlir
+// train.cross_entropy with ignore_index and label_smoothing, targets in
+// [0, 3) (--int-range) so that index 1 is hit: the ignored positions get no
+// gradient and the mean is over the others.
+train.param @z : tensor<3x4x7xf32> init = normal std = 1.0
+func.func @forward(%t: tensor<3x4xi32>) -> tensor<f32> attributes {train.forward} {
+  %z = train.read @z : tensor<3x4x7xf32>
+  %y = train.cross_entropy %z, %t {ignore_index = 1 : i64, label_smoothing = 0.2 : f64} : (tensor<3x4x7xf32>, tensor<3x4xi32>) -> tensor<f32>
+  return %y : tensor<f32>
+}
+
+//--- cross-entropy-count.mlir
+// ... and with a given count (a data-parallel part's share), which is not
+// differentiated (train-zero computes it from the targets).
+train.param @z : tensor<3x4x7xf32> init = normal std = 1.0
+func.func @forward(%t: tensor<3x4xi32>) -> tensor<f32> attributes {train.forward} {
+  %z = train.read @z : tensor<3x4x7xf32>
+  %n = train.fill 5.0 : tensor<f32>
+  %y = train.cross_entropy %z, %t count %n {ignore_index = 2 : i64, label_smoothing = 0.3 : f64} : (tensor<3x4x7xf32>, tensor<3x4xi32>, tensor<f32>) -> tensor<f32>
   return %y : tensor<f32>
 }

@@ -59,6 +59,7 @@ MODELS = {
     "masked-fill-inplace": ("aten_models:MaskedFillInplace", {}),
     "mul-view-inplace": ("aten_models:MulViewInplace", {}),
     "inplace-activation": ("aten_models:InplaceActivation", {}),
+    "ignore-index-smoothing": ("ignore_index_models:IgnoreIndexSmoothing", {}),
 }
 
 

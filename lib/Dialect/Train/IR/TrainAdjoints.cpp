@@ -203,7 +203,9 @@ LogicalResult CrossEntropyOp::buildAdjoint(AdjointBuilder &adjoint) {
   adjoint.accumulate(getLogits(), CrossEntropyGradOp::create(
                                       tb.builder(), tb.getLoc(),
                                       adjoint.cotangent(0), getLogits(),
-                                      getTargets()));
+                                      getTargets(), getCount(),
+                                      getIgnoreIndexAttr(),
+                                      getLabelSmoothingAttr()));
   return success();
 }
 

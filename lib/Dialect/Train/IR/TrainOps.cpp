@@ -580,9 +580,23 @@ LogicalResult ConcatOp::verify() {
   return verifyInferredTypes(*this);
 }
 
+/// label_smoothing of a cross-entropy (or its gradient) must be in [0, 1).
+static LogicalResult verifyLabelSmoothing(Operation *op, FloatAttr smoothing) {
+  if (!smoothing)
+    return success();
+  double e = smoothing.getValueAsDouble();
+  if (!(e >= 0.0 && e < 1.0))
+    return op->emitOpError("label_smoothing must be in [0, 1), got ") << e;
+  return success();
+}
+
 LogicalResult CrossEntropyOp::verify() {
-  if (failed(verifyStaticShapes(*this)))
+  if (failed(verifyStaticShapes(*this)) ||
+      failed(verifyLabelSmoothing(*this, getLabelSmoothingAttr())))
     return failure();
+  if (getCount() && !getIgnoreIndexAttr())
+    return emitOpError("count divides the sum over the positions that are "
+                       "not ignored, so it needs ignore_index");
   RankedTensorType logits = tensorType(getLogits());
   if (logits.getRank() < 1)
     return emitOpError("logits must have rank >= 1 (the last dimension is "
@@ -760,8 +774,12 @@ LogicalResult CrossEntropyGradOp::inferReturnTypes(
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
-  if (failed(verifyStaticShapes(*this)))
+  if (failed(verifyStaticShapes(*this)) ||
+      failed(verifyLabelSmoothing(*this, getLabelSmoothingAttr())))
     return failure();
+  if (getCount() && !getIgnoreIndexAttr())
+    return emitOpError("count divides the sum over the positions that are "
+                       "not ignored, so it needs ignore_index");
   return verifyInferredTypes(*this);
 }
 

@@ -122,22 +122,35 @@ def Train_CrossEntropyGradOp : Train_Op<"cross_entropy_grad", [Pure,
     InferTypeOpAdaptor]> {
   let summary = "cotangent of train.cross_entropy with respect to the logits";
   let description = [{
-    `result = grad * (softmax(logits) - onehot(targets)) / positions`,
-    where `grad` is the loss's scalar cotangent and `positions` the number
-    of target positions.
+    `result = grad * (softmax(logits) - (1 - e) * onehot(targets) - e / V)
+    / positions` on each position that is not ignored and 0 on the ignored
+    ones, where `grad` is the loss's scalar cotangent, `e` the
+    `label_smoothing` (0 when absent), `V` the vocabulary and `positions`
+    the number of positions whose target is not `ignore_index` (all of them
+    without it, or `count` when given); the attributes and `count` are
+    the forward op's.
 
     ```mlir
     %dlogits = train.cross_entropy_grad %one, %logits, %targets : (tensor<f32>, tensor<12x17x65xf32>, tensor<12x17xi32>) -> tensor<12x17x65xf32>
     ```
   }];
   let arguments = (ins Train_ScalarF32Tensor:$grad,
-                       Train_FloatTensor:$logits, Train_IndexTensor:$targets);
+                       Train_FloatTensor:$logits, Train_IndexTensor:$targets,
+                       Optional<Train_ScalarF32Tensor>:$count,
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       OptionalAttr<F64Attr>:$label_smoothing);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = [{
-    $grad `,` $logits `,` $targets attr-dict `:`
+    $grad `,` $logits `,` $targets (`count` $count^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// label_smoothing, 0 when absent.
+    double getSmoothing() {
+      return getLabelSmoothingAttr() ? getLabelSmoothingAttr().getValueAsDouble() : 0.0;
+    }
+  }];
 }
 
 #endif // ZEROC_DIALECT_TRAIN_IR_TRAINGRADOPS_TD

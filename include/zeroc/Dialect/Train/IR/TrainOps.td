@@ -441,20 +441,67 @@ def Train_CrossEntropyOp : Train_Op<"cross_entropy", [Pure,
   let summary = "mean cross-entropy of logits against integer targets";
   let description = [{
     Logits `[d..., V]` and targets `[d...]` with values in `[0, V)` give the
-    mean over all `d...` positions of `logsumexp(logits) - logits[target]`,
-    as torch.nn.functional.cross_entropy. The loss is an f32 scalar whatever
-    the logits' element type.
+    mean over the `d...` positions of each position's loss, as
+    torch.nn.functional.cross_entropy with reduction='mean'. The loss is an
+    f32 scalar whatever the logits' element type.
+
+    A position's loss is `(1 - e) * (lse - logits[target]) + e * mean_c(lse
+    - logits[c])`, where `lse = logsumexp(logits)` and `e` is
+    `label_smoothing` (in [0, 1), 0 when absent). With `ignore_index = k`,
+    the positions whose target is `k` (which may lie outside `[0, V)`, as
+    PyTorch's -100) count for nothing: the mean is over the other
+    positions only, and when there is none the loss is NaN (0 / 0, as
+    PyTorch 1.13 gives) and the gradient 0.
+
+    With `count` (a data-parallel program's, written by `train-zero` where
+    ranks or micro-batches hold different numbers of ignored positions),
+    the sum of the counted positions' losses is divided by `count` instead
+    of by their number: `count` is the global number of counted positions
+    over the number of parts the global batch is cut into, so that the
+    parts' losses averaged are the global batch's mean (see
+    `train.count_targets`). A part with no counted position then gives 0.
 
     ```mlir
     %loss = train.cross_entropy %logits, %targets : (tensor<12x17x65xf32>, tensor<12x17xi32>) -> tensor<f32>
+    %loss = train.cross_entropy %logits, %targets {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f64} : (tensor<12x17x65xf32>, tensor<12x17xi32>) -> tensor<f32>
     ```
   }];
-  let arguments = (ins Train_FloatTensor:$logits, Train_IndexTensor:$targets);
+  let arguments = (ins Train_FloatTensor:$logits, Train_IndexTensor:$targets,
+                       Optional<Train_ScalarF32Tensor>:$count,
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       OptionalAttr<F64Attr>:$label_smoothing);
   let results = (outs Train_ScalarF32Tensor:$loss);
   let assemblyFormat = [{
-    $logits `,` $targets attr-dict `:` functional-type(operands, results)
+    $logits `,` $targets (`count` $count^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// label_smoothing, 0 when absent.
+    double getSmoothing() {
+      return getLabelSmoothingAttr() ? getLabelSmoothingAttr().getValueAsDouble() : 0.0;
+    }
+  }];
+}
+
+def Train_CountTargetsOp : Train_Op<"count_targets", [Pure]> {
+  let summary = "the number of targets not equal to ignore_index, as f32";
+  let description = [{
+    The number of elements of `targets` that are not `ignore_index`, as an
+    f32 scalar (exact up to 2^24). `train-zero` adds these up over a
+    rank's micro-batches and over the ranks to give `train.cross_entropy`
+    with `ignore_index` its global `count`.
+
+    ```mlir
+    %n = train.count_targets %targets ignore_index = 0 : tensor<12x17xi32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Train_IndexTensor:$targets, I64Attr:$ignore_index);
+  let results = (outs Train_ScalarF32Tensor:$count);
+  let assemblyFormat = [{
+    $targets `ignore_index` `=` $ignore_index attr-dict `:` type($targets)
+    `->` type($count)
+  }];
 }
 
 class Train_ReductionOp<string mnemonic, string what>
