@@ -46,10 +46,17 @@ struct Tiles {
 const Tiles kDefaultTiles = {256, 512, 1024};
 Tiles baseTiles = kDefaultTiles;
 
-/// Tasks a product aims for, by shrinking tiles (never below 64 x 128 unless
-/// the matrix is smaller), so that 16 threads or so stay balanced: from the
-/// shapes only, so that results do not depend on the thread count.
+/// Tasks a product aims for, by shrinking tiles (never below kMinTile x
+/// kMinTile unless the matrix is smaller), so that 16 threads or so stay
+/// balanced: from the shapes only, so that results do not depend on the
+/// thread count.
 constexpr int64_t kTargetTiles = 64;
+/// Each tile's sgemm packs its rows of A and its columns of B again:
+/// k (mc + nc) copies for 2 mc nc k flops. At 64 x 128 that cost a third of
+/// one core's sgemm rate (a 512 x 1152 x 384 product cut into 64 x 128
+/// tiles ran at 136 GFLOP/s, at 256 x 256 at 174, whole at 186:
+/// docs/benchmarks.md), so tiles stop shrinking at 256 x 256.
+constexpr int64_t kMinTile = 256;
 
 Tiles tilesFor(int64_t batch, const Gemm &g) {
   Tiles t = baseTiles;
@@ -58,8 +65,8 @@ Tiles tilesFor(int64_t batch, const Gemm &g) {
   auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   auto count = [&] { return batch * ceilDiv(g.m, t.mc) * ceilDiv(g.n, t.nc); };
   while (count() < kTargetTiles) {
-    int64_t minM = std::min<int64_t>(64, baseTiles.mc);
-    int64_t minN = std::min<int64_t>(128, baseTiles.nc);
+    int64_t minM = std::min<int64_t>(kMinTile, baseTiles.mc);
+    int64_t minN = std::min<int64_t>(kMinTile, baseTiles.nc);
     if (t.nc >= t.mc && t.nc / 2 >= minN)
       t.nc = ceilDiv(t.nc, 2);
     else if (t.mc / 2 >= minM)
