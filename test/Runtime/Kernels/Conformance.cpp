@@ -905,6 +905,7 @@ void testAttentions() {
     testAttention(dt, 33, 24, 24, 16, true); // many heads
     testAttention(dt, 33, 10, 12, 4, true);
     testAttention(dt, 2, 256, 256, 64, true);
+    testAttention(dt, 24, 128, 128, 64, true); // benchmarks/cpu_ddp.py's
     testAttention(dt, 1, 7, 13, 3, true);
     // Grouped-query attention: 2, 3 or 4 query heads per key/value head.
     testAttention(dt, 8, 7, 7, 5, true, "", 2);
