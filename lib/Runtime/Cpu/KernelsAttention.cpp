@@ -33,7 +33,11 @@ using namespace zeroc::rt;
 namespace {
 
 constexpr int64_t kRowBlock = 64;
-constexpr int64_t kTargetTasks = 32;
+/// Backward tasks wanted: below this many key/value heads, a head's row
+/// blocks are shared by several tasks, each with its own dK/dV partials
+/// (zeroed, accumulated and summed afterwards: about a tenth of the
+/// backward's time at 24 heads of 128 x 64).
+constexpr int64_t kTargetTasks = 16;
 
 struct Attention {
   int64_t bh, group, t, s, d; // bh query heads, bh / group key/value heads
@@ -62,17 +66,22 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
 
 /// Softmax in place of the scores of rows [i0, i0 + rows), each of `cols`
 /// stored columns of which validCols(i) take part; the rest become 0.
+/// The masked columns are set to -inf and every pass runs over the whole
+/// row (exp(-inf) is 0, and adding 0 changes no sum), so the loops run at
+/// the block's width, a multiple of the vector's for the usual head sizes:
+/// over the causal rows' own lengths (1 to 128), the scalar remainders
+/// and per-row reductions were most of the softmax's time.
 ZRT_HOT void softmaxBlock(float *scores, int64_t rows, int64_t cols,
                           int64_t i0, const Attention &at) {
   for (int64_t r = 0; r < rows; ++r) {
     float *row = scores + r * cols;
     int64_t valid = at.validCols(i0 + r);
-    float max = rowMax(row, valid);
-    float inv = static_cast<float>(1.0 / expShiftedSum(row, row, valid, max));
-    for (int64_t j = 0; j < valid; ++j)
-      row[j] *= inv;
     for (int64_t j = valid; j < cols; ++j)
-      row[j] = 0.0f;
+      row[j] = -__builtin_inff();
+    float max = rowMax(row, cols);
+    float inv = static_cast<float>(1.0 / expShiftedSum(row, row, cols, max));
+    for (int64_t j = 0; j < cols; ++j)
+      row[j] *= inv;
   }
 }
 
@@ -86,6 +95,25 @@ ZRT_HOT void softmaxGradBlock(const float *p, float *dp, int64_t rows,
     for (int64_t j = 0; j < cols; ++j)
       dr[j] = pr[j] * (dr[j] - dot);
   }
+}
+
+/// Row j of head h's dK and dV: the sum over `groups` partials (each dK
+/// then dV, s x d) in group order, through the f32 `row` (2 d floats).
+template <typename T>
+ZRT_HOT void sumPartials(const float *partial, int64_t h, int64_t j,
+                         int64_t groups, int64_t s, int64_t d, float *row,
+                         T *dk, T *dv) {
+  float *sk = row, *sv = row + d;
+  std::fill(sk, sk + 2 * d, 0.0f);
+  for (int64_t g = 0; g < groups; ++g) {
+    const float *base = partial + (h * groups + g) * 2 * s * d;
+    for (int64_t c = 0; c < d; ++c) {
+      sk[c] += base[j * d + c];
+      sv[c] += base[s * d + j * d + c];
+    }
+  }
+  storeRow(sk, dk, d);
+  storeRow(sv, dv, d);
 }
 
 /// Probabilities P (bi x se) of query rows [i0, i0 + bi) of one head, from
@@ -231,22 +259,9 @@ void attentionBackward(const Attention &at, const T *dout, const T *q,
     // dK, dV of head h = the sum of its groups' partials, in group order.
     parallelFor(kvHeads * s, groups * d * 2, [&](int64_t r0, int64_t r1) {
       std::unique_ptr<float[]> row = scratchF32(2 * d);
-      for (int64_t r = r0; r < r1; ++r) {
-        int64_t h = r / s, j = r % s;
-        float *sk = row.get(), *sv = sk + d;
-        std::fill(sk, sk + 2 * d, 0.0f);
-        for (int64_t g = 0; g < groups; ++g) {
-          const float *base = partial.get() + (h * groups + g) * 2 * s * d;
-          for (int64_t c = 0; c < d; ++c) {
-            sk[c] += base[j * d + c];
-            sv[c] += base[s * d + j * d + c];
-          }
-        }
-        for (int64_t c = 0; c < d; ++c) {
-          fromF32(sk[c], dk[r * d + c]);
-          fromF32(sv[c], dv[r * d + c]);
-        }
-      }
+      for (int64_t r = r0; r < r1; ++r)
+        sumPartials(partial.get(), r / s, r % s, groups, s, d, row.get(),
+                    dk + r * d, dv + r * d);
     });
   }
 }

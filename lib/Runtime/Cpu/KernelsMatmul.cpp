@@ -43,23 +43,39 @@ struct Gemm {
 struct Tiles {
   int64_t mc, nc, kc;
 };
+/// bf16's are bounded by its f32 scratch (mc kc + kc nc + mc nc floats,
+/// 3.5 MiB); f32 tiles need none.
 const Tiles kDefaultTiles = {256, 512, 1024};
+const Tiles kDefaultTilesF32 = {512, 1024, 1024};
+/// The largest tiles, set for tests (setMatmulTilesForTesting), else the
+/// defaults above by dtype.
+bool testTiles = false;
 Tiles baseTiles = kDefaultTiles;
 
-/// Tasks a product aims for, by shrinking tiles (never below 64 x 128 unless
-/// the matrix is smaller), so that 16 threads or so stay balanced: from the
-/// shapes only, so that results do not depend on the thread count.
+/// Tasks a product aims for, by shrinking tiles (never below kMinRows x
+/// kMinCols unless the matrix or the largest tile is smaller), so that 16
+/// threads or so stay balanced: from the shapes and dtype only, so that
+/// results do not depend on the thread count.
 constexpr int64_t kTargetTiles = 64;
+/// Each tile's sgemm packs its rows of A and its columns of B again:
+/// k (mc + nc) copies for 2 mc nc k flops. At 64 x 128 that cost a quarter
+/// of one core's sgemm rate (a 512 x 1152 x 384 product cut into 64 x 128
+/// tiles ran at 136 GFLOP/s, at 256 x 256 at 174, whole at 186:
+/// docs/benchmarks.md); over the 6-layer, 384-wide GPT-2's GEMMs, 256 x 256
+/// tiles took 6-8 % longer than one sgemm per product, 512 x 256 ones 1-2 %.
+constexpr int64_t kMinRows = 512;
+constexpr int64_t kMinCols = 256;
 
-Tiles tilesFor(int64_t batch, const Gemm &g) {
-  Tiles t = baseTiles;
+Tiles tilesFor(int64_t batch, const Gemm &g, bool isF32) {
+  Tiles base = testTiles || !isF32 ? baseTiles : kDefaultTilesF32;
+  Tiles t = base;
   t.mc = std::min(t.mc, g.m);
   t.nc = std::min(t.nc, g.n);
   auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   auto count = [&] { return batch * ceilDiv(g.m, t.mc) * ceilDiv(g.n, t.nc); };
   while (count() < kTargetTiles) {
-    int64_t minM = std::min<int64_t>(64, baseTiles.mc);
-    int64_t minN = std::min<int64_t>(128, baseTiles.nc);
+    int64_t minM = std::min<int64_t>(kMinRows, base.mc);
+    int64_t minN = std::min<int64_t>(kMinCols, base.nc);
     if (t.nc >= t.mc && t.nc / 2 >= minN)
       t.nc = ceilDiv(t.nc, 2);
     else if (t.mc / 2 >= minM)
@@ -130,7 +146,8 @@ void gemmTile(const Gemm &g, const Tiles &t, const bf16 *a, const bf16 *b,
 } // namespace
 
 void zeroc::rt::setMatmulTilesForTesting(int64_t mc, int64_t nc, int64_t kc) {
-  baseTiles = mc > 0 ? Tiles{mc, nc, kc} : kDefaultTiles;
+  testTiles = mc > 0;
+  baseTiles = testTiles ? Tiles{mc, nc, kc} : kDefaultTiles;
 }
 
 extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
@@ -172,7 +189,7 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
 
   // Output tiles of every product in the batch, one OpenMP task each, with
   // OpenBLAS on the task's thread.
-  Tiles t = tilesFor(batch, g);
+  Tiles t = tilesFor(batch, g, dtype == ZRT_F32);
   int64_t tm = (g.m + t.mc - 1) / t.mc, tn = (g.n + t.nc - 1) / t.nc;
   int64_t perBatch = tm * tn;
   dispatchFloat(kernel, dtype, [&](auto tag) {

@@ -923,6 +923,17 @@ void testAttentions() {
   testAttentionFd(4, 4, 6, 4, false, 2);
 }
 
+/// The 6-layer, 384-wide GPT-2 of benchmarks/cpu_ddp.py on one of two
+/// ranks: 4 sequences x 6 heads of 128 x 64, causal (the shape the CPU
+/// kernel's full-width softmax blocks and whole-head backward tasks were
+/// tuned on). Run last: under the CUDA emulation's seeded random schedules
+/// (cuda-emulated.test), launches added earlier would reorder the f32
+/// atomics of every later kernel.
+void testAttentionBenchmarkShape() {
+  for (zrt_dtype dt : kFloatTypes)
+    testAttention(dt, 24, 128, 128, 64, true);
+}
+
 //===----------------------------------------------------------------------===//
 // zrt_cross_entropy, zrt_embedding
 //===----------------------------------------------------------------------===//
@@ -2747,6 +2758,7 @@ int main(int argc, char **argv) {
   testOptimizers();
   testCopies();
   runtimeSpecificTests();
+  testAttentionBenchmarkShape();
   std::printf("output digest: %016llx\n",
               static_cast<unsigned long long>(checker.digest));
   std::printf("kernel tests (%s): %d checks, %d passed, %d failed\n",
