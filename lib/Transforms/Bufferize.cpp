@@ -282,7 +282,8 @@ private:
   void findFlatLayout(Block &block, SymbolTable &symbols) {
     for (Operation &op : block) {
       auto pack = dyn_cast<PackOp>(op);
-      WriteOp write = pack && pack.getShards() == 1 ? bucketWrite(pack) : WriteOp();
+      WriteOp write =
+          pack && pack.getShards() == 1 ? bucketWrite(pack) : WriteOp();
       if (!write || !replicatedBuffer(symbols, write.getName(), pack.getType()))
         continue;
       auto &list = accesses[rootOf(write.getName())];
@@ -835,9 +836,9 @@ void FunctionBufferizer::rewriteBucket(PackOp pack) {
   int64_t offset = 0;
   for (Value input : pack.getInputs()) {
     if (!isAt(input, bucket, offset))
-      memref::CopyOp::create(builder, loc(), bufferOf(input),
-                             view(bucket, tensorOf(input.getType()), offset,
-                                  nullptr));
+      memref::CopyOp::create(
+          builder, loc(), bufferOf(input),
+          view(bucket, tensorOf(input.getType()), offset, nullptr));
     offset += tensorOf(input.getType()).getNumElements();
   }
   buffers[pack.getResult()] = bucket;
@@ -858,7 +859,8 @@ void FunctionBufferizer::rewriteCollective(Operation &op) {
   else if (inPlace && isa<ReduceScatterStartOp>(op))
     recv = view(bufferOf(op.getOperand(0)), type, 0,
                 rankOffset(type.getNumElements()));
-  else if (auto into = facts.gatherInto.find(&op); into != facts.gatherInto.end())
+  else if (auto into = facts.gatherInto.find(&op);
+           into != facts.gatherInto.end())
     recv = storage(into->second, type);
   else
     recv = alloc(type, collectiveCategory(&op));
@@ -998,8 +1000,8 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   for (Value operand : op.getOperands())
     ins.push_back(bufferOf(operand));
   for (Value result : op.getResults()) {
-    // Computed into its flat bucket, into its slot of a reduce-scatter's segment,
-    // or into a new buffer.
+    // Computed into its flat bucket, into its slot of a reduce-scatter's
+    // segment, or into a new buffer.
     auto dest = facts.destination.find(result);
     auto slot = facts.segmentSlot.find(result);
     auto mine = facts.rankSlot.find(result);

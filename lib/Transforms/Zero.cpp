@@ -429,7 +429,8 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
         updates[i] = {params[i], view};
     }
     FullLayout full;
-    gradNorm = emitOptimizerStep(builder, symbols, optimizer, step, updates, full);
+    gradNorm =
+        emitOptimizerStep(builder, symbols, optimizer, step, updates, full);
   } else {
     gradNorm = updateFlat(body, params, optimizer, step, symbols, builder,
                           collectives);
@@ -506,7 +507,8 @@ void TrainZeroPass::assignBuckets(ModuleOp module, Operation *before,
     b.shard = S == 0 ? numel : (numel + N - 1) / N;
     b.size = S == 0 ? numel : N * b.shard;
     auto grads = [&](ParamOp p) {
-      return getOrDeclareState(builder, symbols, p, StateKind::grad).getSymName();
+      return getOrDeclareState(builder, symbols, p, StateKind::grad)
+          .getSymName();
     };
     if (S == 0) {
       declare(b, "grads", b.element, MemoryCategory::gradients, false, grads);
