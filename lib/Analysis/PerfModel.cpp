@@ -406,9 +406,10 @@ llvm::DenseSet<Value> shardedValues(ModuleOp module, Block &block) {
 /// Rank 0's persistent bytes on `ranks` ranks: a sharded parameter or
 /// state keeps ceil(numel / ranks) elements, the others all of theirs. A
 /// flat buffer is laid out again for `ranks` as train-zero would: its
-/// members end to end, padded to `ranks` shards of ceil(members / ranks)
-/// elements; a sharded buffer keeps one shard (its members are counted
-/// there, not as themselves), a replicated one all of them.
+/// members end to end, from stage 1 padded to `ranks` shards of
+/// ceil(members / ranks) elements; a sharded buffer keeps one shard (its
+/// members are counted there, not as themselves), a replicated one all of
+/// them.
 int64_t modelStateBytes(ModuleOp module, int64_t ranks) {
   int64_t total = 0;
   auto bytesOf = [](Type element) {
@@ -427,6 +428,9 @@ int64_t modelStateBytes(ModuleOp module, int64_t ranks) {
     else if (auto state = dyn_cast<StateOp>(op))
       declared[state.getSymName()] = state.getTensorType().getNumElements();
   }
+  // Stage 0's buffers (gradients only) are not padded.
+  auto stage = trainDialect(module).getZeroStageAttrHelper().getAttr(module);
+  bool padded = !stage || stage.getInt() != 0;
   llvm::StringSet<> inShardedBuffer;
   for (auto buffer : module.getBody()->getOps<BufferOp>()) {
     bool sharded = buffer.getStorageType() != buffer.getTensorType();
@@ -438,7 +442,7 @@ int64_t modelStateBytes(ModuleOp module, int64_t ranks) {
         inShardedBuffer.insert(name);
     }
     int64_t shard = (members + ranks - 1) / ranks;
-    int64_t stored = sharded ? shard : shard * ranks - members;
+    int64_t stored = sharded ? shard : padded ? shard * ranks - members : 0;
     total += stored * bytesOf(buffer.getTensorType().getElementType());
   }
   for (Operation &op : module.getBody()->getOperations()) {

@@ -34,7 +34,7 @@ void buildTrainingPipelineSection(mlir::OpPassManager &pm,
     return;
   case PipelineSection::Zero:
     pm.addPass(createTrainZero({options.zeroStage, options.worldSize,
-                                options.bucketBytes, options.flatBuffers}));
+                                options.bucketBytes}));
     pm.addPass(createTrainSchedule({options.maxInFlight}));
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
@@ -109,11 +109,6 @@ struct TrainingPipelineOptions
       *this, "grad-accum",
       llvm::cl::desc("Micro-batches per step (gradient accumulation)"),
       llvm::cl::init(1)};
-  Option<bool> flatBuffers{
-      *this, "flat-buffers",
-      llvm::cl::desc("Stages 1-3 in Megatron's flat layout (train-zero's "
-                     "flat-buffers; the default, =false for the per-tensor layout)"),
-      llvm::cl::init(true)};
   Option<bool> raise{
       *this, "raise",
       llvm::cl::desc("Raise written-out attention, norms, activations, "
@@ -143,7 +138,6 @@ void registerTrainingPipeline() {
         options.maxInFlight = o.maxInFlight;
         options.remat = o.remat;
         options.gradAccum = o.gradAccum;
-        options.flatBuffers = o.flatBuffers;
         options.raise = o.raise;
         buildTrainingPipeline(pm, options);
       });

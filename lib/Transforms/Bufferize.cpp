@@ -25,12 +25,10 @@
 //     storage read by it alone (a sum over micro-batches);
 //   * collectives are train.collective_start / train.collective_wait on
 //     buffers, with the payload (the elements that are not padding);
-//   * a flat gradient bucket (stage 0: the gradients packed, all-reduced,
-//     averaged, unpacked and written to their grad states, nothing else
-//     touching those states before) becomes a train.buffer whose members
-//     are the grad states: each gradient is computed into its slice, the
-//     all-reduce and the averaging run in place on the buffer, and the
-//     pack, the unpack and the writes are views (no copy);
+//   * a gradient bucket that train-zero declared (a pack written to its
+//     train.buffer, or at stage 0 all-reduced, averaged and written there)
+//     is that buffer: each gradient is computed into its slice, the
+//     all-reduce and the averaging run in place on the buffer;
 //   * results are copied to host memory with train.read_back.
 //
 // memref.dealloc is placed by train-deallocate.
@@ -96,17 +94,13 @@ struct Place {
   Value dynamicOffset; // index, or null
 };
 
-/// A stage-0 gradient bucket kept flat: `pack` (shards = 1) of the
-/// gradients, its all-reduce, an elementwise op on the result (the
-/// averaging), the unpack (shards = 1) and one train.write per part into a
-/// grad state that nothing reads or writes before.
+/// A gradient bucket: `pack` (shards = 1) of the gradients, whose result
+/// is the storage of the train.buffer `name` that train-zero declared.
 struct FlatBucket {
   PackOp pack;
-  Operation *average = nullptr; // the elementwise op, or null
-  SmallVector<StringRef> members;
   SmallVector<int64_t> offsets;
   RankedTensorType type;
-  std::string name; // the train.buffer, set when it is declared
+  std::string name;
 };
 
 /// Where a value is computed: element `offset` of flat bucket `bucket`.
@@ -127,23 +121,18 @@ struct Analysis {
   llvm::DenseSet<Operation *> elidedWrites;
   /// Reads that must copy: their state is written while they are live.
   llvm::DenseSet<Operation *> copyingReads;
-  /// Flat buckets, the packs that start them, and the values computed
-  /// directly into one (a gradient, or the averaging's result).
+  /// Gradient buckets, the packs that start them, and the gradients
+  /// computed directly into one.
   SmallVector<FlatBucket> flat;
   llvm::DenseMap<Operation *, unsigned> flatPacks;
   llvm::DenseMap<Value, Destination> destination;
-  /// Parts computed into their slot of a gather's segment (pack, offset).
+  /// Parts computed into their slot of a reduce-scatter's segment (pack,
+  /// offset).
   llvm::DenseMap<Value, std::pair<Operation *, int64_t>> segmentSlot;
-  /// Results of an unpack copied straight into the state their write
-  /// names (the write disappears): the state, by result.
-  llvm::DenseMap<Value, StringRef> unpackInto;
-  /// The flat layout (train-zero flat-buffers): a bucket's gradients packed
-  /// into the replicated train.buffer the pack is written to (stage 1),
-  /// the pack, by the buffer's name; an all-gather whose result is written
-  /// to a replicated train.buffer receives into it (the start, by the
-  /// buffer), and the value it sends is computed into the rank's slot of
-  /// that buffer (by value) -- both collectives then run in place.
-  llvm::DenseMap<Operation *, StringRef> packIntoBuffer;
+  /// An all-gather whose result is written to a replicated train.buffer
+  /// receives into it (the start, by the buffer), and the value it sends
+  /// is computed into the rank's slot of that buffer (by value) -- the
+  /// collective then runs in place.
   llvm::DenseMap<Operation *, StringRef> gatherInto;
   llvm::DenseMap<Value, StringRef> rankSlot;
   /// A value computed straight into the whole storage of the tensor-level
@@ -180,14 +169,12 @@ struct Analysis {
           if (auto read = op.getOperand(i).getDefiningOp<ReadOp>())
             accesses[rootOf(read.getName())].push_back(&op);
     }
-    findFlatBuckets(block, symbols);
     findFlatLayout(block, symbols);
-    findGatherSegments(block);
+    findSegments(block);
     findInPlaceUpdates(block);
     computeLiveness(block);
     findInPlaceGathers(block, symbols);
     findWritesIntoBuffers(block, symbols);
-    findUnpacksIntoStates(block, symbols);
     findCopyingReads(block);
   }
 
@@ -210,84 +197,6 @@ private:
   /// The single use of `value`, or null.
   static Operation *onlyUser(Value value) {
     return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
-  }
-
-  void findFlatBuckets(Block &block, SymbolTable &symbols) {
-    for (Operation &op : block) {
-      auto pack = dyn_cast<PackOp>(op);
-      if (!pack || pack.getShards() != 1)
-        continue;
-      auto start = dyn_cast_or_null<AllReduceStartOp>(onlyUser(pack.getResult()));
-      if (!start)
-        continue;
-      auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
-      if (!wait)
-        continue;
-      Value reduced = wait.getResult();
-      Operation *average = onlyUser(reduced);
-      if (average && !isa<UnpackOp>(average)) {
-        // The averaging: elementwise, and the reduced bucket is an operand
-        // of the result's type, so it may run in place on the bucket.
-        if (!(isa<FusedOp>(average) || isElementwise(average)) ||
-            average->getNumResults() != 1 ||
-            average->getResult(0).getType() != reduced.getType())
-          continue;
-        reduced = average->getResult(0);
-      } else {
-        average = nullptr;
-      }
-      auto unpack = dyn_cast_or_null<UnpackOp>(onlyUser(reduced));
-      if (!unpack || unpack.getShards() != 1 ||
-          unpack.getNumResults() != pack.getInputs().size())
-        continue;
-      FlatBucket bucket;
-      bucket.pack = pack;
-      bucket.average = average;
-      bucket.type = cast<RankedTensorType>(pack.getResult().getType());
-      int64_t offset = 0;
-      bool ok = true;
-      llvm::DenseSet<Operation *> writes;
-      for (auto [input, part] : llvm::zip(pack.getInputs(), unpack.getResults())) {
-        auto write = dyn_cast_or_null<WriteOp>(onlyUser(part));
-        auto state = write ? symbols.lookup<StateOp>(write.getName()) : StateOp();
-        // A grad state stored whole, written here once, and read only
-        // after that write.
-        ok = state && state.getKind() == StateKind::grad &&
-             rootOf(write.getName()) == write.getName() && // in no buffer
-             !(state.getShards() && *state.getShards() > 1) &&
-             input.getType() == part.getType() &&
-             state.getTensorType() == part.getType() &&
-             state.getTensorType().getElementType() ==
-                 bucket.type.getElementType();
-        if (ok) {
-          auto &list = accesses[rootOf(write.getName())];
-          ok = !list.empty() && list.front() == write.getOperation() &&
-               llvm::all_of(ArrayRef(list).drop_front(),
-                            [](Operation *o) { return isa<ReadOp>(o); });
-        }
-        if (!ok)
-          break;
-        writes.insert(write);
-        bucket.members.push_back(write.getName());
-        bucket.offsets.push_back(offset);
-        offset += cast<RankedTensorType>(input.getType()).getNumElements();
-      }
-      if (!ok || offset != bucket.type.getNumElements())
-        continue;
-      unsigned id = flat.size();
-      for (Operation *write : writes)
-        elidedWrites.insert(write);
-      // Each gradient is computed into its slice, through the reshapes
-      // that lead to it, when the pack is its only use; the averaging
-      // writes the whole bucket.
-      for (auto [input, at] : llvm::zip(pack.getInputs(), bucket.offsets))
-        if (Value value = placeable(input, block))
-          destination[value] = {id, at};
-      if (average)
-        destination[average->getResult(0)] = {id, 0};
-      flatPacks[pack] = id;
-      flat.push_back(std::move(bucket));
-    }
   }
 
   /// The value to compute directly into a pack's slice for `input`: the
@@ -340,47 +249,66 @@ private:
     return false;
   }
 
+  /// The write that makes a bucket's pack its gradient buffer: stage 1's
+  /// write of the pack itself (also reduce-scattered), stage 0's write of
+  /// its all-reduce, averaged in place or not at all; null otherwise.
+  static WriteOp bucketWrite(PackOp pack) {
+    if (auto start =
+            dyn_cast_or_null<AllReduceStartOp>(onlyUser(pack.getResult()))) {
+      auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
+      Operation *next = wait ? onlyUser(wait.getResult()) : nullptr;
+      if (next && !isa<WriteOp>(next) && next->getNumResults() == 1 &&
+          (isa<FusedOp>(next) || isElementwise(next)) &&
+          next->getResult(0).getType() == pack.getType())
+        next = onlyUser(next->getResult(0)); // the averaging
+      return dyn_cast_or_null<WriteOp>(next);
+    }
+    WriteOp write;
+    bool scatters = false, other = false;
+    for (Operation *user : pack.getResult().getUsers()) {
+      if (auto w = dyn_cast<WriteOp>(user); w && !write)
+        write = w;
+      else if (isa<ReduceScatterStartOp>(user))
+        scatters = true;
+      else
+        other = true;
+    }
+    return scatters && !other ? write : WriteOp();
+  }
+
+  /// The buckets train-zero declared: each pack (shards = 1) whose
+  /// bucketWrite names a replicated train.buffer that nothing touches
+  /// before is that buffer, its gradients computed into their slices.
   void findFlatLayout(Block &block, SymbolTable &symbols) {
     for (Operation &op : block) {
-      // Stage 1: pack -> {write to the gradient buffer, reduce-scatter}.
-      if (auto pack = dyn_cast<PackOp>(op); pack && pack.getShards() == 1) {
-        WriteOp write;
-        bool scatters = false, other = false;
-        for (Operation *user : pack.getResult().getUsers()) {
-          if (auto w = dyn_cast<WriteOp>(user); w && !write)
-            write = w;
-          else if (isa<ReduceScatterStartOp>(user))
-            scatters = true;
-          else
-            other = true;
-        }
-        if (!write || !scatters || other ||
-            !replicatedBuffer(symbols, write.getName(), pack.getType()))
-          continue;
-        // Nothing touches the buffer before this write.
-        auto &list = accesses[rootOf(write.getName())];
-        if (list.empty() || list.front() != write.getOperation())
-          continue;
-        packIntoBuffer[pack] = write.getName();
-        elidedWrites.insert(write);
-        // A flat bucket whose buffer exists: the gradients are computed
-        // into their slices.
-        FlatBucket bucket;
-        bucket.pack = pack;
-        bucket.type = pack.getType();
-        bucket.name = write.getName().str();
-        unsigned id = flat.size();
-        int64_t offset = 0;
-        for (Value input : pack.getInputs()) {
-          if (Value value = placeable(input, block))
-            destination[value] = {id, offset};
-          bucket.offsets.push_back(offset);
-          offset += cast<RankedTensorType>(input.getType()).getNumElements();
-        }
-        flatPacks[pack] = id;
-        flat.push_back(std::move(bucket));
+      auto pack = dyn_cast<PackOp>(op);
+      WriteOp write =
+          pack && pack.getShards() == 1 ? bucketWrite(pack) : WriteOp();
+      if (!write || !replicatedBuffer(symbols, write.getName(), pack.getType()))
         continue;
+      auto &list = accesses[rootOf(write.getName())];
+      if (list.empty() || list.front() != write.getOperation())
+        continue;
+      // The pack is the buffer, the all-reduce runs in place, and the
+      // averaging is computed into the buffer: the write is a view.
+      unsigned id = flat.size();
+      elidedWrites.insert(write);
+      if (Value value = write.getValue();
+          value != pack.getResult() && !value.getDefiningOp<WaitOp>())
+        destination[value] = {id, 0};
+      FlatBucket bucket;
+      bucket.pack = pack;
+      bucket.type = pack.getType();
+      bucket.name = write.getName().str();
+      int64_t offset = 0;
+      for (Value input : pack.getInputs()) {
+        if (Value value = placeable(input, block))
+          destination[value] = {id, offset};
+        bucket.offsets.push_back(offset);
+        offset += cast<RankedTensorType>(input.getType()).getNumElements();
       }
+      flatPacks[pack] = id;
+      flat.push_back(std::move(bucket));
     }
   }
 
@@ -486,66 +414,21 @@ private:
     }
   }
 
-  /// Stages 1-2: the segment a rank sends to the all-gather of its updated
-  /// parameters (a pack with shards = 1) is allocated when its first part
-  /// is computed, and each part that is only packed is computed into its
-  /// slot (no pack copy).
-  void findGatherSegments(Block &block) {
+  /// Stages 2-3: the bucket a rank reduce-scatters (a pack with shards = 1
+  /// in no buffer) is allocated when its first gradient is computed, and
+  /// each gradient that is only packed is computed into its slot (no pack
+  /// copy).
+  void findSegments(Block &block) {
     for (Operation &op : block) {
       auto pack = dyn_cast<PackOp>(op);
       if (!pack || pack.getShards() != 1 || flatPacks.count(pack) ||
-          packIntoBuffer.count(pack) ||
-          !isa_and_nonnull<AllGatherStartOp, ReduceScatterStartOp>(
-              onlyUser(pack.getResult())))
+          !isa_and_nonnull<ReduceScatterStartOp>(onlyUser(pack.getResult())))
         continue;
       int64_t offset = 0;
       for (Value input : pack.getInputs()) {
         if (Value value = placeable(input, block))
           segmentSlot[value] = {pack, offset};
         offset += cast<RankedTensorType>(input.getType()).getNumElements();
-      }
-    }
-  }
-
-  /// An unpack of shards > 1 (stages 1-2: the gathered parameters) whose
-  /// part is only written to a state stored whole is computed into that
-  /// state, when no read of the state is live at the unpack and nothing
-  /// touches the state between the unpack and the write.
-  void findUnpacksIntoStates(Block &block, SymbolTable &symbols) {
-    for (Operation &op : block) {
-      auto unpack = dyn_cast<UnpackOp>(op);
-      if (!unpack || unpack.getShards() == 1)
-        continue;
-      unsigned at = position.lookup(unpack);
-      for (Value part : unpack.getResults()) {
-        auto write = dyn_cast_or_null<WriteOp>(onlyUser(part));
-        if (!write || elidedWrites.contains(write))
-          continue;
-        Operation *decl = symbols.lookup(write.getName());
-        RankedTensorType storageType;
-        if (auto param = dyn_cast_or_null<ParamOp>(decl))
-          storageType = param.getStorageType();
-        else if (auto state = dyn_cast_or_null<StateOp>(decl))
-          storageType = state.getStorageType();
-        if (!storageType || storageType != part.getType())
-          continue;
-        unsigned written = position.lookup(write);
-        bool ok = true;
-        for (Operation *access : accesses[rootOf(write.getName())]) {
-          unsigned p = position.lookup(access);
-          if (access == write.getOperation() || p > written)
-            continue;
-          // Before the write: a read that dies before the unpack.
-          auto read = dyn_cast<ReadOp>(access);
-          unsigned last = read && end.count(read.getResult())
-                              ? end.lookup(read.getResult())
-                              : p;
-          ok &= read && p < at && last < at;
-        }
-        if (!ok)
-          continue;
-        unpackInto[part] = write.getName();
-        elidedWrites.insert(write);
       }
     }
   }
@@ -670,6 +553,8 @@ public:
 
 private:
   LogicalResult rewrite(Operation &op);
+  void rewriteBucket(PackOp pack);
+  void rewriteCollective(Operation &op);
   LogicalResult checkHostUses(Block &block);
 
   Location loc() const { return current->getLoc(); }
@@ -777,7 +662,7 @@ private:
     return it->second;
   }
 
-  /// The buffer of a gather's segment (the pack `pack`), allocated when
+  /// The buffer of a reduce-scatter's segment (the pack `pack`), allocated when
   /// its first part is computed into it.
   Value segmentBuffer(Operation *pack) {
     auto [it, inserted] = segments.try_emplace(pack, Value());
@@ -881,28 +766,6 @@ LogicalResult FunctionBufferizer::run() {
   analysis = std::make_unique<Analysis>(block, symbols);
   bool isStep = trainDialect(func).getStepAttrHelper().isAttrPresent(func);
 
-  // One train.buffer per flat bucket, before the function; the symbol
-  // table renames it if its name is taken.
-  {
-    OpBuilder declare(func);
-    MLIRContext *ctx = func.getContext();
-    for (auto [id, bucket] : llvm::enumerate(analysis->flat)) {
-      if (!bucket.name.empty())
-        continue; // the flat layout's buffer, declared by train-zero
-      SmallVector<Attribute> members;
-      for (StringRef member : bucket.members)
-        members.push_back(FlatSymbolRefAttr::get(ctx, member));
-      auto buffer = BufferOp::create(
-          declare, func.getLoc(),
-          ("zero.bucket" + Twine(id) + ".grads").str(), bucket.type,
-          MemoryCategory::gradients,
-          declare.getArrayAttr(members), bucket.offsets,
-          /*shards=*/nullptr);
-      symbols.insert(buffer);
-      bucket.name = buffer.getSymName().str();
-    }
-  }
-
   // The entry point's signature.
   // Owned here until it replaces the body: a failure below frees it.
   auto owned = std::make_unique<Block>();
@@ -961,6 +824,60 @@ LogicalResult FunctionBufferizer::run() {
   func.setFunctionType(FunctionType::get(
       func.getContext(), newBlock->getArgumentTypes(), TypeRange()));
   return success();
+}
+
+void FunctionBufferizer::rewriteBucket(PackOp pack) {
+  // A gradient bucket's buffer (the train.buffer train-zero declared) or a
+  // reduce-scatter's segment: the pack is that buffer; a gradient that is
+  // not already in its slice is copied there.
+  auto id = analysis->flatPacks.find(pack);
+  Value bucket = id != analysis->flatPacks.end() ? bucketStorage(id->second)
+                                                 : segments.lookup(pack);
+  int64_t offset = 0;
+  for (Value input : pack.getInputs()) {
+    if (!isAt(input, bucket, offset))
+      memref::CopyOp::create(
+          builder, loc(), bufferOf(input),
+          view(bucket, tensorOf(input.getType()), offset, nullptr));
+    offset += tensorOf(input.getType()).getNumElements();
+  }
+  buffers[pack.getResult()] = bucket;
+}
+
+void FunctionBufferizer::rewriteCollective(Operation &op) {
+  const Analysis &facts = *analysis;
+  RankedTensorType type = tensorOf(op.getResult(0).getType());
+  // A bucket's all-reduce runs in place; a reduce-scatter of a bucket or of
+  // a segment computed in place leaves the rank's shard at its slot of the
+  // buffer; an all-gather into the parameter buffer receives there (its
+  // send is the rank's slot).
+  auto pack = op.getOperand(0).getDefiningOp<PackOp>();
+  bool inPlace = pack && (facts.flatPacks.count(pack) || segments.count(pack));
+  Value recv;
+  if (inPlace && isa<AllReduceStartOp>(op))
+    recv = bufferOf(op.getOperand(0));
+  else if (inPlace && isa<ReduceScatterStartOp>(op))
+    recv = view(bufferOf(op.getOperand(0)), type, 0,
+                rankOffset(type.getNumElements()));
+  else if (auto into = facts.gatherInto.find(&op);
+           into != facts.gatherInto.end())
+    recv = storage(into->second, type);
+  else
+    recv = alloc(type, collectiveCategory(&op));
+  CollectiveKind kind = isa<AllReduceStartOp>(op) ? CollectiveKind::all_reduce
+                        : isa<ReduceScatterStartOp>(op)
+                            ? CollectiveKind::reduce_scatter
+                            : CollectiveKind::all_gather;
+  Value send = bufferOf(op.getOperand(0));
+  int64_t full = kind == CollectiveKind::all_gather
+                     ? type.getNumElements()
+                     : tensorOf(op.getOperand(0).getType()).getNumElements();
+  auto grid = op.getAttrOfType<FlatSymbolRefAttr>("grid");
+  auto start = CollectiveStartOp::create(builder, loc(), kind, send, recv,
+                                         grid.getValue(), payloadOf(&op, full));
+  copyTrace(&op, start);
+  requests[op.getResult(0)] = start.getRequest();
+  received[op.getResult(0)] = recv;
 }
 
 LogicalResult FunctionBufferizer::rewrite(Operation &op) {
@@ -1023,68 +940,13 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     }
     return success();
   }
-  if (auto pack = dyn_cast<PackOp>(op); pack && facts.flatPacks.count(pack)) {
-    // A flat bucket: the pack is the buffer; a gradient that is not
-    // already in its slice is copied there.
-    unsigned id = facts.flatPacks.lookup(pack);
-    Value bucket = bucketStorage(id);
-    for (auto [input, offset] :
-         llvm::zip(pack.getInputs(), facts.flat[id].offsets))
-      if (!isAt(input, bucket, offset))
-        memref::CopyOp::create(builder, loc(), bufferOf(input),
-                               view(bucket, tensorOf(input.getType()), offset,
-                                    nullptr));
-    buffers[pack.getResult()] = bucket;
-    return success();
-  }
-  if (auto pack = dyn_cast<PackOp>(op); pack && segments.count(pack)) {
-    // A gather's segment whose parts were computed into it: the others
-    // are copied to their slots.
-    Value segment = segments.lookup(pack);
-    int64_t offset = 0;
-    for (Value input : pack.getInputs()) {
-      if (!isAt(input, segment, offset))
-        memref::CopyOp::create(builder, loc(), bufferOf(input),
-                               view(segment, tensorOf(input.getType()), offset,
-                                    nullptr));
-      offset += tensorOf(input.getType()).getNumElements();
-    }
-    buffers[pack.getResult()] = segment;
+  if (auto pack = dyn_cast<PackOp>(op);
+      pack && (facts.flatPacks.count(pack) || segments.count(pack))) {
+    rewriteBucket(pack);
     return success();
   }
   if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op)) {
-    RankedTensorType type = tensorOf(op.getResult(0).getType());
-    // A flat bucket's all-reduce runs in place; a reduce-scatter of a flat
-    // bucket or of a segment computed in place leaves the rank's shard at
-    // its slot of the buffer; an all-gather into the parameter buffer
-    // receives there (its send is the rank's slot).
-    auto pack = op.getOperand(0).getDefiningOp<PackOp>();
-    bool flatPack = pack && (facts.flatPacks.count(pack) || segments.count(pack));
-    Value recv;
-    if (flatPack && isa<AllReduceStartOp>(op))
-      recv = bufferOf(op.getOperand(0));
-    else if (flatPack && isa<ReduceScatterStartOp>(op))
-      recv = view(bufferOf(op.getOperand(0)), type, 0,
-                  rankOffset(type.getNumElements()));
-    else if (auto into = facts.gatherInto.find(&op); into != facts.gatherInto.end())
-      recv = storage(into->second, type);
-    else
-      recv = alloc(type, collectiveCategory(&op));
-    CollectiveKind kind = isa<AllReduceStartOp>(op) ? CollectiveKind::all_reduce
-                          : isa<ReduceScatterStartOp>(op)
-                              ? CollectiveKind::reduce_scatter
-                              : CollectiveKind::all_gather;
-    Value send = bufferOf(op.getOperand(0));
-    int64_t full = kind == CollectiveKind::all_gather
-                       ? type.getNumElements()
-                       : tensorOf(op.getOperand(0).getType()).getNumElements();
-    auto grid = op.getAttrOfType<FlatSymbolRefAttr>("grid");
-    auto start = CollectiveStartOp::create(builder, loc(), kind, send, recv,
-                                           grid.getValue(),
-                                           payloadOf(&op, full));
-    copyTrace(&op, start);
-    requests[op.getResult(0)] = start.getRequest();
-    received[op.getResult(0)] = recv;
+    rewriteCollective(op);
     return success();
   }
   if (isa<ReleaseOp>(op))
@@ -1126,13 +988,9 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     MemoryCategory sourceCategory = MemoryCategory::activations;
     if (auto wait = unpack.getInput().getDefiningOp<WaitOp>())
       sourceCategory = collectiveCategory(wait.getFuture().getDefiningOp());
-    // A part that only goes to a state is copied into that state.
     SmallVector<Value> outs;
     for (Value result : unpack.getResults()) {
-      auto into = facts.unpackInto.find(result);
-      outs.push_back(into != facts.unpackInto.end()
-                         ? storage(into->second, tensorOf(result.getType()))
-                         : alloc(tensorOf(result.getType()), sourceCategory));
+      outs.push_back(alloc(tensorOf(result.getType()), sourceCategory));
       buffers[result] = outs.back();
     }
     kernel(&op, {bufferOf(unpack.getInput())}, outs);
@@ -1142,8 +1000,8 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   for (Value operand : op.getOperands())
     ins.push_back(bufferOf(operand));
   for (Value result : op.getResults()) {
-    // Computed into its flat bucket, into its slot of a gather's segment,
-    // or into a new buffer.
+    // Computed into its flat bucket, into its slot of a reduce-scatter's
+    // segment, or into a new buffer.
     auto dest = facts.destination.find(result);
     auto slot = facts.segmentSlot.find(result);
     auto mine = facts.rankSlot.find(result);

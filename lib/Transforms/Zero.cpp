@@ -87,12 +87,6 @@ private:
   int64_t ranks;
 };
 
-/// Flat 1-D type of one rank's shard of `type`.
-RankedTensorType shardType(RankedTensorType type, int64_t ranks) {
-  return RankedTensorType::get({shardElements(type.getNumElements(), ranks)},
-                               type.getElementType());
-}
-
 /// Cuts `items` (in order) into groups of about `bucketBytes` each.
 template <typename T>
 SmallVector<SmallVector<T>> groupByBytes(ArrayRef<T> items,
@@ -166,95 +160,30 @@ struct FlatBucket {
   SmallVector<int64_t> offsets;
   SmallVector<int64_t> numels; // of each member
   int64_t shard = 0;
+  int64_t size = 0; // of the buffer: N shards, or (stage 0) the members
   Type element;
   std::string name;          // zero.flat<k>
   Value reduced;             // stage 1: this rank's averaged gradient shard
 };
 
-/// Stages 1-3: the optimizer works on this rank's shards.
-class ShardedLayout : public UpdateLayout {
+/// Stages 1-3: the global squared gradient norm sums every rank's partial
+/// one (the per-bucket updates read their shards themselves).
+class ShardedNorm : public UpdateLayout {
 public:
-  ShardedLayout(Collectives &collectives, int64_t stage, int64_t ranks,
-                int64_t bucketBytes)
-      : collectives(collectives), stage(stage), ranks(ranks),
-        bucketBytes(bucketBytes) {}
+  explicit ShardedNorm(Collectives &collectives) : collectives(collectives) {}
 
   Value combineSquaredNorm(TrainBuilder &tb, Value partial) override {
     return collectives.sumScalar(tb, partial);
   }
-
-  Value loadMaster(TrainBuilder &tb, ParamOp param, Operation *master) override {
-    if (auto state = dyn_cast<StateOp>(master))
-      return tb.read(state.getStorageType(), state.getSymName());
-    // An f32 parameter is its own master: its shard, read directly when
-    // the parameter is sharded (stage 3), else cut from the full tensor.
-    Value stored = tb.read(param.getStorageType(), param.getSymName());
-    if (stage == 3)
-      return stored;
-    Value flat = PackOp::create(
-        tb.builder(), tb.getLoc(),
-        RankedTensorType::get({ranks * shardType(param.getTensorType(), ranks)
-                                            .getNumElements()},
-                              param.getTensorType().getElementType()),
-        ValueRange{stored}, ranks);
-    return collectives.allSlice(tb.getLoc(), flat);
+  Value loadMaster(TrainBuilder &, ParamOp, Operation *) override {
+    llvm_unreachable("the flat layout updates whole bucket shards");
   }
-
-  void storeUpdated(TrainBuilder &tb, ParamOp param, Operation *master,
-                    Value updated) override {
-    Value shard = updated;
-    if (auto state = dyn_cast<StateOp>(master)) {
-      tb.write(updated, state.getSymName());
-      shard = tb.cast(updated, param.getTensorType().getElementType());
-    }
-    if (stage == 3) {
-      tb.write(shard, param.getSymName());
-      return;
-    }
-    // Stages 1-2: a bucket's all-gather starts as soon as its last
-    // parameter is updated, so it overlaps the updates that follow.
-    pending.push_back({param, shard});
-    pendingBytes += byteSize(param.getTensorType());
-    if (pendingBytes >= bucketBytes)
-      gatherPending(tb);
+  void storeUpdated(TrainBuilder &, ParamOp, Operation *, Value) override {
+    llvm_unreachable("the flat layout updates whole bucket shards");
   }
-
-  void finish(TrainBuilder &tb) override { gatherPending(tb); }
 
 private:
-  /// Rebuilds the full parameters of the pending bucket from every rank's
-  /// updated shards, with one all-gather.
-  void gatherPending(TrainBuilder &tb) {
-    if (pending.empty())
-      return;
-    SmallVector<SmallVector<std::pair<ParamOp, Value>>> groups{pending};
-    pending.clear();
-    pendingBytes = 0;
-    for (auto &group : groups) {
-      SmallVector<Value> shards;
-      SmallVector<Type> fullTypes;
-      int64_t segment = 0;
-      for (auto &[param, shard] : group) {
-        shards.push_back(shard);
-        fullTypes.push_back(param.getTensorType());
-        segment += TrainBuilder::typeOf(shard).getNumElements();
-      }
-      Type element = TrainBuilder::typeOf(shards.front()).getElementType();
-      Value seg = PackOp::create(tb.builder(), tb.getLoc(),
-                                 RankedTensorType::get({segment}, element),
-                                 shards, 1);
-      Value gathered = collectives.allGather(tb.getLoc(), seg);
-      auto unpack = UnpackOp::create(tb.builder(), tb.getLoc(), fullTypes,
-                                     gathered, ranks);
-      for (auto [entry, full] : llvm::zip(group, unpack.getResults()))
-        tb.write(full, entry.first.getSymName());
-    }
-  }
-
   Collectives &collectives;
-  int64_t stage, ranks, bucketBytes;
-  SmallVector<std::pair<ParamOp, Value>> pending;
-  int64_t pendingBytes = 0;
 };
 
 /// The uses of one parameter's reads in one phase.
@@ -344,12 +273,6 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
   Value updateFlat(Block &body, ArrayRef<ParamOp> params,
                    OptimizerOp optimizer, Value step, SymbolTable &symbols,
                    OpBuilder &builder, Collectives &collectives);
-
-  /// Stages 2-3 with micro-batches: each micro-batch's buckets are
-  /// reduce-scattered as backward produces them and added into the
-  /// sharded gradient buffers.
-  LogicalResult reducePerMicroBatch(Block &body, OpBuilder &b,
-                                    Collectives &collectives);
 
   int64_t S = 0, N = 1, bucket = 0;
   /// The flat layout's buckets, and each parameter's (by name).
@@ -461,11 +384,9 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   llvm::stable_sort(order, [&](unsigned a, unsigned b) {
     return defOf(a) != defOf(b) && defOf(a)->isBeforeInBlock(defOf(b));
   });
-  // The flat layout (stages 1-3): its buckets and buffers come first, so
-  // that stage 3 gathers whole bucket buffers.
-  bool isFlat = flatBuffers && S >= 1;
-  if (isFlat)
-    assignBuckets(module, func, params, order, optimizer, symbols, builder);
+  // The buckets and their buffers come first, so that stage 3 gathers
+  // whole bucket buffers.
+  assignBuckets(module, func, params, order, optimizer, symbols, builder);
 
   if (S == 3) {
     for (Value part : microBatchParts(loss))
@@ -501,110 +422,35 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
         failed(zeroc::globalizeTargetCounts(counted, N, sumOverRanks)))
       return failure();
 
-  auto i64 = IntegerType::get(module.getContext(), 64);
-  if (isFlat) {
-    reduceFlat(body, grads, module.getLoc(), builder, collectives);
-    Value gradNorm = updateFlat(body, params, optimizer, step, symbols,
-                                builder, collectives);
+  reduceFlat(body, grads, module.getLoc(), builder, collectives);
+  Value gradNorm;
+  if (S == 0) {
+    // Every rank runs the full optimizer on the averaged gradients: views
+    // of each bucket buffer (read whole, so that every pass orders it
+    // after the bucket's write).
     builder.setInsertionPointToEnd(&body);
-    func::ReturnOp::create(builder, func.getLoc(),
-                           ValueRange{globalLoss, gradNorm});
-    trainDialect(module).getWorldSizeAttrHelper().setAttr(module, IntegerAttr::get(i64, N));
-    trainDialect(module).getZeroStageAttrHelper().setAttr(module, IntegerAttr::get(i64, S));
-    return success();
-  }
-
-  int64_t packRanks = S == 0 ? 1 : N;
-  auto buckets = groupByBytes<unsigned>(
-      order,
-      [&](const unsigned &i) { return byteSize(TrainBuilder::typeOf(grads[i])); },
-      bucket);
-  SmallVector<Value> optimizerGrads(params.size());
-  for (auto &members : buckets) {
-    Operation *last = defOf(members.front());
-    for (unsigned i : members)
-      if (last->isBeforeInBlock(defOf(i)))
-        last = defOf(i);
-    builder.setInsertionPointAfter(last);
-    tb.setLoc(last->getLoc());
-    SmallVector<Value> values;
-    SmallVector<Type> reducedTypes;
-    for (unsigned i : members) {
-      values.push_back(grads[i]);
-      auto type = TrainBuilder::typeOf(grads[i]);
-      reducedTypes.push_back(S == 0 ? type : shardType(type, N));
-      // Stages 0-1 keep a full gradient buffer per parameter.
-      if (S == 1)
-        tb.write(grads[i],
-                 getOrDeclareState(builder, symbols, params[i], StateKind::grad)
-                     .getSymName());
+    tb.setLoc(optimizer.getLoc());
+    SmallVector<ParamGradient> updates(params.size());
+    for (FlatBucket &b : flat) {
+      SmallVector<Type> types;
+      for (unsigned i : b.members)
+        types.push_back(ParamOp(params[i]).getTensorType());
+      Value buffer = tb.read(RankedTensorType::get({b.size}, b.element),
+                             b.name + ".grads");
+      auto views = UnpackOp::create(builder, tb.getLoc(), types, buffer, 1);
+      for (auto [i, view] : llvm::zip(b.members, views.getResults()))
+        updates[i] = {params[i], view};
     }
-    int64_t segment = 0;
-    for (Type type : reducedTypes)
-      segment += cast<RankedTensorType>(type).getNumElements();
-    Type element = TrainBuilder::typeOf(values.front()).getElementType();
-    Value buffer = PackOp::create(
-        builder, tb.getLoc(),
-        RankedTensorType::get({segment * packRanks}, element), values,
-        packRanks);
-    Value reduced = S == 0 ? collectives.allReduce(tb.getLoc(), buffer)
-                           : collectives.reduceScatter(tb.getLoc(), buffer);
-    Value averaged = tb.scale(reduced, 1.0 / static_cast<double>(N));
-    auto unpack = UnpackOp::create(builder, tb.getLoc(), reducedTypes,
-                                   averaged, 1);
-    for (auto [i, value] : llvm::zip(members, unpack.getResults())) {
-      if (S == 1) {
-        optimizerGrads[i] = value;
-        continue;
-      }
-      StateOp gradState =
-          getOrDeclareState(builder, symbols, params[i], StateKind::grad);
-      if (S >= 2)
-        gradState.setShards(static_cast<uint64_t>(N));
-      tb.write(value, gradState.getSymName());
-    }
+    FullLayout full;
+    gradNorm =
+        emitOptimizerStep(builder, symbols, optimizer, step, updates, full);
+  } else {
+    gradNorm = updateFlat(body, params, optimizer, step, symbols, builder,
+                          collectives);
   }
-
-  if (S >= 2 && failed(reducePerMicroBatch(body, builder, collectives)))
-    return failure();
-
-  // Stages 1-3 shard the optimizer state (and stage 3 the parameters).
-  if (S >= 1) {
-    llvm::StringSet<> sharded;
-    for (ParamOp param : params) {
-      if (S == 3)
-        param.setShards(static_cast<uint64_t>(N));
-      sharded.insert(param.getSymName());
-    }
-    for (auto state : module.getOps<StateOp>())
-      if (sharded.contains(state.getOf()))
-        state.setShards(static_cast<uint64_t>(N));
-  }
-  // Stage 1 keeps its full gradient buffers unsharded.
-  if (S == 1)
-    for (auto state : module.getOps<StateOp>())
-      if (state.getKind() == StateKind::grad)
-        state.removeShardsAttr();
-
   builder.setInsertionPointToEnd(&body);
-  tb.setLoc(optimizer.getLoc());
-  SmallVector<ParamGradient> updates;
-  for (auto [i, param] : llvm::enumerate(params)) {
-    Value grad = optimizerGrads[i];
-    if (!grad) {
-      StateOp state =
-          getOrDeclareState(builder, symbols, param, StateKind::grad);
-      grad = tb.read(state.getStorageType(), state.getSymName());
-    }
-    updates.push_back({param, grad});
-  }
-  FullLayout full;
-  ShardedLayout sharded(collectives, S, N, bucket);
-  UpdateLayout &layout = S == 0 ? static_cast<UpdateLayout &>(full) : sharded;
-  Value gradNorm =
-      emitOptimizerStep(builder, symbols, optimizer, step, updates, layout);
   func::ReturnOp::create(builder, func.getLoc(), ValueRange{globalLoss, gradNorm});
-
+  auto i64 = IntegerType::get(module.getContext(), 64);
   trainDialect(module).getWorldSizeAttrHelper().setAttr(module, IntegerAttr::get(i64, N));
   trainDialect(module).getZeroStageAttrHelper().setAttr(module, IntegerAttr::get(i64, S));
   return success();
@@ -657,7 +503,7 @@ void TrainZeroPass::assignBuckets(ModuleOp module, Operation *before,
       members.push_back(FlatSymbolRefAttr::get(ctx, memberOf(params[i])));
     auto buffer = BufferOp::create(
         builder, module.getLoc(), (b.name + "." + what).str(),
-        RankedTensorType::get({N * b.shard}, element), category,
+        RankedTensorType::get({b.size}, element), category,
         builder.getArrayAttr(members), b.offsets,
         sharded ? builder.getI64IntegerAttr(N) : IntegerAttr());
     symbols.insert(buffer);
@@ -670,14 +516,20 @@ void TrainZeroPass::assignBuckets(ModuleOp module, Operation *before,
   for (auto [k, b] : llvm::enumerate(flat)) {
     b.name = ("zero.flat" + Twine(k)).str();
     int64_t numel = b.offsets.back() + numelOf(b.members.back());
-    b.shard = (numel + N - 1) / N;
+    // Stage 0 keeps whole buffers (no padding); stages 1-3 pad to N shards.
+    b.shard = S == 0 ? numel : (numel + N - 1) / N;
+    b.size = S == 0 ? numel : N * b.shard;
+    auto grads = [&](ParamOp p) {
+      return getOrDeclareState(builder, symbols, p, StateKind::grad)
+          .getSymName();
+    };
+    if (S == 0) {
+      declare(b, "grads", b.element, MemoryCategory::gradients, false, grads);
+      continue;
+    }
     declare(b, "params", b.element, MemoryCategory::parameters, S == 3,
             [](ParamOp p) { return p.getSymName(); });
-    declare(b, "grads", b.element, MemoryCategory::gradients, S >= 2,
-            [&](ParamOp p) {
-              return getOrDeclareState(builder, symbols, p, StateKind::grad)
-                  .getSymName();
-            });
+    declare(b, "grads", b.element, MemoryCategory::gradients, S >= 2, grads);
     if (!b.element.isF32())
       declare(b, "master", f32, MemoryCategory::optimizer_states, true,
               [&](ParamOp p) {
@@ -696,8 +548,9 @@ void TrainZeroPass::reduceFlat(Block &body, ArrayRef<Value> grads,
                                Location loc, OpBuilder &builder,
                                Collectives &collectives) {
   // Each bucket's gradients packed end to end (no chunking, the padding a
-  // zero tail), reduce-scattered so that each rank receives its contiguous
-  // shard, and averaged; from stage 2 with micro-batches, once per
+  // zero tail) and averaged: at stage 0 all-reduced whole into the bucket's
+  // gradient buffer; from stage 1 reduce-scattered so that each rank
+  // receives its contiguous shard, from stage 2 with micro-batches once per
   // micro-batch, summed into the sharded buffer.
   for (FlatBucket &b : flat) {
     SmallVector<SmallVector<Value>> parts;
@@ -713,8 +566,8 @@ void TrainZeroPass::reduceFlat(Block &body, ArrayRef<Value> grads,
       for (unsigned i : b.members)
         parts.push_back({grads[i]});
     }
-    int64_t padding = N * b.shard - (b.offsets.back() + b.numels.back());
-    auto packType = RankedTensorType::get({N * b.shard}, b.element);
+    int64_t padding = b.size - (b.offsets.back() + b.numels.back());
+    auto packType = RankedTensorType::get({b.size}, b.element);
     auto shardType = RankedTensorType::get({b.shard}, b.element);
     for (size_t m = 0; m < count; ++m) {
       SmallVector<Value> values;
@@ -726,6 +579,12 @@ void TrainZeroPass::reduceFlat(Block &body, ArrayRef<Value> grads,
         values.push_back(
             tb.fill(RankedTensorType::get({padding}, b.element), 0.0));
       Value buffer = PackOp::create(builder, tb.getLoc(), packType, values, 1);
+      if (S == 0) {
+        Value reduced = collectives.allReduce(tb.getLoc(), buffer);
+        tb.write(tb.scale(reduced, 1.0 / static_cast<double>(N)),
+                 b.name + ".grads");
+        continue;
+      }
       if (S == 1)
         tb.write(buffer, b.name + ".grads"); // the full local gradients
       Value reduced = collectives.reduceScatter(tb.getLoc(), buffer);
@@ -765,7 +624,7 @@ Value TrainZeroPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
         S == 1 ? b.reduced
                : tb.read(RankedTensorType::get({b.shard}, b.element),
                          b.name + ".grads"));
-  ShardedLayout normLayout(collectives, S, N, bucket);
+  ShardedNorm normLayout(collectives);
   StepScalars scalars =
       emitStepScalars(builder, optimizer, step, shardGrads, normLayout);
   double weightDecay = optimizer.getWeightDecayAttr().getValueAsDouble();
@@ -813,81 +672,6 @@ Value TrainZeroPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
   return scalars.gradNorm;
 }
 
-LogicalResult TrainZeroPass::reducePerMicroBatch(Block &body, OpBuilder &b,
-                                                Collectives &collectives) {
-  // The gradient buckets the loop above built: a pack of the accumulated
-  // gradients, reduce-scattered, averaged, unpacked into the sharded
-  // gradient buffers.
-  SmallVector<shard::ReduceScatterOp> buckets;
-  for (auto rs : body.getOps<shard::ReduceScatterOp>())
-    if (rs.getInput().getDefiningOp<PackOp>())
-      buckets.push_back(rs);
-  for (shard::ReduceScatterOp rs : buckets) {
-    auto pack = rs.getInput().getDefiningOp<PackOp>();
-    SmallVector<SmallVector<Value>> parts;
-    for (Value grad : pack.getInputs())
-      parts.push_back(microBatchParts(grad));
-    size_t count = parts.front().size();
-    if (count < 2)
-      continue; // no accumulation: the bucket stays as it is
-    if (llvm::any_of(parts, [&](auto &p) { return p.size() != count; }))
-      return pack.emitOpError("packs gradients of different numbers of "
-                              "micro-batches");
-    if (!rs->hasOneUse() || !isa<ScaleOp>(*rs->user_begin()))
-      return rs.emitOpError("is not a gradient bucket train-zero built");
-    Operation *scale = *rs->user_begin();
-    if (!scale->hasOneUse() || !isa<UnpackOp>(*scale->user_begin()))
-      return rs.emitOpError("is not a gradient bucket train-zero built");
-    auto unpack = cast<UnpackOp>(*scale->user_begin());
-    SmallVector<WriteOp> writes;
-    for (Value shard : unpack.getResults()) {
-      auto write = shard.hasOneUse() ? dyn_cast<WriteOp>(*shard.user_begin())
-                                     : WriteOp();
-      if (!write)
-        return rs.emitOpError("is not a gradient bucket train-zero built");
-      writes.push_back(write);
-    }
-    SmallVector<Type> shardTypes(unpack.getResultTypes());
-
-    for (size_t m = 0; m < count; ++m) {
-      // Right after the micro-batch's last gradient of the bucket.
-      SmallVector<Value> values;
-      TrainBuilder tb(b, afterMicroBatch(b, body, parts, m, values, rs.getLoc()));
-      // The shards accumulated so far, read before the collective starts.
-      SmallVector<Value> accumulated;
-      if (m > 0)
-        for (auto [write, type] : llvm::zip(writes, shardTypes))
-          accumulated.push_back(
-              tb.read(cast<RankedTensorType>(type), write.getName()));
-      Value buffer = PackOp::create(b, tb.getLoc(), pack.getType(), values,
-                                    pack.getShards());
-      Value reduced = collectives.reduceScatter(tb.getLoc(), buffer);
-      Value averaged = tb.scale(reduced, 1.0 / static_cast<double>(N));
-      auto shards = UnpackOp::create(b, tb.getLoc(), shardTypes, averaged, 1);
-      for (auto [i, write] : llvm::enumerate(writes)) {
-        Value shard = shards.getResult(i);
-        if (m > 0) {
-          shard = tb.add(accumulated[i], shard);
-          shard.getDefiningOp()->setAttr("train.accumulate", b.getUnitAttr());
-          shard.getDefiningOp()->setAttr(
-              "train.micro_batch", b.getI64IntegerAttr(static_cast<int64_t>(m)));
-        }
-        tb.write(shard, write.getName());
-      }
-    }
-    SmallVector<Value> finals(pack.getInputs());
-    for (WriteOp write : writes)
-      write->erase();
-    unpack->erase();
-    scale->erase();
-    rs->erase();
-    pack->erase();
-    for (Value grad : finals)
-      eraseDeadAccumulation(grad);
-  }
-  return success();
-}
-
 SmallVector<GatherGroup>
 TrainZeroPass::gatherGroups(func::FuncOp func, Operation *lossOp,
                             ArrayRef<ParamOp> params,
@@ -931,31 +715,20 @@ TrainZeroPass::gatherGroups(func::FuncOp func, Operation *lossOp,
     llvm::stable_sort(ordered, [&](const ParamUses &a, const ParamUses &c) {
       return a.first() != c.first() && a.first()->isBeforeInBlock(c.first());
     });
-    // The flat layout gathers each bucket buffer whole (its groups in
-    // order of first use); the per-tensor one groups by bytes.
+    // Each bucket buffer is gathered whole (its groups in order of first
+    // use).
     SmallVector<SmallVector<ParamUses>> groups;
     SmallVector<unsigned> buckets;
-    if (flat.empty()) {
-      groups = groupByBytes<ParamUses>(
-          ordered,
-          [](const ParamUses &u) {
-            ParamOp param = u.param;
-            return byteSize(param.getTensorType());
-          },
-          bucket);
-      buckets.resize(groups.size());
-    } else {
-      llvm::DenseMap<unsigned, unsigned> groupOf;
-      for (const ParamUses &u : ordered) {
-        ParamOp param = u.param;
-        unsigned k = bucketOf.lookup(param.getSymName());
-        auto [it, inserted] = groupOf.try_emplace(k, groups.size());
-        if (inserted) {
-          groups.emplace_back();
-          buckets.push_back(k);
-        }
-        groups[it->second].push_back(u);
+    llvm::DenseMap<unsigned, unsigned> groupOf;
+    for (const ParamUses &u : ordered) {
+      ParamOp param = u.param;
+      unsigned k = bucketOf.lookup(param.getSymName());
+      auto [it, inserted] = groupOf.try_emplace(k, groups.size());
+      if (inserted) {
+        groups.emplace_back();
+        buckets.push_back(k);
       }
+      groups[it->second].push_back(u);
     }
     for (auto [group, k] : llvm::zip(groups, buckets)) {
       GatherGroup g;
@@ -973,8 +746,7 @@ TrainZeroPass::gatherGroups(func::FuncOp func, Operation *lossOp,
       result.push_back(std::move(g));
     }
   }
-  if (!flat.empty())
-    keepAcrossLoss(result);
+  keepAcrossLoss(result);
   return result;
 }
 
@@ -1023,50 +795,26 @@ void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
   for (GatherGroup &group : gatherGroups(func, lossOp, params, reads)) {
     b.setInsertionPoint(group.begin);
     TrainBuilder tb(b, group.begin->getLoc());
-    Value gathered;
-    if (flat.empty()) {
-      SmallVector<Value> shards;
-      SmallVector<Type> fullTypes;
-      int64_t segment = 0;
-      for (const ParamUses &u : group.uses) {
-        ParamOp param = u.param;
-        RankedTensorType shard = shardType(param.getTensorType(), N);
-        shards.push_back(tb.read(shard, param.getSymName()));
-        fullTypes.push_back(param.getTensorType());
-        segment += shard.getNumElements();
-      }
-      Type element = TrainBuilder::typeOf(shards.front()).getElementType();
-      Value seg = PackOp::create(b, tb.getLoc(),
-                                 RankedTensorType::get({segment}, element),
-                                 shards, 1);
-      Value future = collectives.gatherStart(tb.getLoc(), seg);
-      gathered = WaitOp::create(b, tb.getLoc(), future);
-      auto unpack = UnpackOp::create(b, tb.getLoc(), fullTypes, gathered, N);
-      for (auto [u, full] : llvm::zip(group.uses, unpack.getResults()))
-        for (OpOperand *use : u.operands)
-          use->set(full);
-    } else {
-      // The rank's shard of the bucket's parameter buffer, gathered whole;
-      // its members (and the padding) are views of the result.
-      FlatBucket &fb = flat[group.bucket];
-      Value shard = tb.read(RankedTensorType::get({fb.shard}, fb.element),
-                            fb.name + ".params");
-      Value future = collectives.gatherStart(tb.getLoc(), shard);
-      gathered = WaitOp::create(b, tb.getLoc(), future);
-      SmallVector<Type> memberTypes;
-      for (unsigned i : fb.members)
-        memberTypes.push_back(ParamOp(params[i]).getTensorType());
-      int64_t padding = N * fb.shard - (fb.offsets.back() + fb.numels.back());
-      if (padding > 0)
-        memberTypes.push_back(RankedTensorType::get({padding}, fb.element));
-      auto unpack = UnpackOp::create(b, tb.getLoc(), memberTypes, gathered, 1);
-      llvm::DenseMap<Operation *, Value> viewOf;
-      for (auto [i, view] : llvm::zip(fb.members, unpack.getResults()))
-        viewOf[params[i]] = view;
-      for (const ParamUses &u : group.uses)
-        for (OpOperand *use : u.operands)
-          use->set(viewOf.lookup(u.param));
-    }
+    // The rank's shard of the bucket's parameter buffer, gathered whole;
+    // its members (and the padding) are views of the result.
+    FlatBucket &fb = flat[group.bucket];
+    Value shard = tb.read(RankedTensorType::get({fb.shard}, fb.element),
+                          fb.name + ".params");
+    Value future = collectives.gatherStart(tb.getLoc(), shard);
+    Value gathered = WaitOp::create(b, tb.getLoc(), future);
+    SmallVector<Type> memberTypes;
+    for (unsigned i : fb.members)
+      memberTypes.push_back(ParamOp(params[i]).getTensorType());
+    int64_t padding = fb.size - (fb.offsets.back() + fb.numels.back());
+    if (padding > 0)
+      memberTypes.push_back(RankedTensorType::get({padding}, fb.element));
+    auto unpack = UnpackOp::create(b, tb.getLoc(), memberTypes, gathered, 1);
+    llvm::DenseMap<Operation *, Value> viewOf;
+    for (auto [i, view] : llvm::zip(fb.members, unpack.getResults()))
+      viewOf[params[i]] = view;
+    for (const ParamUses &u : group.uses)
+      for (OpOperand *use : u.operands)
+        use->set(viewOf.lookup(u.param));
     b.setInsertionPointAfter(group.end);
     ReleaseOp::create(b, group.end->getLoc(), gathered);
   }

@@ -1,4 +1,4 @@
-// A sharded train.buffer (train-zero's flat-buffers) is its rank's shard,
+// A sharded train.buffer (train-zero's bucket buffers) is its rank's shard,
 // members and padding together: the moments of 4 + 3 elements in a buffer
 // of 10 over 2 ranks take 5 * 4 = 20 bytes on a rank, the replicated
 // parameter buffer its members' 28 bytes and 3 * 4 = 12 of padding.

@@ -10,7 +10,7 @@
 # CHECK: gpt2 stage 3, 4 rank(s), K = 2: losses of K = 1; bytes sent = report
 # CHECK: llama dropout stage 2, 2 rank(s), K = 2: losses of K = 1; bytes sent = report
 # CHECK: report: stage 0-1 traffic independent of K, stage 2-3 gradient traffic times K
-# CHECK: report: activations {{[0-9]+}} bytes at K = 1, {{[0-9]+}} at K = 4 (stage 2), plus at most the {{[0-9]+}}-byte running sums in stage 0 ({{[0-9]+}})
+# CHECK: report: activations {{[0-9]+}} bytes at K = 1, {{[0-9]+}} at K = 4 (stage 2; {{[0-9]+}} with its gradient buckets), plus at most the {{[0-9]+}}-byte running sums in stage 0 ({{[0-9]+}})
 # CHECK: gradient accumulation keeps the losses of one micro-batch
 """Gradient accumulation (--grad-accum K) changes the schedule, not the numbers.
 
@@ -152,24 +152,24 @@ def main():
 
     # Activations: one micro-batch's, plus (stages 0-1) one full-size
     # running sum of the gradients, not one per micro-batch. Stage 2 is the
-    # reference in the per-tensor layout (--flat-buffers=false), whose
-    # micro-batch gradients are activations until packed; the default flat
-    # layout computes them into the bucket's gradient segment (reported as
-    # gradient buckets: 56,156 bytes of activations and 187,840 of model
-    # states + peak at K = 4 against 62,164 and 201,880).
+    # reference: its micro-batch gradients are computed into the bucket's
+    # gradient segment (reported as gradient buckets), so one micro-batch's
+    # transient is its activations plus its gradient buckets.
     def memory(stage, k):
         return harness.memory_report(args, models["gpt2"], [
             f"--zero-stage={stage}", "--world-size=2", f"--grad-accum={k}",
-            "--bucket-bytes=4096", "--flat-buffers=false"])
+            "--bucket-bytes=4096"])
     sums = memory(0, 4)["per_rank_bytes"]["gradients"]  # f32: one gradient per parameter
-    act = {(stage, k): memory(stage, k)["transient_bytes"]["activations"]
-           for stage in (0, 2) for k in (1, 4)}
-    if not (act[(2, 4)] < act[(2, 1)] and act[(2, 4)] < act[(0, 4)] <= act[(2, 4)] + sums):
-        failures.append(f"activations {act}, gradients {sums}")
+    reports = {(stage, k): memory(stage, k)["transient_bytes"]
+               for stage in (0, 2) for k in (1, 4)}
+    act = {key: r["activations"] for key, r in reports.items()}
+    one = act[(2, 4)] + reports[(2, 4)]["gradient_buckets"]
+    if not (act[(2, 4)] < act[(2, 1)] and one < act[(0, 4)] <= one + sums):
+        failures.append(f"activations {act}, one micro-batch {one}, gradients {sums}")
     else:
         print(f"report: activations {act[(2, 1)]} bytes at K = 1, {act[(2, 4)]} at K = 4 "
-              f"(stage 2), plus at most the {sums}-byte running sums in stage 0 "
-              f"({act[(0, 4)]})")
+              f"(stage 2; {one} with its gradient buckets), plus at most the "
+              f"{sums}-byte running sums in stage 0 ({act[(0, 4)]})")
     harness.finish(failures, "gradient accumulation keeps the losses of one micro-batch")
 
 

@@ -1,7 +1,7 @@
 //===- zeroc.cpp - the zeroc compiler driver ------------------------------===//
 //
 //   zeroc INPUT.mlir [--zero-stage=S] [--world-size=N] [--precision=fp32|bf16]
-//         [--bucket-bytes=B] [--flat-buffers] [--remat=none|full|selective]
+//         [--bucket-bytes=B] [--remat=none|full|selective]
 //         [--grad-accum=K] [--micro-batch-size=B] [--global-batch-size=G]
 //         [--target=cpu|cuda] [--cuda-arch=sm_90,sm_80]
 //         [--emit=exe|source|mlir|memory-report|memory-table|perf-model|
@@ -93,17 +93,6 @@ static cl::opt<int64_t>
                          "gradient bytes, rounded up to 64 KiB, within 1 MiB "
                          "and 25 MiB)"),
                 cl::value_desc("B"), cl::init(25 << 20), cl::cat(category));
-static cl::opt<bool> flatBuffers(
-    "flat-buffers",
-    cl::desc("Stages 1-3 in Megatron's layout, on by default: each "
-             "gradient bucket's parameters, gradients, fp32 masters and "
-             "moments as members of contiguous per-bucket buffers, the "
-             "states sharded contiguously over the ranks (at stage 3 the "
-             "parameters too, each bucket gathered whole around its uses), "
-             "one optimizer update per bucket shard, no pack or unpack "
-             "around the collectives; --flat-buffers=false keeps the "
-             "per-tensor layout (stage 0 ignores the flag)"),
-    cl::init(true), cl::cat(category));
 static cl::opt<std::string>
     remat("remat",
           cl::desc("Activation rematerialization: none (keep every "
@@ -339,7 +328,7 @@ static std::optional<std::string> validateOptions() {
     for (cl::Option *option :
          std::initializer_list<cl::Option *>{&zeroStage, &worldSize,
                                              &precision, &bucketBytes,
-                                             &remat, &gradAccum, &flatBuffers, &raisePatterns,
+                                             &remat, &gradAccum, &raisePatterns,
                                              &microBatchSize, &globalBatchSize})
       if (option->getNumOccurrences())
         return "--" + option->ArgStr.str() +
@@ -689,7 +678,6 @@ int main(int argc, char **argv) {
           ? bucketBytes
           : zeroc::defaultBucketBytes(
                 zeroc::modelGradientBytes(*module, precision));
-  options.flatBuffers = flatBuffers;
   options.raise = raisePatterns;
   options.remat = remat;
   // --grad-accum wins over the micro-batches the model asks for.

@@ -38,9 +38,6 @@ struct PipelineOptions {
   std::string remat = "none";
   /// Micro-batches per step (--grad-accum): train-accumulate's K.
   int64_t gradAccum = 1;
-  /// Stages 1-3 in Megatron's flat layout (train-zero's flat-buffers; the
-  /// default, false for the per-tensor layout).
-  bool flatBuffers = true;
   /// Raise written-out attention, norms and activations to the fast ops
   /// (train-raise, first); zeroc's --raise.
   bool raise = true;

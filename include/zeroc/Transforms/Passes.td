@@ -501,8 +501,8 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
 
     * stage 0: gradients are packed into buckets of about `bucket-bytes`,
       in the order backward produces them, and each bucket is averaged with
-      one `shard.all_reduce`; the averaged gradients live in full `grad`
-      buffers and every rank runs the full optimizer.
+      one `shard.all_reduce` into its gradient `train.buffer`; every rank
+      runs the full optimizer on the members of those buffers.
     * stage 1: optimizer state (fp32 master copies, moments) is sharded,
       and each bucket is reduced with `shard.reduce_scatter`, so each rank
       receives exactly its shard; the full local gradients stay whole.
@@ -518,18 +518,18 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
       gathered and released again around its use in backward. These ops
       have side effects, so CSE cannot merge the two gathers.
 
-    Stages 1-3 use, by default (`flat-buffers`), the layout of Megatron's
-    distributed optimizer: each bucket (one element
-    type) is a set of `train.buffer` declarations -- its parameters
-    (replicated at stages 1-2, `shards = N` at stage 3), gradients
-    (replicated at stage 1, `shards = N` from stage 2), fp32 masters and
-    moments (`shards = N`) -- whose members are the
-    usual per-parameter declarations, end to end in backward order and
-    padded to N equal shards. Backward packs the bucket's gradients end to
+    Every stage uses one layout, that of Megatron's distributed optimizer:
+    each bucket (one element type) is a set of `train.buffer` declarations
+    -- at stage 0 its gradients (whole, not padded); from stage 1 its
+    parameters (replicated at stages 1-2, `shards = N` at stage 3),
+    gradients (replicated at stage 1, `shards = N` from stage 2), fp32
+    masters and moments (`shards = N`) -- whose members are the
+    usual per-parameter declarations, end to end in backward order (from
+    stage 1 padded to N equal shards). Backward packs the bucket's gradients end to
     end (a zero tail for the padding) and reduce-scatters them, so rank r
     receives the contiguous elements `[r * S, (r + 1) * S)`; the optimizer
-    runs one `train.adamw_update` / `train.sgd_update` per bucket on those
-    elements, with `decay_ranges` naming the members that take weight
+    (stages 1-3) runs one `train.adamw_update` / `train.sgd_update` per
+    bucket on those elements, with `decay_ranges` naming the members that take weight
     decay, and (stages 1-2) one all-gather rebuilds the parameter buffer.
     There is no unpack: members are views of their buffer. With
     micro-batches, stages 2-3 reduce-scatter each micro-batch's bucket and
@@ -549,32 +549,18 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
     the two gathers live together; a model of one bucket keeps the two
     gathers.
 
-    With `flat-buffers=0` (kept for now, to be removed) the
-    layout is per tensor instead: each rank keeps a flat shard (`shards =
-    N`) of every state, buckets are packed rank-major (`train.pack` with
-    `shards = N`) so that the reduce-scatter hands each rank its shard of
-    every tensor, and unpacked into the per-tensor states; the stage-1
-    gradients stay in per-tensor `grad` states, stage 2's in sharded ones;
-    stage 3 gathers groups of parameters of about `bucket-bytes` (in order
-    of first use) into per-tensor copies.
-
     The loss is averaged over ranks; the gradient norm combines every
     rank's partial squared norm with an all-reduce, so clipping is global.
-    Tensors whose size N does not divide are zero-padded in their flat
-    shards (`train.pack`); padding is dropped by `train.unpack` and adds
-    nothing to norms. The module records `train.world_size` and
-    `train.zero_stage`.
+    From stage 1 a bucket whose size N does not divide is zero-padded at
+    its end (the last `train.pack` operand); the padding adds nothing to
+    norms. The module records `train.world_size` and `train.zero_stage`.
   }];
   let options = [
     Option<"stage", "stage", "int64_t", "0", "ZeRO stage: 0, 1, 2 or 3">,
     Option<"worldSize", "world-size", "int64_t", "1",
            "Number of data-parallel ranks">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
-           "Target size of a gradient bucket (and of a stage-3 gather group)">,
-    Option<"flatBuffers", "flat-buffers", "bool", "true",
-           "Stages 1-3 in Megatron's layout (contiguous per-bucket buffers "
-           "sharded over the ranks), the default; false for the per-tensor "
-           "layout">
+           "Target size of a gradient bucket (and of a stage-3 gather group)">
   ];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::func::FuncDialect",
@@ -719,28 +705,23 @@ def TrainBufferize : Pass<"train-bufferize", "mlir::ModuleOp"> {
     * Collectives become `train.collective_start` / `train.collective_wait`
       with their payload (the elements that are not padding); `train.release`
       disappears (liveness places the end of the buffer's life).
-    * Flat gradient buckets (stage 0): a `train.pack` with `shards = 1`
-      whose all-reduce is averaged by one elementwise op, unpacked with
-      `shards = 1` and written part by part to `grad` states stored whole
-      that nothing reads or writes before those writes, becomes a
-      `train.buffer` declaration (`zero.bucketK.grads`, counted as
-      gradients) whose members are those states. Each gradient that is
-      only packed is computed into its slice of the buffer (through the
-      reshapes that lead to it), any other is copied there; the all-reduce
-      runs in place (`send == recv`), the averaging in place, and the pack,
-      the unpack and the writes are views. The bucket is then the
-      persistent gradients: no gradient-bucket allocation remains.
-    * Unpacks into their state (stages 1-2): a part of a `train.unpack`
-      with `shards > 1` (the gathered parameters) that is only written to a
-      state stored whole is unpacked into that state's buffer and its write
-      disappears, when no read of the state is live at the unpack and
-      nothing else touches the state before the write.
-    * Gather segments (stages 1-2): the segment a rank sends to the
-      all-gather of its updated parameters (a `train.pack` with
-      `shards = 1` feeding a `train.all_gather_start`) is allocated before
-      its first part, and each part used only by the pack (the bf16 cast
-      of an updated master) is computed into its slot; any other part is
-      copied there.
+    * Gradient buckets (the `train.buffer`s train-zero declared): a
+      `train.pack` with `shards = 1` written to its replicated gradient
+      buffer (stage 1), or all-reduced, averaged and written there (stage
+      0), is that buffer, when nothing touches the buffer before the
+      write. Each gradient that is only packed is computed into its slice
+      of the buffer (through the reshapes that lead to it), any other is
+      copied there; the all-reduce runs in place (`send == recv`), the
+      averaging in place, and the write disappears: no gradient-bucket
+      allocation remains.
+    * Reduce-scatter segments (stages 2-3): the bucket a rank
+      reduce-scatters (a `train.pack` with `shards = 1` in no buffer) is
+      allocated before its first gradient, and each gradient used only by
+      the pack is computed into its slot; any other is copied there.
+    * All-gathers in place (stages 1-2): an all-gather whose result is
+      written to a replicated parameter buffer receives into it, and what
+      it sends (the rank's updated shard) is computed into the rank's slot
+      of that buffer.
 
     ```mlir
     %w = train.read @w : tensor<4x8xf32>

@@ -202,15 +202,13 @@ def check_replicas(report, config, zero, kinds, stage):
     return checked
 
 
-def fp32_config(tools, stage, world, bucket, refs, flat=False, accum=1):
-    config = "%sstage=%d world-size=%d bucket-bytes=%d%s" % (
-        "flat " if flat else "", stage, world, bucket,
-        " grad-accum=%d" % accum if accum > 1 else "")
-    name = "%ss%d-n%d-b%d-k%d" % ("flat-" if flat else "", stage, world,
-                                  bucket, accum)
+def fp32_config(tools, stage, world, bucket, refs, accum=1):
+    config = "stage=%d world-size=%d bucket-bytes=%d%s" % (
+        stage, world, bucket, " grad-accum=%d" % accum if accum > 1 else "")
+    name = "s%d-n%d-b%d-k%d" % (stage, world, bucket, accum)
     mlir = tools.compile(name, ["--train-pipeline=stage=%d world-size=%d "
-                                "bucket-bytes=%d flat-buffers=%d grad-accum=%d"
-                                % (stage, world, bucket, flat, accum)])
+                                "bucket-bytes=%d grad-accum=%d"
+                                % (stage, world, bucket, accum)])
     kinds, shards = state_kinds(mlir)
     report = Report()
     line = {"config": config, "sharded": sum(1 for s in shards.values() if s),
@@ -225,7 +223,7 @@ def fp32_config(tools, stage, world, bucket, refs, flat=False, accum=1):
         for sym, kind in kinds.items():
             if kind in ("exp_avg", "exp_avg_sq", "master"):
                 expected = stage >= 1
-            elif kind == "grad" and flat:
+            elif kind == "grad":
                 expected = stage >= 2
             elif kind == "param":
                 expected = stage == 3
@@ -269,14 +267,13 @@ def fp32_config(tools, stage, world, bucket, refs, flat=False, accum=1):
     return line, report
 
 
-def bf16_config(tools, stage, world, bucket, refs, flat=False):
-    config = "bf16 %sstage=%d world-size=%d bucket-bytes=%d" % (
-        "flat " if flat else "", stage, world, bucket)
-    name = "bf16-%ss%d-n%d-b%d" % ("flat-" if flat else "", stage, world,
-                                   bucket)
+def bf16_config(tools, stage, world, bucket, refs):
+    config = "bf16 stage=%d world-size=%d bucket-bytes=%d" % (
+        stage, world, bucket)
+    name = "bf16-s%d-n%d-b%d" % (stage, world, bucket)
     mlir = tools.compile(name, [
         "--train-pipeline=stage=%d world-size=%d bucket-bytes=%d "
-        "precision=bf16 flat-buffers=%d" % (stage, world, bucket, flat)])
+        "precision=bf16" % (stage, world, bucket)])
     kinds, _ = state_kinds(mlir)
     report = Report()
     zero = tools.evaluate(mlir, world, False)
@@ -379,18 +376,14 @@ def main():
     print("f32 reference vs fp64 reference: worst @%s %.2g"
           % (worst_noise[0], worst_noise[1]))
 
-    jobs = [(fp32_config, s, n, b, False) for s in STAGES
+    jobs = [(fp32_config, s, n, b) for s in STAGES
             for n in WORLD_SIZES for b in BUCKETS]
-    jobs += [(bf16_config, s, 2, b, False) for s in (0, 3) for b in BUCKETS]
-    # Megatron's flat layout of stages 1-3 (train-zero flat-buffers, the
-    # default; the configurations above pin the per-tensor layout).
-    jobs += [(fp32_config, s, n, b, True) for s in (1, 2, 3)
-             for n in WORLD_SIZES for b in BUCKETS]
-    jobs += [(bf16_config, s, 2, b, True) for s in (1, 2, 3) for b in BUCKETS]
-    # With two micro-batches (stages 2-3 sum each one's reduced shard into
-    # the sharded gradient buffer; stage 3 gathers each bucket around each
-    # micro-batch's forward and backward).
-    jobs += [(fp32_config, s, n, b, True, 2) for s in (2, 3)
+    jobs += [(bf16_config, s, 2, b) for s in STAGES for b in BUCKETS]
+    # With two micro-batches (stages 0-1 reduce the sums once; stages 2-3
+    # sum each micro-batch's reduced shard into the sharded gradient
+    # buffer; stage 3 gathers each bucket around each micro-batch's forward
+    # and backward).
+    jobs += [(fp32_config, s, n, b, 2) for s in STAGES
              for n, b in ((2, 1), (3, 100000000))]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(

@@ -1,6 +1,6 @@
 // RUN: zeroc-opt %s --train-fuse-elementwise --train-bufferize -split-input-file | FileCheck %s
 
-// A train.buffer declared before bufferization (train-zero's flat-buffers)
+// A train.buffer declared before bufferization (train-zero's bucket buffers)
 // aliases its members: a read of a member copies when the buffer is
 // written while it is live, and a read of the buffer when a member is;
 // the buffer's reads and writes use its storage (a sharded buffer's is

@@ -1,8 +1,9 @@
 // RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=0 world-size=2 bucket-bytes=64" | FileCheck %s
 
 // Stage 0: gradients are bucketed in the order backward produces them
-// (the last layer first) and averaged with one all-reduce per bucket; every
-// rank keeps full gradient buffers and runs the full optimizer.
+// (the last layer first) and averaged with one all-reduce per bucket into
+// the bucket's gradient buffer (whole: no padding); the grad states are its
+// members; every rank runs the full optimizer.
 // CHECK: module attributes {train.batch_split = 2 : i64, train.world_size = 2 : i64, train.zero_stage = 0 : i64}
 // CHECK: shard.grid @dp(shape = 2)
 // CHECK: train.param @w1 : tensor<4x3xf32> init = normal std = 5.000000e-01 decay{{$}}
@@ -13,6 +14,9 @@
 // CHECK: %[[L:.*]] = train.cross_entropy
 // CHECK: %[[L1:.*]] = train.reshape %[[L]] : tensor<f32> -> tensor<1xf32>
 // CHECK: shard.all_reduce %[[L1]] on @dp grid_axes = [0] : tensor<1xf32> -> tensor<1xf32>
+// The bucket buffers, declared before the step.
+// CHECK: train.buffer @zero.flat0.grads : tensor<25xf32> <gradients> members [@b2.grad, @w2.grad] offsets [0, 5]{{$}}
+// CHECK-NEXT: train.buffer @zero.flat1.grads : tensor<16xf32> <gradients> members [@b1.grad, @w1.grad] offsets [0, 4]{{$}}
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: (%{{.*}}: tensor<3x3xf32>, %{{.*}}: tensor<3xi32>, %[[STEP:.*]]: tensor<i64>)
 // The loss is averaged right after it is computed.
@@ -21,18 +25,20 @@
 // CHECK: train.scale %[[LR]] by 5.000000e-01
 // First bucket: the output layer's bias and weight (5 + 20 floats = 100 bytes).
 // CHECK: %[[B1:.*]] = train.pack %[[DB2:.*]], %[[DW2:.*]] shards = 1 : tensor<5xf32>, tensor<5x4xf32> -> tensor<25xf32>
-// CHECK: %[[R1:.*]] = shard.all_reduce %[[B1]] on @dp grid_axes = [0] : tensor<25xf32> -> tensor<25xf32>
-// CHECK: %[[A1:.*]] = train.scale %[[R1]] by 5.000000e-01 : tensor<25xf32>
-// CHECK: %[[G:.*]]:2 = train.unpack %[[A1]] shards = 1 : tensor<25xf32> -> tensor<5xf32>, tensor<5x4xf32>
-// CHECK: train.write %[[G]]#0 to @b2.grad : tensor<5xf32>
-// CHECK: train.write %[[G]]#1 to @w2.grad : tensor<5x4xf32>
+// CHECK-NEXT: %[[R1:.*]] = shard.all_reduce %[[B1]] on @dp grid_axes = [0] : tensor<25xf32> -> tensor<25xf32>
+// CHECK-NEXT: %[[A1:.*]] = train.scale %[[R1]] by 5.000000e-01 : tensor<25xf32>
+// CHECK-NEXT: train.write %[[A1]] to @zero.flat0.grads : tensor<25xf32>
 // Second bucket: the first layer.
 // CHECK: train.pack {{.*}} shards = 1 : tensor<4xf32>, tensor<4x3xf32> -> tensor<16xf32>
-// CHECK: shard.all_reduce
-// The optimizer reads the averaged, full gradients.
-// CHECK: %[[GW1:.*]] = train.read @w1.grad : tensor<4x3xf32>
+// CHECK-NEXT: shard.all_reduce
+// CHECK-NEXT: train.scale
+// CHECK-NEXT: train.write %{{.*}} to @zero.flat1.grads : tensor<16xf32>
+// The optimizer reads the averaged, full gradients: views of the buffers.
+// CHECK: train.read @zero.flat0.grads : tensor<25xf32>
+// CHECK: %[[B1:.*]] = train.read @zero.flat1.grads : tensor<16xf32>
+// CHECK-NEXT: %[[G1:.*]]:2 = train.unpack %[[B1]] shards = 1 : tensor<16xf32> -> tensor<4xf32>, tensor<4x3xf32>
 // CHECK: train.lr_schedule %[[STEP]]
-// CHECK: train.squared_norm %[[GW1]] : tensor<4x3xf32> -> tensor<f32>
-// CHECK-NOT: shard.
+// CHECK: train.squared_norm %[[G1]]#1 : tensor<4x3xf32> -> tensor<f32>
+// CHECK-NOT: {{shard\.|train.unpack}}
 // CHECK: train.adamw_update {{.*}} : tensor<4x3xf32>
 // CHECK: return

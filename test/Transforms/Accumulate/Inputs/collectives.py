@@ -2,8 +2,8 @@
 
     collectives.py ZEROC_OPT MODEL STAGE K [--count]
 
-runs --train-pipeline="stage=STAGE world-size=3 grad-accum=K bucket-bytes=64
-flat-buffers=0" (the per-tensor layout, whose buckets the checks name) on MODEL and prints one line per micro-batch start ("micro-batch M", the
+runs --train-pipeline="stage=STAGE world-size=3 grad-accum=K bucket-bytes=64"
+on MODEL and prints one line per micro-batch start ("micro-batch M", the
 train.slice of the first argument) and per collective start ("all_reduce
 tensor<NxT>"), then "end"; with --count, the number of each kind of
 collective instead.
@@ -15,7 +15,7 @@ import sys
 
 opt, model, stage, k = sys.argv[1:5]
 ir = subprocess.run([opt, model, f"--train-pipeline=stage={stage} world-size=3 "
-                     f"grad-accum={k} bucket-bytes=64 flat-buffers=0"], check=True, capture_output=True,
+                     f"grad-accum={k} bucket-bytes=64"], check=True, capture_output=True,
                     text=True).stdout
 step = ir[ir.index("func.func @train_step"):]
 step = step[:step.index("\n  }\n")]

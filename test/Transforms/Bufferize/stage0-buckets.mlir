@@ -1,15 +1,16 @@
 // RUN: zeroc-opt %s --train-fuse-elementwise --train-bufferize -split-input-file | FileCheck %s
 
-// Stage 0's gradient bucket kept flat: the grad states become members of
-// one train.buffer; each gradient is computed into its slice (through a
-// reshape too), the all-reduce runs in place on the buffer, the averaging
-// in place, and the pack, the unpack and the writes leave no copy. A
+// Stage 0's gradient bucket, the train.buffer train-zero declared (the
+// grad states its members): the pack all-reduced, averaged and written to
+// the buffer is the buffer. Each gradient is computed into its slice
+// (through a reshape too), the all-reduce runs in place on the buffer, the
+// averaging in place, and the pack and the write leave no copy. A
 // gradient that is not the pack's only use is copied into its slice.
 
-// CHECK: train.buffer @zero.bucket0.grads : tensor<14xf32> <gradients> members [@w.grad, @b.grad, @c.grad] offsets [0, 8, 10]
+// CHECK: train.buffer @zero.flat0.grads : tensor<14xf32> <gradients> members [@w.grad, @b.grad, @c.grad] offsets [0, 8, 10]
 // CHECK-LABEL: func.func @train_step(
 // CHECK-NOT: memref.alloc() {train.category = #train.category<gradient_buckets>}
-// CHECK: %[[B:.*]] = train.storage @zero.bucket0.grads : memref<14xf32>
+// CHECK: %[[B:.*]] = train.storage @zero.flat0.grads : memref<14xf32>
 // CHECK: %[[GW:.*]] = memref.reinterpret_cast %[[B]] to offset: [0], sizes: [2, 4], strides: [4, 1] : memref<14xf32> to memref<2x4xf32>
 // CHECK: train.kernel ins({{.*}}) outs(%[[GW]] : memref<2x4xf32>)
 // CHECK-NEXT: ^bb0
@@ -38,6 +39,7 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
   train.state @w.grad : tensor<8xf32> grad of @w
   train.state @b.grad : tensor<2xf32> grad of @b
   train.state @c.grad : tensor<4xf32> grad of @c
+  train.buffer @zero.flat0.grads : tensor<14xf32> <gradients> members [@w.grad, @b.grad, @c.grad] offsets [0, 8, 10]
   train.state @w.exp_avg : tensor<8xf32> exp_avg of @w
   train.state @w.exp_avg_sq : tensor<8xf32> exp_avg_sq of @w
   func.func @train_step(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>, %t: tensor<2x8xi32>, %step: tensor<i64>) -> (tensor<f32>, tensor<f32>) attributes {train.step} {
@@ -51,10 +53,7 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
     %f = train.all_reduce_start %p on @dp : tensor<14xf32> -> !train.future<tensor<14xf32>>
     %r = train.wait %f : !train.future<tensor<14xf32>>
     %a = train.scale %r by 0.5 : tensor<14xf32>
-    %u:3 = train.unpack %a shards = 1 : tensor<14xf32> -> tensor<8xf32>, tensor<2xf32>, tensor<4xf32>
-    train.write %u#0 to @w.grad : tensor<8xf32>
-    train.write %u#1 to @b.grad : tensor<2xf32>
-    train.write %u#2 to @c.grad : tensor<4xf32>
+    train.write %a to @zero.flat0.grads : tensor<14xf32>
     %lr = train.lr_schedule %step lr = 1.0e-02 schedule = constant : (tensor<i64>) -> tensor<f32>
     %g = train.read @w.grad : tensor<8xf32>
     %m = train.read @w.exp_avg : tensor<8xf32>
@@ -70,10 +69,10 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
 
 // -----
 
-// Not flat: a grad state read before the bucket writes it (an accumulation
-// of gradients) keeps the packed buffer, its copies and the writes.
+// A bucket whose buffer is read before the bucket writes it (a member
+// accumulated) is not the buffer: the pack is a gradient-bucket allocation,
+// the all-reduce receives into another, and the write copies.
 
-// CHECK-NOT: train.buffer
 // CHECK-LABEL: func.func @accumulating(
 // CHECK: memref.alloc() {train.category = #train.category<gradient_buckets>} : memref<4xf32>
 // CHECK: train.collective_start all_reduce
@@ -82,14 +81,14 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
   shard.grid @dp(shape = 2)
   train.param @c : tensor<4xf32> init = zeros
   train.state @c.grad : tensor<4xf32> grad of @c
+  train.buffer @zero.flat0.grads : tensor<4xf32> <gradients> members [@c.grad] offsets [0]
   func.func @accumulating(%x: tensor<4xf32>) -> tensor<4xf32> {
     %old = train.read @c.grad : tensor<4xf32>
     %gc = train.add %old, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     %p = train.pack %gc shards = 1 : tensor<4xf32> -> tensor<4xf32>
     %f = train.all_reduce_start %p on @dp : tensor<4xf32> -> !train.future<tensor<4xf32>>
     %r = train.wait %f : !train.future<tensor<4xf32>>
-    %u = train.unpack %r shards = 1 : tensor<4xf32> -> tensor<4xf32>
-    train.write %u to @c.grad : tensor<4xf32>
+    train.write %r to @zero.flat0.grads : tensor<4xf32>
     return %old : tensor<4xf32>
   }
 }

@@ -1,9 +1,9 @@
-// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=2 world-size=2 bucket-bytes=64 flat-buffers=1" | FileCheck %s --check-prefix=S2
-// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=1 world-size=2 bucket-bytes=1000 flat-buffers=1" | FileCheck %s --check-prefix=S1
-// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-mixed-precision=precision=bf16 --train-data-parallel=world-size=2 --train-autodiff --train-accumulate=micro-batches=3 --train-optimizer "--train-zero=stage=2 world-size=2 bucket-bytes=1000 flat-buffers=1" | FileCheck %s --check-prefix=BF16
-// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=0 world-size=2 bucket-bytes=64 flat-buffers=1" | FileCheck %s --check-prefix=S0
+// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=2 world-size=2 bucket-bytes=64" | FileCheck %s --check-prefix=S2
+// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=1 world-size=2 bucket-bytes=1000" | FileCheck %s --check-prefix=S1
+// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-mixed-precision=precision=bf16 --train-data-parallel=world-size=2 --train-autodiff --train-accumulate=micro-batches=3 --train-optimizer "--train-zero=stage=2 world-size=2 bucket-bytes=1000" | FileCheck %s --check-prefix=BF16
+// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=0 world-size=2 bucket-bytes=64" | FileCheck %s --check-prefix=S0
 
-// Megatron's layout of stages 1-2 (flat-buffers): each bucket's
+// zeroc's one layout (Megatron's), here at stages 1-2: each bucket's
 // parameters, gradients and optimizer states are members of per-bucket
 // train.buffer declarations, end to end in the order backward produces
 // the gradients (b2 then w2), padded to N equal shards; the states are
@@ -74,7 +74,12 @@
 // BF16-NEXT: %[[ALL:.*]] = shard.all_gather %[[R]]
 // BF16-NEXT: train.write %[[ALL]] to @zero.flat0.params : tensor<42xbf16>
 
-// Stages 0 and 3 ignore the option (stage 0's buckets are flat after
-// train-bufferize).
+// Stage 0: only gradient buffers, whole (25 elements, no padding), each
+// the average of its bucket's all-reduce; no parameter or state buffer.
+// S0: train.buffer @zero.flat0.grads : tensor<25xf32> <gradients> members [@b2.grad, @w2.grad] offsets [0, 5]{{$}}
+// S0-NEXT: train.buffer @zero.flat1.grads : tensor<16xf32> <gradients> members [@b1.grad, @w1.grad] offsets [0, 4]{{$}}
 // S0-NOT: train.buffer
-// S0: shard.all_reduce
+// S0: %[[B:.*]] = train.pack {{.*}} -> tensor<25xf32>
+// S0-NEXT: %[[R:.*]] = shard.all_reduce %[[B]]
+// S0-NEXT: %[[A:.*]] = train.scale %[[R]]
+// S0-NEXT: train.write %[[A]] to @zero.flat0.grads : tensor<25xf32>
