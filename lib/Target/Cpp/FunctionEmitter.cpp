@@ -462,6 +462,18 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
       n.push_back(numel(v));
     return ints(n);
   };
+  // train.cross_entropy and its gradient with ignore_index or
+  // label_smoothing call the _ex kernels, whose extra arguments follow the
+  // shape: has_ignore_index, ignore_index, label_smoothing, count.
+  auto isExtendedCrossEntropy = [](auto ce) {
+    return ce.getIgnoreIndexAttr() || ce.getLabelSmoothingAttr();
+  };
+  auto printCrossEntropyExArgs = [&](auto ce) {
+    os << ", " << (ce.getIgnoreIndexAttr() ? 1 : 0) << ", "
+       << ce.getIgnoreIndex().value_or(0) << "LL, "
+       << literal(ce.getSmoothing()) << ", "
+       << (ce.getCount() ? ptr(ce.getCount()) : std::string("nullptr"));
+  };
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](MatmulOp mm) {
@@ -552,32 +564,25 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         return success();
       })
       .Case([&](CrossEntropyOp ce) {
-        // ignore_index and label_smoothing: the _ex kernel.
-        bool ex = ce.getIgnoreIndexAttr() || ce.getLabelSmoothingAttr();
+        bool ex = isExtendedCrossEntropy(ce);
         os << "  zrt_cross_entropy" << (ex ? "_ex(" : "(")
            << dt(ce.getLogits()) << ", " << ptr(ce.getLogits()) << ", "
            << ptr(ce.getTargets()) << ", " << dt(ce.getTargets()) << ", "
            << rowsOf(ce.getLogits()) << ", " << lastDim(ce.getLogits());
         if (ex)
-          os << ", " << (ce.getIgnoreIndexAttr() ? 1 : 0) << ", "
-             << ce.getIgnoreIndex().value_or(0) << "LL, "
-             << literal(ce.getSmoothing()) << ", "
-             << (ce.getCount() ? ptr(ce.getCount()) : std::string("nullptr"));
+          printCrossEntropyExArgs(ce);
         os << ", " << ptr(ce.getLoss()) << ");\n";
         return success();
       })
       .Case([&](CrossEntropyGradOp ce) {
-        bool ex = ce.getIgnoreIndexAttr() || ce.getLabelSmoothingAttr();
+        bool ex = isExtendedCrossEntropy(ce);
         os << "  zrt_cross_entropy_grad" << (ex ? "_ex(" : "(")
            << dt(ce.getLogits()) << ", " << ptr(ce.getGrad()) << ", "
            << ptr(ce.getLogits()) << ", " << ptr(ce.getTargets()) << ", "
            << dt(ce.getTargets()) << ", " << ptr(ce.getResult()) << ", "
            << rowsOf(ce.getLogits()) << ", " << lastDim(ce.getLogits());
         if (ex)
-          os << ", " << (ce.getIgnoreIndexAttr() ? 1 : 0) << ", "
-             << ce.getIgnoreIndex().value_or(0) << "LL, "
-             << literal(ce.getSmoothing()) << ", "
-             << (ce.getCount() ? ptr(ce.getCount()) : std::string("nullptr"));
+          printCrossEntropyExArgs(ce);
         os << ");\n";
         return success();
       })
