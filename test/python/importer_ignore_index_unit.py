@@ -15,7 +15,6 @@ Runs under lit or directly:
 import copy
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -30,6 +29,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "test" / "python" / "Inputs"))
 
 import train_ir_eval  # noqa: E402
+from importer_checks import run  # noqa: E402
 from zeroc import importer  # noqa: E402
 from zeroc.importer import ImporterError  # noqa: E402
 
@@ -73,10 +73,6 @@ def selected_max(logits, t):
 
 def compared_first(logits, t):
     return (t != K).float().mean() + plain(logits, t)
-
-
-def run(command):
-    return subprocess.run(command, capture_output=True, text=True)
 
 
 class IgnoreIndexTest(unittest.TestCase):
