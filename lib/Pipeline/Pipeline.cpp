@@ -71,7 +71,8 @@ int64_t modelGradientBytes(mlir::ModuleOp module, llvm::StringRef precision) {
 
 void buildPlanningPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createTrainFuseElementwise());
-  pm.addPass(createTrainBufferize());
+  pm.addPass(createTrainBufferizeOps());
+  pm.addPass(createTrainEntryABI());
   pm.addPass(mlir::createCSEPass());
   pm.addPass(createTrainDeallocate());
   pm.addPass(createTrainVerifyEmittable());
@@ -119,6 +120,14 @@ struct TrainingPipelineOptions
 } // namespace
 
 void registerTrainingPipeline() {
+  mlir::PassPipelineRegistration<>(
+      "train-bufferize",
+      "Each function of a per-rank step into buffers: train-bufferize-ops, "
+      "then train-entry-abi",
+      [](mlir::OpPassManager &pm) {
+        pm.addPass(createTrainBufferizeOps());
+        pm.addPass(createTrainEntryABI());
+      });
   mlir::PassPipelineRegistration<>(
       "train-planning",
       "The planning passes: the scheduled per-rank step to the buffer form "

@@ -1,37 +1,13 @@
 //===- Bufferize.cpp - each function of a step into buffers ---------------===//
 //
-// Rewrites every function of a scheduled, fused per-rank program into the
-// buffer form the back ends print (docs/backend.md):
-//
-//   * the signature becomes the entry point's: tensors become memrefs, the
-//     step number a host memref, and each result a host out-parameter
-//     (train.step functions also get the learning rate's);
-//   * a train.read is its state's buffer (train.storage), or a copy of it
-//     when the state is written while the read is still live;
-//   * views (train.reshape, train.unpack with shards = 1, shard.all_slice,
-//     train.wait) are memref.reinterpret_cast of their source's buffer, at
-//     the offset they read (rank-dependent for a rank's slice);
-//   * an optimizer update whose state operand is read only by it, and whose
-//     result goes back to that state, runs in place on the state's buffer
-//     (its train.write disappears); otherwise it runs in place on a copy;
-//   * every other op (a train.fused region included) is a train.kernel from
-//     the buffers of its operands into fresh buffers (memref.alloc, with the
-//     train.category the memory report counts them in), and a train.write
-//     that remains is a memref.copy into the state's buffer;
-//   * a value whose only use writes the whole storage of a tensor-level
-//     train.buffer, or of a parameter or state in no buffer, is computed
-//     there (the write disappears): the bf16 cast of an updated master
-//     into its parameter; also when it is elementwise over a read of that
-//     storage read by it alone (a sum over micro-batches);
-//   * collectives are train.collective_start / train.collective_wait on
-//     buffers, with the payload (the elements that are not padding);
-//   * a gradient bucket that train-zero declared (a pack written to its
-//     train.buffer, or at stage 0 all-reduced, averaged and written there)
-//     is that buffer: each gradient is computed into its slice, the
-//     all-reduce and the averaging run in place on the buffer;
-//   * results are copied to host memory with train.read_back.
-//
-// memref.dealloc is placed by train-deallocate.
+// train-bufferize-ops (Passes.td, docs/backend.md): every function of a
+// scheduled, fused per-rank program into the buffer form the back ends
+// print. Reads are their state's buffer (or a copy while the state is
+// written), views are reinterpret_casts, updates run in place on their
+// state, gradients are computed into their bucket's slice, collectives run
+// in place where train-zero's buffers allow, and every other op is a
+// train.kernel into a new allocation in its memory category. The entry
+// signature is train-entry-abi's, deallocation train-deallocate's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,7 +21,7 @@
 #include "llvm/ADT/SetVector.h"
 
 namespace zeroc {
-#define GEN_PASS_DEF_TRAINBUFFERIZE
+#define GEN_PASS_DEF_TRAINBUFFERIZEOPS
 #include "zeroc/Transforms/Passes.h.inc"
 } // namespace zeroc
 
@@ -62,9 +38,8 @@ RankedTensorType tensorOf(Type type) {
   return cast<RankedTensorType>(type);
 }
 
-MemRefType memrefOf(RankedTensorType type, Attribute memorySpace = {}) {
-  return MemRefType::get(type.getShape(), type.getElementType(),
-                         MemRefLayoutAttrInterface(), memorySpace);
+MemRefType memrefOf(RankedTensorType type) {
+  return MemRefType::get(type.getShape(), type.getElementType());
 }
 
 SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
@@ -94,20 +69,15 @@ struct Place {
   Value dynamicOffset; // index, or null
 };
 
-/// A gradient bucket: `pack` (shards = 1) of the gradients, whose result
-/// is the storage of the train.buffer `name` that train-zero declared.
+/// A gradient bucket: the storage of the train.buffer `name` that
+/// train-zero declared, which a pack (shards = 1) of the gradients is.
 struct FlatBucket {
-  PackOp pack;
-  SmallVector<int64_t> offsets;
   RankedTensorType type;
   std::string name;
 };
 
 /// Where a value is computed: element `offset` of flat bucket `bucket`.
-struct Destination {
-  unsigned bucket;
-  int64_t offset;
-};
+struct Destination { unsigned bucket; int64_t offset; };
 
 /// The tensor-level facts the rewrite needs, computed on the block before
 /// anything changes.
@@ -296,19 +266,14 @@ private:
       if (Value value = write.getValue();
           value != pack.getResult() && !value.getDefiningOp<WaitOp>())
         destination[value] = {id, 0};
-      FlatBucket bucket;
-      bucket.pack = pack;
-      bucket.type = pack.getType();
-      bucket.name = write.getName().str();
       int64_t offset = 0;
       for (Value input : pack.getInputs()) {
         if (Value value = placeable(input, block))
           destination[value] = {id, offset};
-        bucket.offsets.push_back(offset);
         offset += cast<RankedTensorType>(input.getType()).getNumElements();
       }
       flatPacks[pack] = id;
-      flat.push_back(std::move(bucket));
+      flat.push_back({pack.getType(), write.getName().str()});
     }
   }
 
@@ -546,8 +511,8 @@ int64_t payloadOf(Operation *start, int64_t full) {
 
 class FunctionBufferizer {
 public:
-  FunctionBufferizer(func::FuncOp func, Attribute host, SymbolTable &symbols)
-      : func(func), host(host), symbols(symbols), builder(func.getContext()) {}
+  FunctionBufferizer(func::FuncOp func, SymbolTable &symbols)
+      : func(func), symbols(symbols), builder(func.getContext()) {}
 
   LogicalResult run();
 
@@ -555,7 +520,6 @@ private:
   LogicalResult rewrite(Operation &op);
   void rewriteBucket(PackOp pack);
   void rewriteCollective(Operation &op);
-  LogicalResult checkHostUses(Block &block);
 
   Location loc() const { return current->getLoc(); }
 
@@ -569,6 +533,9 @@ private:
 
   /// The buffer of `value` (a view where it is one).
   Value bufferOf(Value value) const { return buffers.lookup(value); }
+  SmallVector<Value> buffersOf(ValueRange values) const {
+    return llvm::map_to_vector(values, [&](Value v) { return bufferOf(v); });
+  }
 
   /// A view of `source`'s elements from `offset` (static plus dynamic), with
   /// the shape of `type`.
@@ -697,7 +664,6 @@ private:
   }
 
   func::FuncOp func;
-  Attribute host;
   SymbolTable &symbols;
   OpBuilder builder;
   llvm::DenseMap<unsigned, Value> bucketValues;
@@ -710,64 +676,13 @@ private:
   llvm::DenseMap<Value, Place> places;
   llvm::DenseMap<Value, Value> requests; // future -> request
   llvm::DenseMap<Value, Value> received; // future -> recv buffer
-  /// The host out-parameters: one per result, then the learning rate.
-  SmallVector<Value> outputs;
-  Value lrOutput;
 };
-
-LogicalResult FunctionBufferizer::checkHostUses(Block &block) {
-  // The step number and the learning rate live in host memory: only the
-  // schedule and the optimizer updates read them.
-  for (Operation &op : block)
-    for (Value operand : op.getOperands()) {
-      bool isStep = isa<BlockArgument>(operand) &&
-                    cast<RankedTensorType>(operand.getType()).getElementType().isInteger(64) &&
-                    cast<RankedTensorType>(operand.getType()).getRank() == 0;
-      bool isLr = isa_and_nonnull<LRScheduleOp>(operand.getDefiningOp());
-      if ((isStep || isLr) &&
-          !(isStep && isa<DropoutOp>(op)) &&
-          !isa<LRScheduleOp, AdamWUpdateOp, SGDUpdateOp, func::ReturnOp>(op))
-        return op.emitOpError("uses the ")
-               << (isStep ? "step number" : "learning rate")
-               << " as a tensor; it lives in host memory, where only the "
-                  "learning-rate schedule, the optimizer updates and dropout "
-                  "(the step) read it";
-    }
-  return success();
-}
-
-/// The one collective form the buffer form takes: train.*_start ops whose
-/// future is waited for once.
-static LogicalResult checkCollectives(Block &block) {
-  for (Operation &op : block) {
-    if (isa<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,
-            shard::BroadcastOp, shard::GatherOp, shard::ScatterOp,
-            shard::ShiftOp, shard::AllToAllOp, shard::SendOp, shard::RecvOp>(
-            op))
-      return op.emitOpError("is a blocking collective; the back ends take "
-                            "only train.*_start / train.wait pairs (run "
-                            "train-schedule)");
-    if (!isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op))
-      continue;
-    Value future = op.getResult(0);
-    auto uses = std::distance(future.use_begin(), future.use_end());
-    if (uses != 1 || !isa<WaitOp>(*future.getUsers().begin()))
-      return op.emitOpError("must be waited for exactly once by train.wait, "
-                            "but its future has ")
-             << uses << " use(s)";
-  }
-  return success();
-}
 
 LogicalResult FunctionBufferizer::run() {
   Block &block = func.getBody().front();
-  if (failed(checkCollectives(block)) || failed(checkHostUses(block)))
-    return failure();
   analysis = std::make_unique<Analysis>(block, symbols);
-  bool isStep = trainDialect(func).getStepAttrHelper().isAttrPresent(func);
 
-  // The entry point's signature.
-  // Owned here until it replaces the body: a failure below frees it.
+  // The new body, owned here until it replaces the old: a failure frees it.
   auto owned = std::make_unique<Block>();
   newBlock = owned.get();
   for (BlockArgument arg : block.getArguments()) {
@@ -776,42 +691,13 @@ LogicalResult FunctionBufferizer::run() {
       return func.emitOpError("argument #")
              << arg.getArgNumber() << " of type " << arg.getType()
              << " is not a tensor; train-bufferize takes tensor arguments";
-    bool hostArg = type.getRank() == 0 && type.getElementType().isInteger(64);
-    Value buffer = newBlock->addArgument(
-        memrefOf(type, hostArg ? host : Attribute()), arg.getLoc());
+    Value buffer = newBlock->addArgument(memrefOf(type), arg.getLoc());
     buffers[arg] = buffer;
     places[buffer] = {buffer, 0, nullptr};
   }
-  auto ret = cast<func::ReturnOp>(block.getTerminator());
-  auto f32 = Float32Type::get(func.getContext());
-  for (Value result : ret.getOperands()) {
-    auto type = cast<RankedTensorType>(result.getType());
-    outputs.push_back(newBlock->addArgument(
-        memrefOf(RankedTensorType::get(type.getShape(), f32), host),
-        func.getLoc()));
-  }
-  if (isStep)
-    lrOutput = newBlock->addArgument(
-        memrefOf(RankedTensorType::get({}, f32), host), func.getLoc());
-
   builder.setInsertionPointToEnd(newBlock);
-  bool hasSchedule = !block.getOps<LRScheduleOp>().empty();
   for (Operation &op : block) {
     current = &op;
-    if (isa<func::ReturnOp>(op) && isStep && !hasSchedule) {
-      // No schedule: the step reports a learning rate of 0.
-      auto type = RankedTensorType::get({}, f32);
-      auto fused = FusedOp::create(builder, loc(), type, ValueRange());
-      {
-        OpBuilder::InsertionGuard guard(builder);
-        builder.createBlock(&fused.getBody());
-        Value zero = FillOp::create(builder, loc(), type,
-                                    builder.getF64FloatAttr(0.0));
-        YieldOp::create(builder, loc(), zero);
-      }
-      kernel(fused, {}, {lrOutput});
-      fused->erase();
-    }
     if (failed(rewrite(op)))
       return failure();
   }
@@ -821,8 +707,9 @@ LogicalResult FunctionBufferizer::run() {
   region.push_back(owned.release());
   block.dropAllDefinedValueUses();
   block.erase();
-  func.setFunctionType(FunctionType::get(
-      func.getContext(), newBlock->getArgumentTypes(), TypeRange()));
+  func.setFunctionType(
+      FunctionType::get(func.getContext(), newBlock->getArgumentTypes(),
+                        newBlock->getTerminator()->getOperandTypes()));
   return success();
 }
 
@@ -890,39 +777,33 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     return MemoryCategory::activations;
   };
 
-  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-    for (auto [value, out] : llvm::zip(ret.getOperands(), outputs))
-      ReadBackOp::create(builder, loc(), bufferOf(value), out);
-    func::ReturnOp::create(builder, loc());
+  if (isa<func::ReturnOp>(op)) {
+    func::ReturnOp::create(builder, loc(), buffersOf(op.getOperands()));
     return success();
   }
   if (auto read = dyn_cast<ReadOp>(op)) {
-    RankedTensorType type = read.getType();
-    Value state = storage(read.getName(), type);
-    if (!facts.copyingReads.contains(read)) {
-      buffers[read.getResult()] = state;
-      return success();
+    Value buffer = storage(read.getName(), read.getType());
+    if (facts.copyingReads.contains(read)) {
+      Value state = buffer;
+      buffer = alloc(read.getType(), MemoryCategory::activations);
+      memref::CopyOp::create(builder, loc(), state, buffer);
     }
-    Value copy = alloc(type, MemoryCategory::activations);
-    memref::CopyOp::create(builder, loc(), state, copy);
-    buffers[read.getResult()] = copy;
+    buffers[read.getResult()] = buffer;
     return success();
   }
   if (auto write = dyn_cast<WriteOp>(op)) {
-    if (facts.elidedWrites.contains(write))
-      return success();
-    Value value = bufferOf(write.getValue());
-    Value state = storage(write.getName(), tensorOf(write.getValue().getType()));
-    memref::CopyOp::create(builder, loc(), value, state);
+    if (!facts.elidedWrites.contains(write))
+      memref::CopyOp::create(
+          builder, loc(), bufferOf(write.getValue()),
+          storage(write.getName(), tensorOf(write.getValue().getType())));
     return success();
   }
   if (Value source = Analysis::viewSource(&op)) {
     if (auto wait = dyn_cast<WaitOp>(op)) {
-      WaitOp w = wait;
-      auto waited =
-          CollectiveWaitOp::create(builder, loc(), requests.lookup(w.getFuture()));
+      auto waited = CollectiveWaitOp::create(builder, loc(),
+                                             requests.lookup(wait.getFuture()));
       copyTrace(&op, waited);
-      buffers[w.getResult()] = received.lookup(w.getFuture());
+      buffers[wait.getResult()] = received.lookup(wait.getFuture());
       return success();
     }
     Value from = bufferOf(source);
@@ -951,20 +832,9 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   }
   if (isa<ReleaseOp>(op))
     return success(); // the end of a buffer's life is train-deallocate's
-  if (isa<LRScheduleOp>(op)) {
-    SmallVector<Value> ins;
-    for (Value operand : op.getOperands())
-      ins.push_back(bufferOf(operand));
-    kernel(&op, ins, {lrOutput});
-    buffers[op.getResult(0)] = lrOutput;
-    return success();
-  }
   if (isStateUpdate(&op)) {
     // Each state result is its state (in place) or a copy of the operand.
-    SmallVector<Value> ins;
-    for (Value operand : op.getOperands())
-      ins.push_back(bufferOf(operand));
-    SmallVector<Value> outs;
+    SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
     for (unsigned i : updatedOperands(&op)) {
       Value target = ins[i];
       if (!facts.inPlace.contains(&op.getOpOperand(i))) {
@@ -979,6 +849,14 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     kernel(&op, ins, outs);
     return success();
   }
+  // Collectives are train.*_start / train.wait pairs (that each start is
+  // waited for once is train-verify-emittable's check).
+  if (isa<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,
+          shard::BroadcastOp, shard::GatherOp, shard::ScatterOp,
+          shard::ShiftOp, shard::AllToAllOp, shard::SendOp, shard::RecvOp>(op))
+    return op.emitOpError("is a blocking collective; the back ends take only "
+                          "train.*_start / train.wait pairs (run "
+                          "train-schedule)");
   if (!isMemoryEffectFree(&op))
     return op.emitOpError("has memory effects that train-bufferize does not "
                           "know how to keep");
@@ -996,9 +874,7 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     kernel(&op, {bufferOf(unpack.getInput())}, outs);
     return success();
   }
-  SmallVector<Value> ins, outs;
-  for (Value operand : op.getOperands())
-    ins.push_back(bufferOf(operand));
+  SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
   for (Value result : op.getResults()) {
     // Computed into its flat bucket, into its slot of a reduce-scatter's
     // segment, or into a new buffer.
@@ -1030,11 +906,10 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   return success();
 }
 
-struct TrainBufferizePass
-    : zeroc::impl::TrainBufferizeBase<TrainBufferizePass> {
+struct TrainBufferizeOpsPass
+    : zeroc::impl::TrainBufferizeOpsBase<TrainBufferizeOpsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    Attribute host = HostMemoryAttr::get(&getContext());
     SymbolTable symbols(module);
     for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (func.isExternal())
@@ -1043,7 +918,7 @@ struct TrainBufferizePass
         func.emitOpError("is already in buffer form (train.planned is set)");
         return signalPassFailure();
       }
-      FunctionBufferizer bufferizer(func, host, symbols);
+      FunctionBufferizer bufferizer(func, symbols);
       if (failed(bufferizer.run()))
         return signalPassFailure();
       trainDialect(func).getPlannedAttrHelper().setAttr(

@@ -674,17 +674,19 @@ def TrainFuseElementwise : Pass<"train-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["zeroc::train::TrainDialect"];
 }
 
-def TrainBufferize : Pass<"train-bufferize", "mlir::ModuleOp"> {
+def TrainBufferizeOps : Pass<"train-bufferize-ops", "mlir::ModuleOp"> {
   let summary = "Rewrites each function of a per-rank step into buffers";
   let description = [{
-    The second planning pass (docs/backend.md): after it, where every value
-    lives is in the IR, and the function is marked `train.planned`.
+    The second planning pass (docs/backend.md), the first of the
+    `train-bufferize` pipeline (`train-bufferize-ops`, then
+    `train-entry-abi`): after it, where every value lives is in the IR, and
+    the function is marked `train.planned`.
 
-    * Signature: each tensor argument becomes a memref (the step number a
-      `memref<i64, #train.host>`), and each result a host out-parameter
-      (`memref<..xf32, #train.host>`), written by `train.read_back`; a
-      `train.step` function gets one more for the learning rate, which
-      `train.lr_schedule` computes on the host.
+    * Each tensor argument and result becomes a memref of the same shape in
+      device memory; the entry point's signature (host memory, out
+      parameters) is `train-entry-abi`'s. `train.lr_schedule` writes a new
+      allocation, which `train-entry-abi` makes the learning rate's
+      out-parameter.
     * `train.read` is its state's buffer (`train.storage`), or an
       allocation and a `memref.copy` of it when the state is written while
       the read is live.
@@ -737,16 +739,58 @@ def TrainBufferize : Pass<"train-bufferize", "mlir::ModuleOp"> {
     ```
 
     Errors: a function already in buffer form (`train.planned`); a
-    non-tensor argument; a blocking upstream
-    collective ("run train-schedule"); a `train.*_start` not waited for
-    exactly once; the step number or the
-    learning rate used by anything but the schedule and the optimizer
-    updates (they live in host memory); an op with memory effects the pass
-    does not know.
+    non-tensor argument; a blocking upstream collective ("run
+    train-schedule"); an op with memory effects the pass does not know. (A
+    `train.*_start` not waited for exactly once becomes a
+    `train.collective_start` that `train-verify-emittable` rejects.)
   }];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
+}
+
+def TrainEntryABI : Pass<"train-entry-abi", "mlir::ModuleOp"> {
+  let summary = "Gives each planned function the entry point's signature";
+  let description = [{
+    The second pass of the `train-bufferize` pipeline: on each function
+    `train-bufferize-ops` put in buffer form, the signature the runtime
+    calls (docs/backend.md).
+
+    * The step number (a rank-0 `i64` argument) moves to host memory
+      (`memref<i64, #train.host>`).
+    * Each result becomes a host out-parameter
+      (`memref<..xf32, #train.host>`, appended to the arguments) written by
+      `train.read_back` before the return, which then returns nothing.
+    * A `train.step` function gets one more out-parameter, the learning
+      rate: the buffer a `train.lr_schedule` kernel writes becomes it (its
+      allocation disappears), or, when the step has no schedule, a kernel
+      writes the constant 0 into it.
+
+    ```mlir
+    func.func @train_step(%x: memref<2x8xf32>, %step: memref<i64>) -> memref<f32> attributes {train.planned, train.step} {
+      %lr = memref.alloc() {train.category = #train.category<activations>} : memref<f32>
+      train.kernel ins(%step : memref<i64>) outs(%lr : memref<f32>) { ... train.lr_schedule ... }
+      ...
+      return %loss : memref<f32>
+    }
+    // becomes
+    func.func @train_step(%x: memref<2x8xf32>, %step: memref<i64, #train.host>, %out: memref<f32, #train.host>, %lr: memref<f32, #train.host>) attributes {train.planned, train.step} {
+      train.kernel ins(%step : memref<i64, #train.host>) outs(%lr : memref<f32, #train.host>) { ... train.lr_schedule ... }
+      ...
+      train.read_back %loss, %out : memref<f32>, memref<f32, #train.host>
+      return
+    }
+    ```
+
+    Errors: a function not in buffer form (no `train.planned`; "run
+    train-bufferize-ops first"); an argument already in host memory (the
+    signature is rewritten once); a result that is not a memref; the step
+    number or the learning rate used by anything but the schedule, the
+    optimizer updates, dropout (the step only) and the return (they live
+    in host memory; the error names the kernel's op, or the view).
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def TrainDeallocate : Pass<"train-deallocate", "mlir::ModuleOp"> {
