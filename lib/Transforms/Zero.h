@@ -1,9 +1,8 @@
-//===- Zero.h - what ZeRO's partition passes share --------------*- C++ -*-===//
+//===- Zero.h - what the passes of train-zero share -------------*- C++ -*-===//
 //
-// train-zero is a pipeline of passes, one decision each, each writing its
-// decision into the IR for the next: train-assign-buckets (which parameters
-// share a bucket, the module attribute `train.buckets`) and train-partition
-// (the buckets' buffers, their collectives and the per-bucket optimizer).
+// train-zero is a pipeline, one decision per pass, each written into the IR
+// for the next: train-assign-buckets (the module attribute `train.buckets`)
+// and train-partition (buffers, collectives, per-bucket optimizer).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,29 +12,25 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
 
 namespace zeroc {
 
-/// The module attribute train-assign-buckets writes: an array of buckets,
-/// each an array of parameter symbols end to end in backward order (the
-/// dialect verifies it).
+/// train-assign-buckets' decision: [[@p3, @p2], [@p1]], each bucket's
+/// parameters end to end in backward order (the dialect verifies it).
 constexpr llvm::StringLiteral kBucketsAttr = "train.buckets";
 
-/// The step train-optimizer writes, as the partition passes read it.
+/// @train_step as train-optimizer writes it: the parameters of
+/// train.gradients, the gradient each one's squared norm reads, and the
+/// optimizer section's first op (its train.lr_schedule).
 struct TrainStep {
   mlir::func::FuncOp func;
   train::OptimizerOp optimizer;
-  /// train.gradients, in order, and the gradient each one's squared norm
-  /// reads.
   llvm::SmallVector<train::ParamOp> params;
   llvm::SmallVector<mlir::Value> grads;
-  /// The optimizer section's first op (the train.lr_schedule).
   mlir::Operation *optimizerStart = nullptr;
 };
 
-/// Finds and checks @train_step, reporting on the module or the function
-/// what is missing.
+/// Finds and checks @train_step, reporting what is missing.
 mlir::FailureOr<TrainStep> findTrainStep(mlir::ModuleOp module,
                                          mlir::SymbolTable &symbols);
 
