@@ -146,8 +146,8 @@ void registerTrainingPipeline() {
   // looked at the module.
   mlir::registerPassPipeline(
       "train-zero",
-      "ZeRO's partition of a training step, one pass per decision: "
-      "train-assign-buckets, train-partition",
+      "ZeRO's partition of a training step: train-assign-buckets (the "
+      "buckets), then train-partition (the rest)",
       [](mlir::OpPassManager &pm, llvm::StringRef text,
          llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)> error) {
         ZeroPipelineOptions o;

@@ -1,6 +1,6 @@
 //===- Zero.h - what the passes of train-zero share -------------*- C++ -*-===//
 //
-// train-zero is a pipeline, one decision per pass, each written into the IR
+// train-zero is a pipeline whose passes write their decisions into the IR
 // for the next: train-assign-buckets (the module attribute `train.buckets`)
 // and train-partition (buffers, collectives, per-bucket optimizer).
 //
