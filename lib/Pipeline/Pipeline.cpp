@@ -12,6 +12,12 @@
 
 namespace zeroc {
 
+static void addZeroPasses(mlir::OpPassManager &pm, int64_t stage,
+                          int64_t worldSize, int64_t bucketBytes) {
+  pm.addPass(createTrainAssignBuckets({bucketBytes}));
+  pm.addPass(createTrainPartition({stage, worldSize}));
+}
+
 void buildTrainingPipelineSection(mlir::OpPassManager &pm,
                                   const PipelineOptions &options,
                                   PipelineSection section) {
@@ -33,8 +39,8 @@ void buildTrainingPipelineSection(mlir::OpPassManager &pm,
     pm.addPass(createTrainOptimizer());
     return;
   case PipelineSection::Zero:
-    pm.addPass(createTrainZero({options.zeroStage, options.worldSize,
-                                options.bucketBytes}));
+    addZeroPasses(pm, options.zeroStage, options.worldSize,
+                  options.bucketBytes);
     pm.addPass(createTrainSchedule({options.maxInFlight}));
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
@@ -79,6 +85,22 @@ void buildPlanningPipeline(mlir::OpPassManager &pm) {
 }
 
 namespace {
+/// train-zero's options: those of the passes it runs.
+struct ZeroPipelineOptions
+    : public mlir::PassPipelineOptions<ZeroPipelineOptions> {
+  Option<int64_t> stage{*this, "stage",
+                        llvm::cl::desc("ZeRO stage: 0, 1, 2 or 3"),
+                        llvm::cl::init(0)};
+  Option<int64_t> worldSize{*this, "world-size",
+                            llvm::cl::desc("Number of data-parallel ranks"),
+                            llvm::cl::init(1)};
+  Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("Target size of a gradient bucket (and of a stage-3 "
+                     "gather group)"),
+      llvm::cl::init(26214400)};
+};
+
 struct TrainingPipelineOptions
     : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
   Option<int64_t> stage{*this, "stage", llvm::cl::desc("ZeRO stage (0-3)"),
@@ -120,6 +142,33 @@ struct TrainingPipelineOptions
 } // namespace
 
 void registerTrainingPipeline() {
+  // train-zero checks its options before it builds anything: the stage and
+  // world size are read by the last of its passes, after the first has
+  // looked at the module.
+  mlir::registerPassPipeline(
+      "train-zero",
+      "ZeRO's partition of a training step: train-assign-buckets (the "
+      "buckets), then train-partition (the rest)",
+      [](mlir::OpPassManager &pm, llvm::StringRef text,
+         llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)> error) {
+        ZeroPipelineOptions o;
+        if (mlir::failed(o.parseFromString(text)))
+          return mlir::failure();
+        if (o.stage < 0 || o.stage > 3)
+          return error("stage must be 0, 1, 2 or 3, got " +
+                       llvm::Twine(o.stage));
+        if (o.worldSize < 1)
+          return error("world-size must be at least 1, got " +
+                       llvm::Twine(o.worldSize));
+        if (o.bucketBytes < 1)
+          return error("bucket-bytes must be positive, got " +
+                       llvm::Twine(o.bucketBytes));
+        addZeroPasses(pm, o.stage, o.worldSize, o.bucketBytes);
+        return mlir::success();
+      },
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)> handler) {
+        handler(ZeroPipelineOptions());
+      });
   mlir::PassPipelineRegistration<>(
       "train-bufferize",
       "Each function of a per-rank step into buffers: train-bufferize-ops, "

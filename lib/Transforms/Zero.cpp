@@ -9,6 +9,7 @@
 
 #include "ForwardRewrite.h"
 #include "OptimizerEmitter.h"
+#include "Zero.h"
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
@@ -19,7 +20,7 @@
 #include "llvm/ADT/StringSet.h"
 
 namespace zeroc {
-#define GEN_PASS_DEF_TRAINZERO
+#define GEN_PASS_DEF_TRAINPARTITION
 #include "zeroc/Transforms/Passes.h.inc"
 } // namespace zeroc
 
@@ -30,11 +31,6 @@ using namespace zeroc::train;
 namespace {
 
 constexpr StringLiteral kGrid = "dp";
-
-int64_t byteSize(RankedTensorType type) {
-  return type.getNumElements() *
-         static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
-}
 
 /// Upstream shard collectives on the 1-D grid @dp, over dimension 0.
 class Collectives {
@@ -86,24 +82,6 @@ private:
   OpBuilder &b;
   int64_t ranks;
 };
-
-/// Cuts `items` (in order) into groups of about `bucketBytes` each.
-template <typename T>
-SmallVector<SmallVector<T>> groupByBytes(ArrayRef<T> items,
-                                         llvm::function_ref<int64_t(const T &)> bytes,
-                                         int64_t bucketBytes) {
-  SmallVector<SmallVector<T>> groups;
-  int64_t current = 0;
-  for (const T &item : items) {
-    if (groups.empty() || current >= bucketBytes) {
-      groups.emplace_back();
-      current = 0;
-    }
-    groups.back().push_back(item);
-    current += bytes(item);
-  }
-  return groups;
-}
 
 /// The micro-batch contributions of a value that train-accumulate summed
 /// (a chain of `train.add` marked `train.accumulate`, the running total on
@@ -216,7 +194,8 @@ struct GatherGroup {
   unsigned phase = 0;
 };
 
-struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
+struct TrainPartitionPass
+    : zeroc::impl::TrainPartitionBase<TrainPartitionPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -260,21 +239,22 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
     return {};
   }
 
-  /// Stages 1-3 in the flat layout (Megatron's): the buckets (`flat`),
-  /// their train.buffer declarations, each bucket's gradient reduction and
-  /// one optimizer update per bucket shard; the last returns the gradient
-  /// norm.
-  void assignBuckets(ModuleOp module, Operation *before,
-                     ArrayRef<ParamOp> params, ArrayRef<unsigned> order,
-                     OptimizerOp optimizer, SymbolTable &symbols,
-                     OpBuilder &builder);
+  /// The buckets train-assign-buckets wrote (`train.buckets`, removed
+  /// here: from now on the buffers' members say it), as `flat`.
+  LogicalResult readBuckets(ModuleOp module, ArrayRef<ParamOp> params);
+  /// The buckets' train.buffer declarations, before `before`: at stage 0
+  /// their gradients; from stage 1 their parameters, gradients, fp32
+  /// masters and moments.
+  void declareBuffers(ModuleOp module, Operation *before,
+                      ArrayRef<ParamOp> params, OptimizerOp optimizer,
+                      SymbolTable &symbols);
   void reduceFlat(Block &body, ArrayRef<Value> grads, Location loc,
                   OpBuilder &builder, Collectives &collectives);
   Value updateFlat(Block &body, ArrayRef<ParamOp> params,
                    OptimizerOp optimizer, Value step, SymbolTable &symbols,
                    OpBuilder &builder, Collectives &collectives);
 
-  int64_t S = 0, N = 1, bucket = 0;
+  int64_t S = 0, N = 1;
   /// The flat layout's buckets, and each parameter's (by name).
   SmallVector<FlatBucket> flat;
   llvm::StringMap<unsigned> bucketOf;
@@ -284,16 +264,13 @@ struct TrainZeroPass : zeroc::impl::TrainZeroBase<TrainZeroPass> {
   SmallVector<Operation *> microLosses;
 };
 
-LogicalResult TrainZeroPass::validate(ModuleOp module) {
+LogicalResult TrainPartitionPass::validate(ModuleOp module) {
   S = stage;
   N = worldSize;
-  bucket = bucketBytes;
   if (S < 0 || S > 3)
     return module.emitError("stage must be 0, 1, 2 or 3, got ") << S;
   if (N < 1)
     return module.emitError("world-size must be at least 1, got ") << N;
-  if (bucket < 1)
-    return module.emitError("bucket-bytes must be positive, got ") << bucket;
   if (trainDialect(module).getZeroStageAttrHelper().isAttrPresent(module))
     return module.emitError("the module is already partitioned "
                             "(train.zero_stage is set)");
@@ -309,59 +286,34 @@ LogicalResult TrainZeroPass::validate(ModuleOp module) {
   return success();
 }
 
-LogicalResult TrainZeroPass::partition(ModuleOp module) {
+LogicalResult TrainPartitionPass::partition(ModuleOp module) {
   if (failed(validate(module)))
     return failure();
-  func::FuncOp func;
-  for (auto candidate : module.getOps<func::FuncOp>())
-    if (trainDialect(candidate).getStepAttrHelper().isAttrPresent(candidate))
-      func = candidate;
-  if (!func)
-    return module.emitError("no function is marked train.step: run "
-                            "train-autodiff and train-optimizer first");
-  auto optimizers = module.getOps<OptimizerOp>();
-  if (optimizers.empty())
-    return module.emitError("the model declares no train.optimizer");
-  OptimizerOp optimizer = *optimizers.begin();
-
-  Block &body = func.getBody().front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  auto names = trainDialect(func).getGradientsAttrHelper().getAttr(func);
   // One symbol table for every look-up and new state below
   // (module.lookupSymbol is linear in the module, so per parameter it is
   // quadratic: a third of a 175B model's partition).
   SymbolTable symbols(module);
-  SmallVector<ParamOp> params;
-  for (Attribute name : names ? names.getValue() : ArrayRef<Attribute>()) {
-    auto param =
-        symbols.lookup<ParamOp>(cast<FlatSymbolRefAttr>(name).getAttr());
-    if (!param)
-      return func.emitError("train.gradients entry ")
-             << name << " is not a train.param";
-    params.push_back(param);
-  }
-  // The optimizer section starts at the learning rate; the gradients are
-  // what its squared norms read, in train.gradients order.
-  Operation *optimizerStart = nullptr;
-  SmallVector<Value> grads;
-  for (Operation &op : body) {
-    if (isa<LRScheduleOp>(op) && !optimizerStart)
-      optimizerStart = &op;
-    if (auto norm = dyn_cast<SquaredNormOp>(op))
-      grads.push_back(norm.getInput());
-  }
-  if (!optimizerStart || grads.size() != params.size() || params.empty())
-    return func.emitError("@")
-           << func.getSymName()
-           << " is not the step train-optimizer writes: it needs a "
-              "train.lr_schedule and one train.squared_norm per entry of "
-              "train.gradients";
+  FailureOr<TrainStep> found = findTrainStep(module, symbols);
+  if (failed(found))
+    return failure();
+  func::FuncOp func = found->func;
+  OptimizerOp optimizer = found->optimizer;
+  ArrayRef<ParamOp> params = found->params;
+  ArrayRef<Value> grads = found->grads;
+  Operation *optimizerStart = found->optimizerStart;
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
   Value loss = ret.getOperand(0);
   Value step = body.getArguments().back();
   Operation *lossOp = loss.getDefiningOp();
   if (!lossOp)
     return func.emitError("the loss must be computed in @")
            << func.getSymName();
+  // The buckets train-assign-buckets decided, and their buffers, come
+  // first, so that stage 3 gathers whole bucket buffers.
+  if (failed(readBuckets(module, params)))
+    return failure();
+  declareBuffers(module, func, params, optimizer, symbols);
 
   // Drop the single-rank optimizer section; it is rebuilt below.
   ret.erase();
@@ -377,17 +329,6 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
                         builder.getStringAttr(kGrid),
                         builder.getDenseI64ArrayAttr({N}));
   Collectives collectives(builder, N);
-
-  // Gradient buckets, in the order backward produces the gradients.
-  SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, params.size()));
-  auto defOf = [&](unsigned i) { return grads[i].getDefiningOp(); };
-  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-    return defOf(a) != defOf(b) && defOf(a)->isBeforeInBlock(defOf(b));
-  });
-  // The buckets and their buffers come first, so that stage 3 gathers
-  // whole bucket buffers.
-  assignBuckets(module, func, params, order, optimizer, symbols, builder);
-
   if (S == 3) {
     for (Value part : microBatchParts(loss))
       microLosses.push_back(part.getDefiningOp());
@@ -456,41 +397,51 @@ LogicalResult TrainZeroPass::partition(ModuleOp module) {
   return success();
 }
 
-void TrainZeroPass::assignBuckets(ModuleOp module, Operation *before,
-                                  ArrayRef<ParamOp> params,
-                                  ArrayRef<unsigned> order,
-                                  OptimizerOp optimizer, SymbolTable &symbols,
-                                  OpBuilder &builder) {
-  MLIRContext *ctx = module.getContext();
-  auto elementOf = [&](unsigned i) {
-    return ParamOp(params[i]).getTensorType().getElementType();
-  };
-  auto numelOf = [&](unsigned i) {
-    return ParamOp(params[i]).getTensorType().getNumElements();
-  };
-  // Buckets of about `bucket` bytes in backward order, each cut where the
-  // element type changes (a buffer holds one type).
+LogicalResult TrainPartitionPass::readBuckets(ModuleOp module,
+                                              ArrayRef<ParamOp> params) {
+  auto buckets = module->getAttrOfType<ArrayAttr>(kBucketsAttr);
+  if (!buckets)
+    return module.emitError("the module has no ")
+           << kBucketsAttr << ": run train-assign-buckets first";
+  llvm::StringMap<unsigned> indexOf;
+  for (auto [i, param] : llvm::enumerate(params))
+    indexOf[ParamOp(param).getSymName()] = i;
   flat.clear();
   bucketOf.clear();
-  for (auto &group : groupByBytes<unsigned>(
-           order,
-           [&](const unsigned &i) { return byteSize(ParamOp(params[i]).getTensorType()); },
-           bucket)) {
-    for (auto [position, i] : llvm::enumerate(group)) {
-      if (position == 0 || flat.back().element != elementOf(i)) {
-        flat.emplace_back();
-        flat.back().element = elementOf(i);
-      }
-      FlatBucket &b = flat.back();
-      b.offsets.push_back(b.members.empty()
-                              ? 0
-                              : b.offsets.back() + numelOf(b.members.back()));
+  for (Attribute bucket : buckets) {
+    FlatBucket &b = flat.emplace_back();
+    for (Attribute member : cast<ArrayAttr>(bucket)) {
+      StringRef name = cast<FlatSymbolRefAttr>(member).getValue();
+      auto it = indexOf.find(name);
+      if (it == indexOf.end())
+        return module.emitError()
+               << kBucketsAttr << " names @" << name
+               << ", which is not in train.gradients";
+      unsigned i = it->second;
+      RankedTensorType type = ParamOp(params[i]).getTensorType();
+      b.element = type.getElementType();
+      b.offsets.push_back(b.members.empty() ? 0
+                                            : b.offsets.back() + b.numels.back());
       b.members.push_back(i);
-      b.numels.push_back(numelOf(i));
-      bucketOf[ParamOp(params[i]).getSymName()] = flat.size() - 1;
+      b.numels.push_back(type.getNumElements());
+      bucketOf[name] = flat.size() - 1;
     }
   }
+  for (ParamOp param : params)
+    if (!bucketOf.contains(param.getSymName()))
+      return module.emitError()
+             << kBucketsAttr << " has no bucket for @" << param.getSymName()
+             << " (train.gradients)";
+  module->removeAttr(kBucketsAttr);
+  return success();
+}
 
+void TrainPartitionPass::declareBuffers(ModuleOp module, Operation *before,
+                                        ArrayRef<ParamOp> params,
+                                        OptimizerOp optimizer,
+                                        SymbolTable &symbols) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder builder(ctx);
   // The buffers: parameters (replicated at stages 1-2, sharded at stage
   // 3), gradients (whole at stage 1, sharded from stage 2), masters and
   // moments (sharded); members keep their names and shapes.
@@ -515,7 +466,7 @@ void TrainZeroPass::assignBuckets(ModuleOp module, Operation *before,
   Type f32 = builder.getF32Type();
   for (auto [k, b] : llvm::enumerate(flat)) {
     b.name = ("zero.flat" + Twine(k)).str();
-    int64_t numel = b.offsets.back() + numelOf(b.members.back());
+    int64_t numel = b.offsets.back() + b.numels.back();
     // Stage 0 keeps whole buffers (no padding); stages 1-3 pad to N shards.
     b.shard = S == 0 ? numel : (numel + N - 1) / N;
     b.size = S == 0 ? numel : N * b.shard;
@@ -544,7 +495,7 @@ void TrainZeroPass::assignBuckets(ModuleOp module, Operation *before,
   }
 }
 
-void TrainZeroPass::reduceFlat(Block &body, ArrayRef<Value> grads,
+void TrainPartitionPass::reduceFlat(Block &body, ArrayRef<Value> grads,
                                Location loc, OpBuilder &builder,
                                Collectives &collectives) {
   // Each bucket's gradients packed end to end (no chunking, the padding a
@@ -607,7 +558,7 @@ void TrainZeroPass::reduceFlat(Block &body, ArrayRef<Value> grads,
   }
 }
 
-Value TrainZeroPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
+Value TrainPartitionPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
                                 OptimizerOp optimizer, Value step,
                                 SymbolTable &symbols, OpBuilder &builder,
                                 Collectives &collectives) {
@@ -673,7 +624,7 @@ Value TrainZeroPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
 }
 
 SmallVector<GatherGroup>
-TrainZeroPass::gatherGroups(func::FuncOp func, Operation *lossOp,
+TrainPartitionPass::gatherGroups(func::FuncOp func, Operation *lossOp,
                             ArrayRef<ParamOp> params,
                             SmallVectorImpl<ReadOp> &reads) {
   // Uses of each parameter's reads, split into forward (up to the loss) and
@@ -750,7 +701,7 @@ TrainZeroPass::gatherGroups(func::FuncOp func, Operation *lossOp,
   return result;
 }
 
-void TrainZeroPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups) {
+void TrainPartitionPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups) {
   // A bucket whose last use in forward is the last of every bucket's there
   // and whose first use in backward is the first there (the output
   // projection, tied to the embedding in GPT-2) would be gathered again
@@ -788,7 +739,7 @@ void TrainZeroPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups) {
   llvm::erase_if(groups, [](const GatherGroup &g) { return g.uses.empty(); });
 }
 
-void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
+void TrainPartitionPass::gatherParameters(func::FuncOp func, Operation *lossOp,
                                      ArrayRef<ParamOp> params, OpBuilder &b,
                                      Collectives &collectives) {
   SmallVector<ReadOp> reads;
@@ -824,3 +775,44 @@ void TrainZeroPass::gatherParameters(func::FuncOp func, Operation *lossOp,
 }
 
 } // namespace
+
+FailureOr<TrainStep> zeroc::findTrainStep(ModuleOp module,
+                                          SymbolTable &symbols) {
+  TrainStep step;
+  for (auto candidate : module.getOps<func::FuncOp>())
+    if (trainDialect(candidate).getStepAttrHelper().isAttrPresent(candidate))
+      step.func = candidate;
+  if (!step.func)
+    return module.emitError("no function is marked train.step: run "
+                            "train-autodiff and train-optimizer first");
+  auto optimizers = module.getOps<OptimizerOp>();
+  if (optimizers.empty())
+    return module.emitError("the model declares no train.optimizer");
+  step.optimizer = *optimizers.begin();
+  func::FuncOp func = step.func;
+  auto names = trainDialect(func).getGradientsAttrHelper().getAttr(func);
+  for (Attribute name : names ? names.getValue() : ArrayRef<Attribute>()) {
+    auto param =
+        symbols.lookup<ParamOp>(cast<FlatSymbolRefAttr>(name).getAttr());
+    if (!param)
+      return func.emitError("train.gradients entry ")
+             << name << " is not a train.param";
+    step.params.push_back(param);
+  }
+  // The optimizer section starts at the learning rate; the gradients are
+  // what its squared norms read, in train.gradients order.
+  for (Operation &op : func.getBody().front()) {
+    if (isa<LRScheduleOp>(op) && !step.optimizerStart)
+      step.optimizerStart = &op;
+    if (auto norm = dyn_cast<SquaredNormOp>(op))
+      step.grads.push_back(norm.getInput());
+  }
+  if (!step.optimizerStart || step.grads.size() != step.params.size() ||
+      step.params.empty())
+    return func.emitError("@")
+           << func.getSymName()
+           << " is not the step train-optimizer writes: it needs a "
+              "train.lr_schedule and one train.squared_norm per entry of "
+              "train.gradients";
+  return step;
+}

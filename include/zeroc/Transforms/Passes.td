@@ -491,16 +491,72 @@ def TrainOptimizer : Pass<"train-optimizer", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
-def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
-  let summary = "Partitions a training step across data-parallel ranks per ZeRO stage";
+def TrainAssignBuckets : Pass<"train-assign-buckets", "mlir::ModuleOp"> {
+  let summary = "Decides which parameters share a gradient bucket, in what order";
   let description = [{
-    Turns `@train_step` (after `train-data-parallel`, `train-autodiff` and
+    The first pass of the `train-zero` pipeline. It reads `@train_step` as
+    `train-optimizer` writes it (after `train-data-parallel`,
+    `train-autodiff` and, optionally, `train-accumulate`) and decides the
+    buckets every later pass works on, without changing the step: the
+    parameters of `train.gradients` in the order backward produces their
+    gradients (the order of the ops that compute what each
+    `train.squared_norm` reads; a gradient that is a block argument
+    first), cut into groups of about `bucket-bytes` (a group closes once it
+    holds at least `bucket-bytes`), and each group cut again wherever the
+    element type changes, since a bucket's buffers hold one type.
+
+    It writes the decision as the module attribute `train.buckets`: an
+    array of buckets, each the array of its parameters end to end. The
+    dialect verifies it (every entry a `train.param`, named once, one
+    element type per bucket). `train-partition` reads it, declares each
+    bucket's `train.buffer`s (whose members and offsets carry the decision
+    from then on) and removes the attribute; nothing recomputes it.
+
+    Example (`bucket-bytes=64`; `@w2`'s gradient is computed first):
+
+    ```mlir
+    module attributes {train.batch_split = 2 : i64} {
+      train.param @w1 : tensor<4x3xf32> init = zeros
+      train.param @w2 : tensor<5x4xf32> init = zeros
+      func.func @train_step(...) attributes {train.step,
+                                             train.gradients = [@w1, @w2]} {
+        %g2 = ...   // backward: @w2's gradient, then @w1's
+        %g1 = ...
+        %lr = train.lr_schedule %step ...
+        %n1 = train.squared_norm %g1 ...
+        %n2 = train.squared_norm %g2 ...
+        ...
+      }
+    }
+    ```
+
+    becomes, the step unchanged (80 bytes close the first bucket):
+
+    ```mlir
+    module attributes {train.batch_split = 2 : i64,
+                       train.buckets = [[@w2], [@w1]]} {
+    ```
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
+           "Target size of a gradient bucket (and of a stage-3 gather group)">
+  ];
+  let dependentDialects = ["zeroc::train::TrainDialect"];
+}
+
+def TrainPartition : Pass<"train-partition", "mlir::ModuleOp"> {
+  let summary = "Partitions a training step with its buckets across data-parallel ranks per ZeRO stage";
+  let description = [{
+    The second pass of the `train-zero` pipeline (after
+    `train-assign-buckets`, whose `train.buckets` it reads and removes;
+    it still makes the sharding and collective decisions described here
+    together). Turns `@train_step` (after `train-data-parallel`, `train-autodiff` and
     `train-optimizer`) into the program of one of `world-size` ranks on the
     1-D grid `shard.grid @dp`, as the ZeRO paper (Rajbhandari et al., SC20)
     defines its stages:
 
-    * stage 0: gradients are packed into buckets of about `bucket-bytes`,
-      in the order backward produces them, and each bucket is averaged with
+    * stage 0: gradients are packed into their buckets (`train.buckets`),
+      and each bucket is averaged with
       one `shard.all_reduce` into its gradient `train.buffer`; every rank
       runs the full optimizer on the members of those buffers.
     * stage 1: optimizer state (fp32 master copies, moments) is sharded,
@@ -558,9 +614,7 @@ def TrainZero : Pass<"train-zero", "mlir::ModuleOp"> {
   let options = [
     Option<"stage", "stage", "int64_t", "0", "ZeRO stage: 0, 1, 2 or 3">,
     Option<"worldSize", "world-size", "int64_t", "1",
-           "Number of data-parallel ranks">,
-    Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
-           "Target size of a gradient bucket (and of a stage-3 gather group)">
+           "Number of data-parallel ranks">
   ];
   let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::func::FuncDialect",

@@ -156,3 +156,52 @@ module {
     return
   }
 }
+
+// -----
+
+module {
+  // expected-error @+1 {{'train.buckets' belongs on the module, not on 'func.func'}}
+  func.func @f() attributes {train.buckets = [[@w]]} {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'train.buckets' must be a non-empty array of non-empty arrays of parameter symbols ([[@a, @b], [@c]]), got [[@w], []]}}
+module attributes {train.buckets = [[@w], []]} {
+  train.param @w : tensor<4xf32> init = zeros
+}
+
+// -----
+
+// expected-error @+1 {{'train.buckets' must be a non-empty array of non-empty arrays of parameter symbols ([[@a, @b], [@c]]), got [@w]}}
+module attributes {train.buckets = [@w]} {
+  train.param @w : tensor<4xf32> init = zeros
+}
+
+// -----
+
+// expected-error @+1 {{'train.buckets' bucket 1 names @f, which is not a train.param}}
+module attributes {train.buckets = [[@w], [@f]]} {
+  train.param @w : tensor<4xf32> init = zeros
+  func.func @f() {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'train.buckets' names @w in more than one place}}
+module attributes {train.buckets = [[@w, @b], [@w]]} {
+  train.param @w : tensor<4xf32> init = zeros
+  train.param @b : tensor<4xf32> init = zeros
+}
+
+// -----
+
+// expected-error @+1 {{'train.buckets' bucket 0 mixes 'f32' and 'bf16' (@e): a bucket holds one element type}}
+module attributes {train.buckets = [[@w, @e]]} {
+  train.param @w : tensor<4xf32> init = zeros
+  train.param @e : tensor<4xbf16> init = zeros
+}

@@ -1,9 +1,18 @@
 // RUN: zeroc-opt %s --split-input-file "--train-zero=stage=1 world-size=2" --verify-diagnostics
 
+// The first and third modules have a step that train-assign-buckets (the first
+// pass of train-zero) accepts, so that train-partition meets them.
+
 // expected-error @below {{the batch is split for 1 rank(s) but world-size is 2; run train-data-parallel with world-size=2 first}}
 module {
   train.optimizer sgd lr = 0.1 momentum = 0.0
   train.param @w : tensor<4xf32> init = ones
+  func.func @train_step(%s: tensor<i64>) -> tensor<f32> attributes {train.step, train.gradients = [@w]} {
+    %g = train.fill 0.0 : tensor<4xf32>
+    %lr = train.lr_schedule %s lr = 0.1 schedule = constant : (tensor<i64>) -> tensor<f32>
+    %n = train.squared_norm %g : tensor<4xf32> -> tensor<f32>
+    return %n : tensor<f32>
+  }
 }
 
 // -----
@@ -18,7 +27,14 @@ module attributes {train.batch_split = 2 : i64, train.zero_stage = 1 : i64} {
 // expected-error @below {{the symbol @dp is taken; train-zero declares its grid under it}}
 module attributes {train.batch_split = 2 : i64} {
   shard.grid @dp(shape = 2)
+  train.optimizer sgd lr = 0.1 momentum = 0.0
   train.param @w : tensor<4xf32> init = ones
+  func.func @train_step(%s: tensor<i64>) -> tensor<f32> attributes {train.step, train.gradients = [@w]} {
+    %g = train.fill 0.0 : tensor<4xf32>
+    %lr = train.lr_schedule %s lr = 0.1 schedule = constant : (tensor<i64>) -> tensor<f32>
+    %n = train.squared_norm %g : tensor<4xf32> -> tensor<f32>
+    return %n : tensor<f32>
+  }
 }
 
 // -----

@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -63,6 +64,60 @@ TrainDialect &TrainDialect::get(MLIRContext *context) {
 /// emitter). Not among the ODS discardable attributes, so that adding it
 /// left the dialect's generated declarations unchanged.
 static constexpr llvm::StringLiteral kTiedAttrName = "train.tied";
+
+/// module: train-assign-buckets' decision, [[@p3, @p2], [@p1]]: the
+/// parameters of each gradient bucket, end to end in that order (the
+/// buckets in backward order, one element type each); read and removed by
+/// train-partition, which declares the buckets' train.buffers from it. Not
+/// among the ODS discardable attributes, as train.tied.
+static constexpr llvm::StringLiteral kBucketsAttrName = "train.buckets";
+
+/// Checks `train.buckets` on `op` (see kBucketsAttrName).
+static LogicalResult verifyBuckets(Operation *op, Attribute value) {
+  auto buckets = dyn_cast<ArrayAttr>(value);
+  bool shaped = buckets && !buckets.empty() &&
+                llvm::all_of(buckets, [](Attribute bucket) {
+                  auto members = dyn_cast<ArrayAttr>(bucket);
+                  return members && !members.empty() &&
+                         llvm::all_of(members, [](Attribute a) {
+                           return isa<FlatSymbolRefAttr>(a);
+                         });
+                });
+  if (!isa<ModuleOp>(op))
+    return op->emitError("'") << kBucketsAttrName
+                              << "' belongs on the module, not on '"
+                              << op->getName() << "'";
+  if (!shaped)
+    return op->emitError("'")
+           << kBucketsAttrName
+           << "' must be a non-empty array of non-empty arrays of parameter "
+              "symbols ([[@a, @b], [@c]]), got "
+           << value;
+  SymbolTable symbols(op);
+  llvm::StringSet<> seen;
+  for (auto [k, bucket] : llvm::enumerate(buckets)) {
+    Type element;
+    for (Attribute member : cast<ArrayAttr>(bucket)) {
+      StringRef name = cast<FlatSymbolRefAttr>(member).getValue();
+      auto param = symbols.lookup<ParamOp>(name);
+      if (!param)
+        return op->emitError("'") << kBucketsAttrName << "' bucket " << k
+                                  << " names @" << name
+                                  << ", which is not a train.param";
+      if (!seen.insert(name).second)
+        return op->emitError("'") << kBucketsAttrName << "' names @" << name
+                                  << " in more than one place";
+      Type type = param.getTensorType().getElementType();
+      if (element && type != element)
+        return op->emitError("'")
+               << kBucketsAttrName << "' bucket " << k << " mixes " << element
+               << " and " << type << " (@" << name
+               << "): a bucket holds one element type";
+      element = type;
+    }
+  }
+  return success();
+}
 
 LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attribute) {
@@ -149,6 +204,8 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
+  if (name == kBucketsAttrName)
+    return verifyBuckets(op, value);
   if (name == getCategoryAttrHelper().getName())
     return expect(isa<memref::AllocOp>(op), "a memref.alloc",
                   isa<MemoryCategoryAttr>(value),
