@@ -725,7 +725,7 @@ LogicalResult FunctionBufferizer::checkHostUses(Block &block) {
                     cast<RankedTensorType>(operand.getType()).getRank() == 0;
       bool isLr = isa_and_nonnull<LRScheduleOp>(operand.getDefiningOp());
       if ((isStep || isLr) &&
-          !(isStep && isa<DropoutOp>(op)) &&
+          !(isStep && isa<DropoutOp, AttentionOp, AttentionGradOp>(op)) &&
           !isa<LRScheduleOp, AdamWUpdateOp, SGDUpdateOp, func::ReturnOp>(op))
         return op.emitOpError("uses the ")
                << (isStep ? "step number" : "learning rate")
