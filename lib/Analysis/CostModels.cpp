@@ -251,6 +251,10 @@ OpCost costOf(AttentionOp a) {
                              bytesOf(a->getOperands()) + bytesOf(a.getResult()),
                              elementBits(a.getQuery()));
   cost.vectorFlops = 10 * scores; // scale, max, exp, sum, normalize
+  // A dropout of the probabilities (with a step): a Philox word each, as
+  // train.dropout counts it.
+  if (a.getDropoutAttr() && a.getStep())
+    cost.vectorFlops += 40 * scores;
   cost.attention = true;
   return cost;
 }
@@ -265,6 +269,8 @@ OpCost costOf(AttentionGradOp a) {
       10 * scores * d, bytesOf(a->getOperands()) + bytesOf(a->getResults()),
       elementBits(a.getQuery()));
   cost.vectorFlops = 15 * scores;
+  if (a.getDropoutAttr() && a.getStep())
+    cost.vectorFlops += 40 * scores; // the dropout mask, recomputed
   cost.attention = true;
   return cost;
 }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionDropout.h"
 #include "Interpreter.h"
 #include "Kernels.h"
 
@@ -254,15 +255,23 @@ void attentionProbs(const Tensor &q, const Tensor &k, int64_t bh, bool causal,
 namespace {
 
 LogicalResult evalAttention(AttentionOp op, Operands in, Results &out,
-                            RankContext &) {
+                            RankContext &ctx) {
   const Tensor &q = *in[0], &k = *in[1], &v = *in[2];
   int64_t heads = q.shape[0] * q.shape[1];
   int64_t t = q.shape[2], s = k.shape[2], d = v.shape[3];
   int64_t group = q.shape[1] / k.shape[1]; // query heads per key head
   double scale = op.getScale().convertToDouble();
+  FailureOr<AttentionDropout> dropout =
+      attentionDropout(op, op.getStep() ? in[3] : nullptr, q, k, ctx);
+  if (failed(dropout))
+    return failure();
   std::vector<double> probs;
   for (int64_t bh = 0; bh < heads; ++bh) {
     attentionProbs(q, k, bh, op.getCausal(), scale, probs);
+    // The dropout of the probabilities (train.dropout's mask).
+    if (dropout->active)
+      for (int64_t e = 0; e < t * s; ++e)
+        probs[e] *= dropout->factor(bh * t * s + e);
     const double *vb = v.data.data() + (bh / group) * s * d;
     double *yb = out[0].data.data() + bh * t * d;
     for (int64_t i = 0; i < t; ++i)
@@ -421,9 +430,13 @@ LogicalResult evalCrossEntropy(CrossEntropyOp op, Operands in, Results &out,
     ++counted;
   }
   // No position counted: 0 / 0, NaN, as PyTorch's mean; with a given
-  // count (a data-parallel part's), 0.
+  // count (the global batch's, for a data-parallel part), 0 unless that
+  // count is 0 too (every target of the global batch ignored: NaN).
   if (op.getCount())
-    out[0].data[0] = counted == 0 ? 0.0 : total / in[2]->data[0];
+    out[0].data[0] = counted != 0 ? total / in[2]->data[0]
+                     : in[2]->data[0] == 0.0
+                         ? std::numeric_limits<double>::quiet_NaN()
+                         : 0.0;
   else
     out[0].data[0] = total / static_cast<double>(counted);
   return success();

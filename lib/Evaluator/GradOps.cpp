@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionDropout.h"
 #include "Interpreter.h"
 #include "Kernels.h"
 
@@ -134,7 +135,7 @@ LogicalResult evalLayerNormGrad(LayerNormGradOp op, Operands in, Results &out,
 }
 
 LogicalResult evalAttentionGrad(AttentionGradOp op, Operands in, Results &out,
-                                RankContext &) {
+                                RankContext &ctx) {
   const Tensor &dy = *in[0], &q = *in[1], &k = *in[2], &v = *in[3];
   Tensor &dq = out[0], &dk = out[1], &dv = out[2];
   int64_t heads = q.shape[0] * q.shape[1];
@@ -143,9 +144,20 @@ LogicalResult evalAttentionGrad(AttentionGradOp op, Operands in, Results &out,
   // whose cotangents sum over the group (the results start at zero).
   int64_t group = q.shape[1] / k.shape[1];
   double scale = op.getScale().convertToDouble();
-  std::vector<double> probs, dprobs(t * s), dscores(t * s);
+  FailureOr<AttentionDropout> dropout =
+      attentionDropout(op, op.getStep() ? in[4] : nullptr, q, k, ctx);
+  if (failed(dropout))
+    return failure();
+  // With dropout, y = (P * M) v for the mask factors M: dv and dP go
+  // through P * M, and dP is multiplied by M before the softmax's backward.
+  std::vector<double> probs, dropped(t * s), mask(t * s, 1.0), dprobs(t * s),
+      dscores(t * s);
   for (int64_t bh = 0; bh < heads; ++bh) {
     attentionProbs(q, k, bh, op.getCausal(), scale, probs);
+    for (int64_t e = 0; e < t * s; ++e) {
+      mask[e] = dropout->factor(bh * t * s + e);
+      dropped[e] = probs[e] * mask[e];
+    }
     int64_t kvh = bh / group;
     const double *dyb = dy.data.data() + bh * t * d;
     const double *qb = q.data.data() + bh * t * d;
@@ -159,7 +171,7 @@ LogicalResult evalAttentionGrad(AttentionGradOp op, Operands in, Results &out,
       for (int64_t c = 0; c < d; ++c) {
         double sum = 0;
         for (int64_t i = 0; i < t; ++i)
-          sum += probs[i * s + j] * dyb[i * d + c];
+          sum += dropped[i * s + j] * dyb[i * d + c];
         dvb[j * d + c] += sum;
       }
     for (int64_t i = 0; i < t; ++i)
@@ -167,7 +179,7 @@ LogicalResult evalAttentionGrad(AttentionGradOp op, Operands in, Results &out,
         double sum = 0;
         for (int64_t c = 0; c < d; ++c)
           sum += dyb[i * d + c] * vb[j * d + c];
-        dprobs[i * s + j] = sum;
+        dprobs[i * s + j] = sum * mask[i * s + j];
       }
     // Softmax backward per row; masked entries have P = 0, so dS = 0.
     for (int64_t i = 0; i < t; ++i) {

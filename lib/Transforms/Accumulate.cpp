@@ -86,13 +86,22 @@ FailureOr<func::FuncOp> TrainAccumulatePass::differentiateMicroBatch(
 
   // Dropout records where its input sits in the global batch: the rank's
   // split (train-data-parallel's, or none) and now the micro-batch.
+  // (So does the dropout of train.attention and train.attention_grad.)
   llvm::DenseMap<Operation *, int64_t> ranksOf;
-  micro.walk([&](DropoutOp dropout) {
+  auto forget = [&](auto dropout) {
     ranksOf[dropout] = dropout.getRanks() ? *dropout.getRanks() : 1;
     if (dropout.getMicroBatchAttr())
       ranksOf[dropout] = -1;
     dropout.removeBatchDimAttr();
     dropout.removeRanksAttr();
+  };
+  micro.walk([&](Operation *op) {
+    if (auto dropout = dyn_cast<DropoutOp>(op))
+      forget(dropout);
+    else if (auto a = dyn_cast<AttentionOp>(op); a && a.getDropoutAttr())
+      forget(a);
+    else if (auto g = dyn_cast<AttentionGradOp>(op); g && g.getDropoutAttr())
+      forget(g);
   });
   for (auto [op, ranks] : ranksOf)
     if (ranks < 0)
@@ -100,12 +109,20 @@ FailureOr<func::FuncOp> TrainAccumulatePass::differentiateMicroBatch(
   if (failed(zeroc::splitBatch(micro, count)))
     return failure();
   Builder b(module.getContext());
-  micro.walk([&](DropoutOp dropout) {
+  auto mark = [&](auto dropout) {
     if (!dropout.getBatchDimAttr())
       return; // not computed from the batch: the same mask in every one
     dropout.setRanksAttr(b.getI64IntegerAttr(ranksOf.lookup(dropout)));
     dropout.setMicroBatchAttr(b.getI64IntegerAttr(0));
     dropout.setMicroBatchesAttr(b.getI64IntegerAttr(count));
+  };
+  micro.walk([&](Operation *op) {
+    if (auto dropout = dyn_cast<DropoutOp>(op))
+      mark(dropout);
+    else if (auto a = dyn_cast<AttentionOp>(op); a && a.getDropoutAttr())
+      mark(a);
+    else if (auto g = dyn_cast<AttentionGradOp>(op); g && g.getDropoutAttr())
+      mark(g);
   });
 
   // Each micro-batch contributes 1/count of the loss (the mean over the
@@ -216,6 +233,9 @@ LogicalResult TrainAccumulatePass::accumulate(ModuleOp module, int64_t count) {
       if (auto dropout = dyn_cast<DropoutOp>(copy);
           dropout && dropout.getMicroBatchAttr())
         dropout.setMicroBatchAttr(index);
+      if (isa<AttentionOp, AttentionGradOp>(copy) &&
+          copy->getInherentAttr("micro_batch").value_or(Attribute()))
+        copy->setInherentAttr(builder.getStringAttr("micro_batch"), index);
     }
     // Each gradient (and the loss) is added to the running total right
     // after the micro-batch produces it, so the micro-batch's own dies.

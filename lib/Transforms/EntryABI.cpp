@@ -21,14 +21,15 @@ using namespace zeroc::train;
 
 namespace {
 
-/// Only the schedule, the updates, dropout (the step) and the return read
-/// the step number or the learning rate: they live in host memory.
+/// Only the schedule, the updates, the return and (the step) dropout and
+/// attention with dropout read the step number or the learning rate: they
+/// live in host memory.
 LogicalResult checkHostUses(Value value, bool isStep) {
   for (Operation *op : value.getUsers()) {
     if (auto kernel = dyn_cast<KernelOp>(op); kernel && kernel.getSingleOp())
       op = kernel.getSingleOp();
     if (!isa<LRScheduleOp, AdamWUpdateOp, SGDUpdateOp, func::ReturnOp>(op) &&
-        !(isStep && isa<DropoutOp>(op)))
+        !(isStep && isa<DropoutOp, AttentionOp, AttentionGradOp>(op)))
       return op->emitOpError("uses the ")
              << (isStep ? "step number" : "learning rate")
              << " as a tensor; it lives in host memory, where only the "

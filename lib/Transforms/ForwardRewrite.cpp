@@ -401,6 +401,24 @@ public:
         rope && (static_cast<int64_t>(rope.getSeqDim()) == in.dim ||
                  lastDims(rope.getInput()) <= 1))
       return mixes(op, in.dim, "rotates by position along it");
+    // The dropout of attention's probabilities (train.attention and its
+    // gradient with `dropout`) draws its mask as train.dropout does.
+    if (split && isa<AttentionOp, AttentionGradOp>(op) &&
+        op->getInherentAttr("dropout").value_or(Attribute())) {
+      if (op->getInherentAttr("batch_dim").value_or(Attribute()))
+        return op->emitOpError("already records a batch split");
+      if (in.major != 1 || in.dim > 1)
+        return op->emitOpError("draws its dropout mask by the global "
+                               "position of each probability, but its batch "
+                               "dimension ")
+               << in.dim << " holds the batch after a major factor of "
+               << in.major << ", so a rank's part is not one block of it";
+      Builder b(op->getContext());
+      op->setInherentAttr(b.getStringAttr("batch_dim"),
+                          b.getI64IntegerAttr(in.dim));
+      op->setInherentAttr(b.getStringAttr("ranks"),
+                          b.getI64IntegerAttr(denominator));
+    }
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       for (Value operand : op->getOperands()) {
         std::optional<BatchAxis> axis = axisOf(operand);

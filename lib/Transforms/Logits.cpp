@@ -87,6 +87,10 @@ struct TrainLogitsPass : zeroc::impl::TrainLogitsBase<TrainLogitsPass> {
       dropout.getResult().replaceAllUsesWith(dropout.getInput());
       dropout.erase();
     }
+    for (auto attention : copy.getOps<AttentionOp>()) {
+      attention.removeDropoutAttr();
+      attention.removeSeedAttr();
+    }
     // One sequence: the batch of the forward function divided by itself.
     auto tokens = cast<RankedTensorType>(copy.getArgument(0).getType());
     // When @logits is optional, why the copy does not split is not reported

@@ -75,6 +75,13 @@ struct TrainOptimizerPass
     for (auto dropout : body.getOps<DropoutOp>())
       if (!dropout.getStep())
         dropout.getStepMutable().assign(step);
+    // So does the dropout of attention's probabilities.
+    for (auto attention : body.getOps<AttentionOp>())
+      if (attention.getDropoutAttr() && !attention.getStep())
+        attention.getStepMutable().assign(step);
+    for (auto attention : body.getOps<AttentionGradOp>())
+      if (attention.getDropoutAttr() && !attention.getStep())
+        attention.getStepMutable().assign(step);
     builder.setInsertionPoint(ret);
     SmallVector<zeroc::ParamGradient> grads;
     for (auto [param, grad] :

@@ -3,9 +3,11 @@
 // softmax(mask(s * q @ k^T)) @ v, written out with train.matmul, a scale
 // (train.scale, or a train.mul / train.div by a splat constant, on the
 // scores or on q or k), an optional causal mask and train.softmax, becomes
-// one train.attention. The causal mask is train.causal_mask, or a constant
-// mask computed at compile time from fills, constants, tril/triu, slices,
-// broadcasts, compares and selects, added (-inf above the diagonal, 0
+// one train.attention, a train.dropout of the probabilities (before the
+// product with v) becoming the attention's own dropout (the same mask).
+// The causal mask is train.causal_mask, or a constant mask computed at
+// compile time from fills, constants, tril/triu, slices, broadcasts,
+// compares and selects, added (-inf above the diagonal, 0
 // elsewhere) or selected against a -inf fill; any other mask (not causal,
 // another constant than -inf) leaves the attention generic. Grouped-query
 // attention's repeated key/value heads (unsqueeze(2) + expand + reshape,
@@ -357,6 +359,22 @@ Value unmaskCausal(Value masked) {
   return {};
 }
 
+/// Gives `attention` the dropout `dropout` draws (none when null): the
+/// probabilities tensor it drops from is the attention's [B, H, T, S] one
+/// (a rank-3 [N, T, S] is [N, 1, T, S], with the same element positions).
+void copyDropout(DropoutOp dropout, AttentionOp attention) {
+  if (!dropout)
+    return;
+  attention.setDropoutAttr(dropout.getPAttr());
+  attention.setSeedAttr(dropout.getSeedAttr());
+  if (Value step = dropout.getStep())
+    attention.getStepMutable().assign(step);
+  attention.setBatchDimAttr(dropout.getBatchDimAttr());
+  attention.setRanksAttr(dropout.getRanksAttr());
+  attention.setMicroBatchAttr(dropout.getMicroBatchAttr());
+  attention.setMicroBatchesAttr(dropout.getMicroBatchesAttr());
+}
+
 struct RaiseAttention : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -365,12 +383,18 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
     if (pv.getTransposeLhs() || pv.getTransposeRhs())
       return rewriter.notifyMatchFailure(pv, "transposed operand of p @ v");
     Value p = pv.getLhs();
-    if (auto dropout = p.getDefiningOp<DropoutOp>()) {
-      // train.attention has no dropout: only a dropout of p = 0 (the
-      // identity) may be folded away.
-      if (dropout.getP().convertToDouble() != 0.0 || !singleUse(p))
-        return rewriter.notifyMatchFailure(pv, "dropout of the probabilities");
-      p = dropout.getInput();
+    // A dropout of the probabilities becomes train.attention's own (the
+    // same attributes, so the same mask); one of p = 0 is the identity.
+    DropoutOp dropout = p.getDefiningOp<DropoutOp>();
+    if (dropout) {
+      if (!singleUse(p))
+        return rewriter.notifyMatchFailure(pv, "dropout used elsewhere");
+      if (dropout.getP().convertToDouble() == 0.0)
+        dropout = {};
+      else if (dropout.getBatchDim() && *dropout.getBatchDim() != 0 &&
+               typeOf(p).getRank() != 4)
+        return rewriter.notifyMatchFailure(pv, "dropout split off dim 0");
+      p = p.getDefiningOp<DropoutOp>().getInput();
     }
     auto softmax = p.getDefiningOp<SoftmaxOp>();
     if (!softmax || !singleUse(p))
@@ -470,10 +494,13 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
       k = kTransposed ? untranspose(kInput, kTranspose, kType, rewriter)
                       : materialize(ku, rewriter);
       v = materialize(vu, rewriter);
-      rewriter.replaceOpWithNewOp<AttentionOp>(
-          pv, pv.getType(), q, k, v,
+      auto attention = AttentionOp::create(
+          rewriter, pv.getLoc(), pv.getType(), q, k, v, Value(),
           causal ? rewriter.getUnitAttr() : UnitAttr(),
-          rewriter.getF64FloatAttr(scale));
+          rewriter.getF64FloatAttr(scale), FloatAttr(), IntegerAttr(),
+          IntegerAttr(), IntegerAttr(), IntegerAttr(), IntegerAttr());
+      copyDropout(dropout, attention);
+      rewriter.replaceOp(pv, attention.getResult());
       return success();
     }
     // Rank 3: one head.
@@ -498,9 +525,11 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
       k = untranspose(kInput, kTranspose, kType, rewriter);
     Value q4 = oneHead(q), k4 = oneHead(k), v4 = oneHead(v);
     auto attention = AttentionOp::create(
-        rewriter, pv.getLoc(), q4.getType(), q4, k4, v4,
+        rewriter, pv.getLoc(), q4.getType(), q4, k4, v4, Value(),
         causal ? rewriter.getUnitAttr() : UnitAttr(),
-        rewriter.getF64FloatAttr(scale));
+        rewriter.getF64FloatAttr(scale), FloatAttr(), IntegerAttr(),
+        IntegerAttr(), IntegerAttr(), IntegerAttr(), IntegerAttr());
+    copyDropout(dropout, attention);
     rewriter.replaceOpWithNewOp<ReshapeOp>(pv, pv.getType(),
                                            attention.getResult());
     return success();

@@ -224,6 +224,26 @@ void zrt_attention_grad(zrt_dtype dtype, const void *dout, const void *q,
                         void *dv, int64_t bh, int64_t group, int64_t t,
                         int64_t s, int64_t d, double scale,
                         zrt_attention_mask mask);
+/* zrt_attention and zrt_attention_grad with the probabilities P [bh, t, s]
+ * dropped out before the product with v, exactly as zrt_dropout(P, n =
+ * bh * t * s, inner, rows, row_offset, global_rows, p, seed, step) drops
+ * them (the same mask): out = (P * M) v. */
+void zrt_attention_dropout(zrt_dtype dtype, const void *q, const void *k,
+                           const void *v, void *out, int64_t bh,
+                           int64_t group, int64_t t, int64_t s, int64_t d,
+                           double scale, zrt_attention_mask mask,
+                           int64_t inner, int64_t rows, int64_t row_offset,
+                           int64_t global_rows, double p, uint64_t seed,
+                           int64_t step);
+void zrt_attention_dropout_grad(zrt_dtype dtype, const void *dout,
+                                const void *q, const void *k, const void *v,
+                                void *dq, void *dk, void *dv, int64_t bh,
+                                int64_t group, int64_t t, int64_t s,
+                                int64_t d, double scale,
+                                zrt_attention_mask mask, int64_t inner,
+                                int64_t rows, int64_t row_offset,
+                                int64_t global_rows, double p, uint64_t seed,
+                                int64_t step);
 
 /* y = x * rsqrt(mean(x^2, row) + eps) * weight, per row of `cols`; the
  * statistics in f32 or wider whatever the dtype. */

@@ -17,10 +17,17 @@
 // partial sums, added in a fixed order afterwards. Both partitions depend
 // only on the shapes, so results do not depend on the thread count.
 //
+// zrt_attention_dropout(_grad) multiply each block of P by the dropout
+// factors M (0 or 1 / (1 - p)) of its elements, drawn as zrt_dropout draws
+// them at their place in the [bh, t, s] probabilities: O = (P * M) V, and
+// backward dV += (P * M)^T dO, dP = M * (dO V^T).
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelsCommon.h"
 #include "Progress.h"
+
+#include "zeroc/Support/Random.h"
 
 #include <cblas.h>
 
@@ -43,6 +50,31 @@ struct Attention {
   int64_t bh, group, t, s, d; // bh query heads, bh / group key/value heads
   float scale;
   bool causal;
+  // Dropout of the probabilities (zrt_attention_dropout): zrt_dropout's
+  // arguments for the [bh, t, s] tensor.
+  bool dropout = false;
+  uint32_t threshold = 0;
+  float keepScale = 1.0f;
+  uint64_t seed = 0, step = 0;
+  int64_t inner = 1, rows = 1, rowOffset = 0, globalRows = 1;
+
+  /// The dropout factors of rows [i0, i0 + bi) of query head h, columns
+  /// [0, se), into m (bi x se).
+  void dropoutFactors(int64_t h, int64_t i0, int64_t bi, int64_t se,
+                      float *m) const {
+    for (int64_t r = 0; r < bi; ++r)
+      for (int64_t j = 0; j < se; ++j) {
+        uint64_t position = zeroc::random::dropoutPosition(
+            static_cast<uint64_t>((h * t + i0 + r) * s + j),
+            static_cast<uint64_t>(inner), static_cast<uint64_t>(rows),
+            static_cast<uint64_t>(rowOffset),
+            static_cast<uint64_t>(globalRows));
+        m[r * se + j] =
+            zeroc::random::dropoutKeeps(seed, step, position, threshold)
+                ? keepScale
+                : 0.0f;
+      }
+  }
 
   /// Key columns query row i attends to.
   int64_t validCols(int64_t i) const {
@@ -156,6 +188,12 @@ void attentionForward(const Attention &at, const T *q, const T *k, const T *v,
     const float *kf = asF32(k + kv * s * d, ks, se * d);
     const float *vf = asF32(v + kv * s * d, vs, se * d);
     probabilities(at, qf, kf, i0, bi, se, p.get());
+    if (at.dropout) {
+      std::unique_ptr<float[]> m = scratchF32(bi * se);
+      at.dropoutFactors(h, i0, bi, se, m.get());
+      for (int64_t e = 0; e < bi * se; ++e)
+        p[e] *= m[e];
+    }
     float *of;
     if constexpr (isF32)
       of = out + (h * t + i0) * d;
@@ -221,6 +259,12 @@ void attentionBackward(const Attention &at, const T *dout, const T *q,
       std::fill(dva, dva + s * d, 0.0f);
       std::unique_ptr<float[]> p = scratchF32(kRowBlock * s);
       std::unique_ptr<float[]> dp = scratchF32(kRowBlock * s);
+      // With dropout: the factors M and P * M.
+      std::unique_ptr<float[]> m, pm;
+      if (at.dropout) {
+        m = scratchF32(kRowBlock * s);
+        pm = scratchF32(kRowBlock * s);
+      }
       for (int64_t kb = g; kb < kvBlocks; kb += groups) {
         // Block blk of query head qh, one of the heads reading head h.
         int64_t qh = h * at.group + kb / nb, blk = kb % nb;
@@ -229,9 +273,20 @@ void attentionBackward(const Attention &at, const T *dout, const T *q,
         const float *qf = asF32(q + (qh * t + i0) * d, qs, bi * d);
         const float *dof = asF32(dout + (qh * t + i0) * d, dos, bi * d);
         probabilities(at, qf, kf, i0, bi, se, p.get());
-        // dV += P^T dO; dP = dO V^T; dS = softmax'(dP).
-        gemm(true, false, se, d, bi, 1.0f, p.get(), se, dof, d, 1.0f, dva, d);
+        const float *pv = p.get();
+        if (at.dropout) {
+          at.dropoutFactors(qh, i0, bi, se, m.get());
+          for (int64_t e = 0; e < bi * se; ++e)
+            pm[e] = p[e] * m[e];
+          pv = pm.get();
+        }
+        // dV += P^T dO; dP = dO V^T; dS = softmax'(dP) (with dropout,
+        // P * M in dV and M * dP).
+        gemm(true, false, se, d, bi, 1.0f, pv, se, dof, d, 1.0f, dva, d);
         gemm(false, true, bi, se, d, 1.0f, dof, d, vf, d, 0.0f, dp.get(), se);
+        if (at.dropout)
+          for (int64_t e = 0; e < bi * se; ++e)
+            dp[e] *= m[e];
         softmaxGradBlock(p.get(), dp.get(), bi, se);
         // dQ = scale dS K; dK += scale dS^T Q.
         float *dqf;
@@ -303,13 +358,56 @@ extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
   });
 }
 
-extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
-                              const void *v, void *out, int64_t bh,
-                              int64_t group, int64_t t, int64_t s, int64_t d,
-                              double scale, zrt_attention_mask mask) {
-  checkAttentionMask("zrt_attention", mask);
-  checkAttention("zrt_attention", bh, group, t, s, d);
-  dispatchFloat("zrt_attention", dtype, [&](auto tag) {
+namespace {
+
+/// zrt_dropout's arguments, for the probabilities of zrt_attention_dropout.
+struct DropoutArgs {
+  int64_t inner, rows, rowOffset, globalRows;
+  double p;
+  uint64_t seed;
+  int64_t step;
+};
+
+void checkDropout(const char *kernel, const DropoutArgs &dr, int64_t n) {
+  checkNonNegative(kernel, "step", dr.step);
+  checkNonNegative(kernel, "row_offset", dr.rowOffset);
+  if (!(dr.p >= 0.0 && dr.p < 1.0))
+    zrt_fail("%s: p = %g is outside [0, 1)", kernel, dr.p);
+  if (n > 0 && (dr.inner <= 0 || dr.rows <= 0 ||
+                n % (dr.inner * dr.rows) != 0 ||
+                dr.rowOffset + dr.rows > dr.globalRows))
+    zrt_fail("%s: %lld probabilities are not whole rows of %lld x %lld at "
+             "rows [%lld, %lld) of %lld",
+             kernel, static_cast<long long>(n),
+             static_cast<long long>(dr.rows), static_cast<long long>(dr.inner),
+             static_cast<long long>(dr.rowOffset),
+             static_cast<long long>(dr.rowOffset + dr.rows),
+             static_cast<long long>(dr.globalRows));
+}
+
+void setDropout(Attention &at, const DropoutArgs *dr) {
+  if (!dr)
+    return;
+  at.dropout = true;
+  at.threshold = zeroc::random::dropoutThreshold(dr->p);
+  at.keepScale = static_cast<float>(1.0 / (1.0 - dr->p));
+  at.seed = dr->seed;
+  at.step = static_cast<uint64_t>(dr->step);
+  at.inner = dr->inner;
+  at.rows = dr->rows;
+  at.rowOffset = dr->rowOffset;
+  at.globalRows = dr->globalRows;
+}
+
+void attention(const char *kernel, zrt_dtype dtype, const void *q,
+               const void *k, const void *v, void *out, int64_t bh,
+               int64_t group, int64_t t, int64_t s, int64_t d, double scale,
+               zrt_attention_mask mask, const DropoutArgs *dr) {
+  checkAttentionMask(kernel, mask);
+  checkAttention(kernel, bh, group, t, s, d);
+  if (dr)
+    checkDropout(kernel, *dr, bh * t * s);
+  dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
     if (bh == 0 || t == 0 || d == 0)
       return;
@@ -319,20 +417,22 @@ extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
     }
     Attention at{bh, group, t, s, d, static_cast<float>(scale),
                  mask == ZRT_ATTENTION_CAUSAL};
+    setDropout(at, dr);
     attentionForward(at, static_cast<const T *>(q), static_cast<const T *>(k),
                      static_cast<const T *>(v), static_cast<T *>(out));
   });
 }
 
-extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
-                                   const void *q, const void *k,
-                                   const void *v, void *dq, void *dk, void *dv,
-                                   int64_t bh, int64_t group, int64_t t,
-                                   int64_t s, int64_t d, double scale,
-                                   zrt_attention_mask mask) {
-  checkAttentionMask("zrt_attention_grad", mask);
-  checkAttention("zrt_attention_grad", bh, group, t, s, d);
-  dispatchFloat("zrt_attention_grad", dtype, [&](auto tag) {
+void attentionGrad(const char *kernel, zrt_dtype dtype, const void *dout,
+                   const void *q, const void *k, const void *v, void *dq,
+                   void *dk, void *dv, int64_t bh, int64_t group, int64_t t,
+                   int64_t s, int64_t d, double scale, zrt_attention_mask mask,
+                   const DropoutArgs *dr) {
+  checkAttentionMask(kernel, mask);
+  checkAttention(kernel, bh, group, t, s, d);
+  if (dr)
+    checkDropout(kernel, *dr, bh * t * s);
+  dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
     if (bh == 0 || d == 0)
       return;
@@ -344,9 +444,51 @@ extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
     }
     Attention at{bh, group, t, s, d, static_cast<float>(scale),
                  mask == ZRT_ATTENTION_CAUSAL};
+    setDropout(at, dr);
     attentionBackward(at, static_cast<const T *>(dout),
                       static_cast<const T *>(q), static_cast<const T *>(k),
                       static_cast<const T *>(v), static_cast<T *>(dq),
                       static_cast<T *>(dk), static_cast<T *>(dv));
   });
+}
+
+} // namespace
+
+extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
+                              const void *v, void *out, int64_t bh,
+                              int64_t group, int64_t t, int64_t s, int64_t d,
+                              double scale, zrt_attention_mask mask) {
+  attention("zrt_attention", dtype, q, k, v, out, bh, group, t, s, d, scale,
+            mask, nullptr);
+}
+
+extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
+                                   const void *q, const void *k,
+                                   const void *v, void *dq, void *dk, void *dv,
+                                   int64_t bh, int64_t group, int64_t t,
+                                   int64_t s, int64_t d, double scale,
+                                   zrt_attention_mask mask) {
+  attentionGrad("zrt_attention_grad", dtype, dout, q, k, v, dq, dk, dv, bh,
+                group, t, s, d, scale, mask, nullptr);
+}
+
+extern "C" void zrt_attention_dropout(
+    zrt_dtype dtype, const void *q, const void *k, const void *v, void *out,
+    int64_t bh, int64_t group, int64_t t, int64_t s, int64_t d, double scale,
+    zrt_attention_mask mask, int64_t inner, int64_t rows, int64_t row_offset,
+    int64_t global_rows, double p, uint64_t seed, int64_t step) {
+  DropoutArgs dr{inner, rows, row_offset, global_rows, p, seed, step};
+  attention("zrt_attention_dropout", dtype, q, k, v, out, bh, group, t, s, d,
+            scale, mask, &dr);
+}
+
+extern "C" void zrt_attention_dropout_grad(
+    zrt_dtype dtype, const void *dout, const void *q, const void *k,
+    const void *v, void *dq, void *dk, void *dv, int64_t bh, int64_t group,
+    int64_t t, int64_t s, int64_t d, double scale, zrt_attention_mask mask,
+    int64_t inner, int64_t rows, int64_t row_offset, int64_t global_rows,
+    double p, uint64_t seed, int64_t step) {
+  DropoutArgs dr{inner, rows, row_offset, global_rows, p, seed, step};
+  attentionGrad("zrt_attention_dropout_grad", dtype, dout, q, k, v, dq, dk,
+                dv, bh, group, t, s, d, scale, mask, &dr);
 }

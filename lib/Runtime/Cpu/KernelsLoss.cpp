@@ -228,8 +228,10 @@ extern "C" void zrt_cross_entropy_ex(zrt_dtype dtype, const void *logits,
         total / (count ? static_cast<double>(*count)
                        : static_cast<double>(counted)));
   });
-  // With a given count, a part with nothing counted contributes 0.
-  if (count && counted == 0)
+  // With a given count (the global batch's), a part with nothing counted
+  // contributes 0, unless nothing counts globally either (0 / 0, NaN, as
+  // PyTorch's mean).
+  if (count && counted == 0 && *count != 0.0f)
     result = 0.0f;
   *loss = result;
 }

@@ -17,6 +17,12 @@
 // batch of group * t query rows (the mask's row index is r % t); dK and dV
 // then sum over the group inside the GEMMs.
 //
+// zrt_attention_dropout(_grad) multiply P by the dropout factors M (0 or
+// 1 / (1 - p)) of its elements, drawn as zrt_dropout draws them at their
+// place in the [bh, t, s] probabilities (a chunk of key/value heads starts
+// at element h0 * group * t * s): O = (P * M) V; backward, dV = (P * M)^T dO
+// and dP = M * (dO V^T), the softmax's backward reading P itself.
+//
 // Causal products are computed whole (their masked half is wasted work).
 // With ZEROC_FLASH_ATTENTION=1, bf16 attention with d in {32, 64, 128}
 // runs fused instead (KernelsFlashAttention.cu): no scores in memory.
@@ -24,6 +30,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelsCommon.cuh"
+
+#include "zeroc/Support/Random.h"
 
 #include <algorithm>
 #include <type_traits>
@@ -111,6 +119,61 @@ __global__ void attentionSoftmaxGradKernel(const float *p, const float *dp,
   }
 }
 
+/// zrt_dropout's arguments, for the probabilities of zrt_attention_dropout.
+struct DropoutArgs {
+  int64_t inner, rows, rowOffset, globalRows;
+  double p;
+  uint64_t seed;
+  int64_t step;
+};
+
+/// y[e] = x[e] * M(base + e) for e < n: the dropout factor of element
+/// base + e of the [bh, t, s] probabilities (y may be x).
+template <typename U>
+__global__ void attentionDropoutKernel(const U *x, U *y, int64_t n,
+                                       int64_t base, int64_t inner,
+                                       int64_t rows, int64_t rowOffset,
+                                       int64_t globalRows, uint32_t threshold,
+                                       float keepScale, uint64_t seed,
+                                       uint64_t step) {
+  for (int64_t e = firstIndex(); e < n; e += indexStride()) {
+    uint64_t position = zeroc::random::dropoutPosition(
+        static_cast<uint64_t>(base + e), static_cast<uint64_t>(inner),
+        static_cast<uint64_t>(rows), static_cast<uint64_t>(rowOffset),
+        static_cast<uint64_t>(globalRows));
+    bool keep = zeroc::random::dropoutKeeps(seed, step, position, threshold);
+    fromF32(keep ? toF32(x[e]) * keepScale : 0.0f, y[e]);
+  }
+}
+
+template <typename U>
+void applyDropout(const DropoutArgs &dr, const U *x, U *y, int64_t n,
+                  int64_t base) {
+  attentionDropoutKernel<U><<<blocksFor(n), 256, 0, computeStream()>>>(
+      x, y, n, base, dr.inner, dr.rows, dr.rowOffset, dr.globalRows,
+      zeroc::random::dropoutThreshold(dr.p),
+      static_cast<float>(1.0 / (1.0 - dr.p)), dr.seed,
+      static_cast<uint64_t>(dr.step));
+  checkLaunch("attentionDropoutKernel");
+}
+
+void checkDropout(const char *kernel, const DropoutArgs &dr, int64_t n) {
+  checkNonNegative(kernel, "step", dr.step);
+  checkNonNegative(kernel, "row_offset", dr.rowOffset);
+  if (!(dr.p >= 0.0 && dr.p < 1.0))
+    zrt_fail("%s: p = %g is outside [0, 1)", kernel, dr.p);
+  if (n > 0 && (dr.inner <= 0 || dr.rows <= 0 ||
+                n % (dr.inner * dr.rows) != 0 ||
+                dr.rowOffset + dr.rows > dr.globalRows))
+    zrt_fail("%s: %lld probabilities are not whole rows of %lld x %lld at "
+             "rows [%lld, %lld) of %lld",
+             kernel, static_cast<long long>(n),
+             static_cast<long long>(dr.rows), static_cast<long long>(dr.inner),
+             static_cast<long long>(dr.rowOffset),
+             static_cast<long long>(dr.rowOffset + dr.rows),
+             static_cast<long long>(dr.globalRows));
+}
+
 template <typename T>
 __global__ void causalMaskKernel(const T *x, T *y, int64_t rows, int64_t t,
                                  int64_t s, T masked) {
@@ -154,7 +217,8 @@ void withScoreChunk(int64_t s, std::initializer_list<const void *> ptrs,
 template <typename T>
 void attentionForward(const char *kernel, const T *q, const T *k, const T *v,
                       T *out, int64_t bh, int64_t group, int64_t t, int64_t s,
-                      int64_t d, float scale, bool causal) {
+                      int64_t d, float scale, bool causal,
+                      const DropoutArgs *dr) {
   constexpr bool isF32 = std::is_same_v<T, float>;
   cudaStream_t stream = computeStream();
   // Per key/value head: tq = group * t query rows.
@@ -181,6 +245,9 @@ void attentionForward(const char *kernel, const T *q, const T *k, const T *v,
                                                causal);
       checkLaunch("attentionSoftmaxKernel");
     });
+    if (dr)
+      applyDropout<T>(*dr, P, P, hb * static_cast<int64_t>(scores),
+                      h0 * static_cast<int64_t>(scores));
     gemm(kernel,
          GemmOp{type, type, hb, tq, d, s, false, false,
                 static_cast<int64_t>(scores), s * d, tq * d, 1.0f},
@@ -192,7 +259,7 @@ template <typename T>
 void attentionBackward(const char *kernel, const T *dout, const T *q,
                        const T *k, const T *v, T *dq, T *dk, T *dv, int64_t bh,
                        int64_t group, int64_t t, int64_t s, int64_t d,
-                       float scale, bool causal) {
+                       float scale, bool causal, const DropoutArgs *dr) {
   constexpr bool isF32 = std::is_same_v<T, float>;
   cudaStream_t stream = computeStream();
   // Per key/value head: tq = group * t query rows.
@@ -209,6 +276,11 @@ void attentionBackward(const char *kernel, const T *dout, const T *q,
   // for bf16 (P is consumed by dV first), dP for f32.
   T *P = isF32 ? reinterpret_cast<T *>(S) : pbuf.as<T>();
   T *dS = isF32 ? reinterpret_cast<T *>(dP) : P;
+  // With dropout, P * M for dV: in place over P for bf16 (the softmax's
+  // backward reads the f32 copy in S), in its own buffer for f32 (P is S).
+  Scratch dbuf(dr && isF32 ? static_cast<size_t>(heads) * scores * sizeof(T)
+                           : 0);
+  T *PM = dr && isF32 ? dbuf.as<T>() : P;
   cudaDataType_t type = cudaType(T{});
   int64_t ts = static_cast<int64_t>(scores);
   for (int64_t h0 = 0; h0 < bh; h0 += heads) {
@@ -227,15 +299,19 @@ void attentionBackward(const char *kernel, const T *dout, const T *q,
                                                hb * tq, t, s, causal);
       checkLaunch("attentionSoftmaxKernel");
     });
+    if (dr)
+      applyDropout<T>(*dr, P, PM, hb * ts, h0 * ts);
     // dV = P^T dO: [s, tq] x [tq, d] (summing over the group's heads).
     gemm(kernel,
          GemmOp{type, type, hb, s, d, tq, true, false, ts, tq * d, s * d, 1.0f},
-         P, doh, dv + h0 * s * d);
+         PM, doh, dv + h0 * s * d);
     // dP = dO V^T: [tq, d] x [d, s], f32.
     gemm(kernel,
          GemmOp{type, CUDA_R_32F, hb, tq, s, d, false, true, tq * d, s * d, ts,
                 1.0f},
          doh, vh, dP);
+    if (dr)
+      applyDropout<float>(*dr, dP, dP, hb * ts, h0 * ts);
     withScoreChunk<T>(s, {S, dP, dS}, [&](auto chunk) {
       constexpr int N = decltype(chunk)::value;
       attentionSoftmaxGradKernel<T, N><<<rowBlocks(hb * tq), kRowThreads, 0,
@@ -281,15 +357,17 @@ extern "C" void zrt_causal_mask(zrt_dtype dtype, const void *x, void *y,
   });
 }
 
-extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
-                              const void *v, void *out, int64_t bh,
-                              int64_t group, int64_t t,
-                              int64_t s, int64_t d, double scale,
-                              zrt_attention_mask mask) {
-  const char *kernel = "zrt_attention";
+namespace {
+
+void attention(const char *kernel, zrt_dtype dtype, const void *q,
+               const void *k, const void *v, void *out, int64_t bh,
+               int64_t group, int64_t t, int64_t s, int64_t d, double scale,
+               zrt_attention_mask mask, const DropoutArgs *dr) {
   checkAttentionMask(kernel, mask);
   bool causal = mask == ZRT_ATTENTION_CAUSAL;
   checkAttention(kernel, bh, group, t, s, d);
+  if (dr)
+    checkDropout(kernel, *dr, bh * t * s);
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
     if (bh == 0 || t == 0 || d == 0)
@@ -301,7 +379,7 @@ extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
       return;
     }
     if constexpr (std::is_same_v<T, bf16>) {
-      if (group == 1 && flashAttentionForward(
+      if (group == 1 && !dr && flashAttentionForward(
               static_cast<const bf16 *>(q), static_cast<const bf16 *>(k),
               static_cast<const bf16 *>(v), static_cast<bf16 *>(out), bh, t, s,
               d, static_cast<float>(scale), causal))
@@ -310,20 +388,20 @@ extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
     attentionForward<T>(kernel, static_cast<const T *>(q),
                         static_cast<const T *>(k), static_cast<const T *>(v),
                         static_cast<T *>(out), bh, group, t, s, d,
-                        static_cast<float>(scale), causal);
+                        static_cast<float>(scale), causal, dr);
   });
 }
 
-extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
-                                   const void *q, const void *k,
-                                   const void *v, void *dq, void *dk, void *dv,
-                                   int64_t bh, int64_t group, int64_t t,
-                                   int64_t s, int64_t d,
-                                   double scale, zrt_attention_mask mask) {
-  const char *kernel = "zrt_attention_grad";
+void attentionGrad(const char *kernel, zrt_dtype dtype, const void *dout,
+                   const void *q, const void *k, const void *v, void *dq,
+                   void *dk, void *dv, int64_t bh, int64_t group, int64_t t,
+                   int64_t s, int64_t d, double scale, zrt_attention_mask mask,
+                   const DropoutArgs *dr) {
   checkAttentionMask(kernel, mask);
   bool causal = mask == ZRT_ATTENTION_CAUSAL;
   checkAttention(kernel, bh, group, t, s, d);
+  if (dr)
+    checkDropout(kernel, *dr, bh * t * s);
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
     if (bh == 0 || d == 0)
@@ -340,7 +418,7 @@ extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
       return;
     }
     if constexpr (std::is_same_v<T, bf16>) {
-      if (group == 1 && flashAttentionBackward(
+      if (group == 1 && !dr && flashAttentionBackward(
               static_cast<const bf16 *>(dout), static_cast<const bf16 *>(q),
               static_cast<const bf16 *>(k), static_cast<const bf16 *>(v),
               static_cast<bf16 *>(dq), static_cast<bf16 *>(dk),
@@ -352,6 +430,47 @@ extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
                          static_cast<const T *>(q), static_cast<const T *>(k),
                          static_cast<const T *>(v), static_cast<T *>(dq),
                          static_cast<T *>(dk), static_cast<T *>(dv), bh, group,
-                         t, s, d, static_cast<float>(scale), causal);
+                         t, s, d, static_cast<float>(scale), causal, dr);
   });
+}
+
+} // namespace
+
+extern "C" void zrt_attention(zrt_dtype dtype, const void *q, const void *k,
+                              const void *v, void *out, int64_t bh,
+                              int64_t group, int64_t t, int64_t s, int64_t d,
+                              double scale, zrt_attention_mask mask) {
+  attention("zrt_attention", dtype, q, k, v, out, bh, group, t, s, d, scale,
+            mask, nullptr);
+}
+
+extern "C" void zrt_attention_grad(zrt_dtype dtype, const void *dout,
+                                   const void *q, const void *k,
+                                   const void *v, void *dq, void *dk, void *dv,
+                                   int64_t bh, int64_t group, int64_t t,
+                                   int64_t s, int64_t d, double scale,
+                                   zrt_attention_mask mask) {
+  attentionGrad("zrt_attention_grad", dtype, dout, q, k, v, dq, dk, dv, bh,
+                group, t, s, d, scale, mask, nullptr);
+}
+
+extern "C" void zrt_attention_dropout(
+    zrt_dtype dtype, const void *q, const void *k, const void *v, void *out,
+    int64_t bh, int64_t group, int64_t t, int64_t s, int64_t d, double scale,
+    zrt_attention_mask mask, int64_t inner, int64_t rows, int64_t row_offset,
+    int64_t global_rows, double p, uint64_t seed, int64_t step) {
+  DropoutArgs dr{inner, rows, row_offset, global_rows, p, seed, step};
+  attention("zrt_attention_dropout", dtype, q, k, v, out, bh, group, t, s, d,
+            scale, mask, &dr);
+}
+
+extern "C" void zrt_attention_dropout_grad(
+    zrt_dtype dtype, const void *dout, const void *q, const void *k,
+    const void *v, void *dq, void *dk, void *dv, int64_t bh, int64_t group,
+    int64_t t, int64_t s, int64_t d, double scale, zrt_attention_mask mask,
+    int64_t inner, int64_t rows, int64_t row_offset, int64_t global_rows,
+    double p, uint64_t seed, int64_t step) {
+  DropoutArgs dr{inner, rows, row_offset, global_rows, p, seed, step};
+  attentionGrad("zrt_attention_dropout_grad", dtype, dout, q, k, v, dq, dk,
+                dv, bh, group, t, s, d, scale, mask, &dr);
 }

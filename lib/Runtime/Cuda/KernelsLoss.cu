@@ -134,7 +134,8 @@ __global__ void countKernel(const void *__restrict__ targets, bool targetsI64,
 }
 
 /// One block: *out = sum of values[0..n) / *counted (NaN when 0 / 0), or
-/// / *given when given (0 when nothing is counted).
+/// / *given when given (0 when nothing is counted here, NaN when *given is
+/// 0 as well: nothing counts in the global batch).
 __global__ void sumOverKernel(const double *__restrict__ values, int64_t n,
                               const double *__restrict__ counted,
                               const float *__restrict__ given,
@@ -148,9 +149,10 @@ __global__ void sumOverKernel(const double *__restrict__ values, int64_t n,
     if (!given)
       *out = static_cast<float>(sum / *counted);
     else
-      *out = *counted == 0 ? 0.0f
-                           : static_cast<float>(
-                                 sum / static_cast<double>(*given));
+      *out = *counted != 0 ? static_cast<float>(
+                                 sum / static_cast<double>(*given))
+             : *given == 0.0f ? __builtin_nanf("")
+                              : 0.0f;
   }
 }
 

@@ -468,6 +468,38 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
   auto isExtendedCrossEntropy = [](auto ce) {
     return ce.getIgnoreIndexAttr() || ce.getLabelSmoothingAttr();
   };
+  // zrt_attention_dropout's trailing arguments for train.attention(_grad)
+  // with a dropout and a step (zrt_dropout's, for the [B, H, T, S]
+  // probabilities), or "" (no dropout: evaluation's is the identity).
+  auto attentionDropoutArgs = [&](auto a) -> std::string {
+    if (!a.getDropoutAttr() || !a.getStep())
+      return "";
+    ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
+    int64_t shape[4] = {q[0], q[1], q[2], typeOf(a.getKey()).getDimSize(2)};
+    int64_t rows = 1, inner = shape[0] * shape[1] * shape[2] * shape[3];
+    std::string offset = "0", globalRows = "1";
+    if (auto batchDim = a.getBatchDim()) {
+      rows = shape[*batchDim];
+      inner = 1;
+      for (int64_t k = *batchDim + 1; k < 4; ++k)
+        inner *= shape[k];
+      offset = "(int64_t)zrt_rank(comm) * " + std::to_string(rows);
+      globalRows = std::to_string(rows * *a.getRanks());
+      // Micro-batch m of K of the rank's batch (train-accumulate).
+      if (auto micro = a.getMicroBatch()) {
+        int64_t count = *a.getMicroBatches();
+        offset = "((int64_t)zrt_rank(comm) * " + std::to_string(count) +
+                 " + " + std::to_string(*micro) + ") * " +
+                 std::to_string(rows);
+        globalRows = std::to_string(rows * *a.getRanks() * count);
+      }
+    }
+    return ", " + std::to_string(inner) + ", " + std::to_string(rows) + ", " +
+           offset + ", " + globalRows + ", " +
+           literal(a.getDropoutAttr().getValueAsDouble()) + ", " +
+           std::to_string(static_cast<uint64_t>(*a.getSeed())) + "ull, " +
+           ptr(a.getStep()) + "[0]";
+  };
   auto printCrossEntropyExArgs = [&](auto ce) {
     os << ", " << (ce.getIgnoreIndexAttr() ? 1 : 0) << ", "
        << ce.getIgnoreIndex().value_or(0) << "LL, "
@@ -539,20 +571,24 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         ArrayRef<int64_t> k = typeOf(a.getKey()).getShape();
         // Grouped-query attention: `group` query heads per key/value head.
         int64_t group = q[1] / k[1];
-        os << "  zrt_attention(" << dt(a.getQuery()) << ", " << ptr(a.getQuery())
+        std::string dropout = attentionDropoutArgs(a);
+        os << "  zrt_attention" << (dropout.empty() ? "(" : "_dropout(")
+           << dt(a.getQuery()) << ", " << ptr(a.getQuery())
            << ", " << ptr(a.getKey()) << ", " << ptr(a.getValue()) << ", "
            << ptr(a.getResult()) << ", " << q[0] * q[1] << ", " << group << ", "
            << q[2] << ", " << k[2] << ", " << q[3] << ", "
            << literal(a.getScaleAttr().getValueAsDouble()) << ", "
            << (a.getCausal() ? "ZRT_ATTENTION_CAUSAL" : "ZRT_ATTENTION_FULL")
-           << ");\n";
+           << dropout << ");\n";
         return success();
       })
       .Case([&](AttentionGradOp a) {
         ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
         ArrayRef<int64_t> k = typeOf(a.getKey()).getShape();
         int64_t group = q[1] / k[1];
-        os << "  zrt_attention_grad(" << dt(a.getQuery()) << ", " << ptr(a.getGrad())
+        std::string dropout = attentionDropoutArgs(a);
+        os << "  zrt_attention" << (dropout.empty() ? "_grad(" : "_dropout_grad(")
+           << dt(a.getQuery()) << ", " << ptr(a.getGrad())
            << ", " << ptr(a.getQuery()) << ", " << ptr(a.getKey()) << ", "
            << ptr(a.getValue()) << ", " << ptr(a.getQueryGrad()) << ", "
            << ptr(a.getKeyGrad()) << ", " << ptr(a.getValueGrad()) << ", "
@@ -560,7 +596,7 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
            << ", " << q[3] << ", "
            << literal(a.getScaleAttr().getValueAsDouble()) << ", "
            << (a.getCausal() ? "ZRT_ATTENTION_CAUSAL" : "ZRT_ATTENTION_FULL")
-           << ");\n";
+           << dropout << ");\n";
         return success();
       })
       .Case([&](CrossEntropyOp ce) {

@@ -74,19 +74,43 @@ class _NativeDropout(torch.overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in (torch.nn.functional.dropout, torch.dropout):
-            names = ("input", "p", "training", "inplace") if \
-                func is torch.nn.functional.dropout else ("input", "p", "train")
-            bound = dict(zip(names, args), **kwargs)
-            x, p = bound["input"], bound.get("p", 0.5)
-            training = bound.get("training", bound.get("train", True))
-            if training and p > 0:
-                dropped = torch.native_dropout(x, p, True)[0]
-                # inplace=True: the caller may keep using `x` and ignore the
-                # result; functionalization turns the copy into an update.
-                return x.copy_(dropped) if bound.get("inplace", False) else dropped
-            return x
-        return func(*args, **kwargs)
+        if func in (_F_DROPOUT, torch.dropout):
+            return _native_dropout(func, args, kwargs)
+        # This handler runs with the mode off, so a composite function that
+        # PyTorch hands it whole (F.multi_head_attention_forward, which
+        # drops out its attention weights with F.dropout) calls F.dropout
+        # unseen: it runs with F.dropout traced the same way.
+        functional = torch.nn.functional
+        if functional.dropout is not _F_DROPOUT:
+            return func(*args, **kwargs)  # already inside such a call
+        functional.dropout = _dropout_in_composite
+        try:
+            return func(*args, **kwargs)
+        finally:
+            functional.dropout = _F_DROPOUT
+
+
+_F_DROPOUT = torch.nn.functional.dropout
+
+
+def _native_dropout(func, args, kwargs):
+    """F.dropout or torch.dropout in training mode as aten.native_dropout."""
+    names = ("input", "p", "training", "inplace") if \
+        func is _F_DROPOUT else ("input", "p", "train")
+    bound = dict(zip(names, args), **kwargs)
+    x, p = bound["input"], bound.get("p", 0.5)
+    training = bound.get("training", bound.get("train", True))
+    if training and p > 0:
+        dropped = torch.native_dropout(x, p, True)[0]
+        # inplace=True: the caller may keep using `x` and ignore the
+        # result; functionalization turns the copy into an update.
+        return x.copy_(dropped) if bound.get("inplace", False) else dropped
+    return x
+
+
+def _dropout_in_composite(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    """F.dropout while a composite function runs (see _NativeDropout)."""
+    return _native_dropout(_F_DROPOUT, (input, p, training, inplace), {})
 
 
 DECOMPOSITIONS = None  # filled on first use (importing torch._decomp is slow)

@@ -743,6 +743,62 @@ func.func @attention_query_rank(%q: tensor<12x17x16xf32>, %k: tensor<12x3x17x16x
 
 // -----
 
+func.func @attention_dropout_p(%q: tensor<2x3x5x4xf32>) {
+  // expected-error @+1 {{'train.attention' op dropout: p must be in [0, 1), got 1}}
+  %0 = train.attention %q, %q, %q scale = 0.5 dropout = 1.0 seed = 3 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dropout_seed(%q: tensor<2x3x5x4xf32>) {
+  // expected-error @+1 {{'train.attention' op dropout and seed go together}}
+  %0 = train.attention %q, %q, %q scale = 0.5 dropout = 0.1 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_step_without_dropout(%q: tensor<2x3x5x4xf32>, %step: tensor<i64>) {
+  // expected-error @+1 {{'train.attention' op step, batch_dim, ranks, micro_batch and micro_batches describe a dropout, and there is none}}
+  %0 = train.attention %q, %q, %q, %step scale = 0.5 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<i64>) -> tensor<2x3x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dropout_batch_dim(%q: tensor<2x3x5x4xf32>) {
+  // expected-error @+1 {{'train.attention' op batch_dim 2 of the probabilities is a query or key axis, not the batch (0 or 1)}}
+  %0 = train.attention %q, %q, %q scale = 0.5 dropout = 0.1 seed = 1 batch_dim = 2 ranks = 2 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dropout_ranks(%q: tensor<2x3x5x4xf32>) {
+  // expected-error @+1 {{'train.attention' op dropout: batch_dim and ranks go together}}
+  %0 = train.attention %q, %q, %q scale = 0.5 dropout = 0.1 seed = 1 batch_dim = 0 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dropout_micro_batch(%q: tensor<2x3x5x4xf32>) {
+  // expected-error @+1 {{'train.attention' op micro_batch needs batch_dim and ranks}}
+  %0 = train.attention %q, %q, %q scale = 0.5 dropout = 0.1 seed = 1 micro_batch = 0 micro_batches = 2 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_dropout_seed(%q: tensor<2x3x5x4xf32>) {
+  // expected-error @+1 {{'train.attention_grad' op dropout and seed go together}}
+  %0:3 = train.attention_grad %q, %q, %q, %q scale = 0.5 seed = 2 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>)
+  return
+}
+
+// -----
+
 func.func @attention_key_rank(%q: tensor<12x3x17x16xf32>, %k: tensor<1x12x3x17x16xf32>, %v: tensor<12x3x17x16xf32>) {
   // expected-error @+1 {{'train.attention' op key must have rank 4 [batch, heads, sequence, head_dim], got 1x12x3x17x16}}
   %0 = train.attention %q, %k, %v scale = 0.25 : (tensor<12x3x17x16xf32>, tensor<1x12x3x17x16xf32>, tensor<12x3x17x16xf32>) -> tensor<12x3x17x16xf32>

@@ -223,6 +223,23 @@ func.func @attention(%q: tensor<12x3x17x16xf32>, %k: tensor<12x3x17x16xf32>, %v:
   return
 }
 
+// The dropout of the probabilities: without a step (evaluation), with one,
+// with the batch split train-data-parallel records and the micro-batch
+// train-accumulate records; and attention_grad's.
+// CHECK-LABEL: func.func @attention_dropout(
+// CHECK-SAME:      %[[Q:[a-z0-9_]+]]: tensor<2x3x5x4xf32>, %[[STEP:[a-z0-9_]+]]: tensor<i64>)
+// CHECK-NEXT:    train.attention %[[Q]], %[[Q]], %[[Q]] causal scale = 5.000000e-01 dropout = 1.000000e-01 seed = 3 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32>{{$}}
+// CHECK-NEXT:    train.attention %[[Q]], %[[Q]], %[[Q]], %[[STEP]] scale = 5.000000e-01 dropout = 2.500000e-01 seed = 0 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<i64>) -> tensor<2x3x5x4xf32>{{$}}
+// CHECK-NEXT:    train.attention %[[Q]], %[[Q]], %[[Q]], %[[STEP]] causal scale = 5.000000e-01 dropout = 1.000000e-01 seed = 3 batch_dim = 0 ranks = 2 micro_batch = 1 micro_batches = 4 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<i64>) -> tensor<2x3x5x4xf32>{{$}}
+// CHECK-NEXT:    train.attention_grad %[[Q]], %[[Q]], %[[Q]], %[[Q]], %[[STEP]] causal scale = 5.000000e-01 dropout = 1.000000e-01 seed = 3 batch_dim = 0 ranks = 2 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<i64>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>){{$}}
+func.func @attention_dropout(%q: tensor<2x3x5x4xf32>, %step: tensor<i64>) {
+  %0 = train.attention %q, %q, %q causal scale = 0.5 dropout = 0.1 seed = 3 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32>
+  %1 = train.attention %q, %q, %q, %step scale = 0.5 dropout = 0.25 seed = 0 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<i64>) -> tensor<2x3x5x4xf32>
+  %2 = train.attention %q, %q, %q, %step causal scale = 0.5 dropout = 0.1 seed = 3 batch_dim = 0 ranks = 2 micro_batch = 1 micro_batches = 4 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<i64>) -> tensor<2x3x5x4xf32>
+  %3:3 = train.attention_grad %q, %q, %q, %q, %step causal scale = 0.5 dropout = 0.1 seed = 3 batch_dim = 0 ranks = 2 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<i64>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>)
+  return
+}
+
 // CHECK-LABEL: func.func @reshape_transpose(
 // CHECK-SAME:      %[[X:[a-z0-9_]+]]: tensor<12x17x48xf32>, %[[H:[a-z0-9_]+]]: tensor<12x17x3x16xbf16>, %[[I:[a-z0-9_]+]]: tensor<12x17xi32>, %[[ONE:[a-z0-9_]+]]: tensor<1x1xf32>, %[[M:[a-z0-9_]+]]: tensor<3x4xf32>)
 // CHECK-NEXT:    train.reshape %[[X]] : tensor<12x17x48xf32> -> tensor<12x17x3x16xf32>{{$}}

@@ -890,8 +890,137 @@ void testAttentionFd(int64_t bh, int64_t t, int64_t s, int64_t d,
           finiteDiff(v.v, [&](const Vec &x) { return loss(q.v, k.v, x); }, h));
 }
 
+/// zrt_attention_dropout(_grad) against a double reference: the
+/// probabilities P of every query head multiplied by the factors M that
+/// zrt_dropout draws for them at their place in the [bh, t, s] tensor
+/// (viewed as `rows` local rows of `inner`, global rows [offset, offset +
+/// rows) of `globalRows`): out = (P * M) V, dV = (P * M)^T dO, dS =
+/// softmax'(P, M * dO V^T).
+void testAttentionDropout(zrt_dtype dt, int64_t bh, int64_t t, int64_t s,
+                          int64_t d, bool causal, int64_t group, double pdrop,
+                          int64_t rows, int64_t offset, int64_t globalRows) {
+  Rng rng(71 + bh * 3 + t * 5 + s * 7 + d + causal + group * 11 + offset);
+  double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  int64_t kvh = bh / group, inner = bh * t * s / rows;
+  uint64_t seed = 1234567;
+  int64_t step = 9;
+  uint32_t threshold = zeroc::random::dropoutThreshold(pdrop);
+  auto factor = [&](int64_t index) {
+    uint64_t position = zeroc::random::dropoutPosition(
+        static_cast<uint64_t>(index), static_cast<uint64_t>(inner),
+        static_cast<uint64_t>(rows), static_cast<uint64_t>(offset),
+        static_cast<uint64_t>(globalRows));
+    return zeroc::random::dropoutKeeps(seed, static_cast<uint64_t>(step),
+                                       position, threshold)
+               ? static_cast<double>(static_cast<float>(1.0 / (1.0 - pdrop)))
+               : 0.0;
+  };
+  Tensor q(dt, bh * t * d), k(dt, kvh * s * d), v(dt, kvh * s * d),
+      dout(dt, bh * t * d);
+  q.fillNormal(rng);
+  k.fillNormal(rng);
+  v.fillNormal(rng);
+  dout.fillNormal(rng);
+  Vec out(bh * t * d, 0), dq(bh * t * d, 0), dk(kvh * s * d, 0),
+      dv(kvh * s * d, 0);
+  Vec p(t * s), m(t * s), dp(t * s);
+  int64_t dropped = 0;
+  for (int64_t h = 0; h < bh; ++h) {
+    int64_t kv = h / group;
+    const double *qh = &q.v[h * t * d], *kh = &k.v[kv * s * d],
+                 *vh = &v.v[kv * s * d], *doh = &dout.v[h * t * d];
+    for (int64_t i = 0; i < t; ++i) {
+      int64_t valid = causal ? std::min(i + 1, s) : s;
+      double mx = -kInf;
+      for (int64_t j = 0; j < s; ++j) {
+        double sc = 0;
+        for (int64_t c = 0; c < d; ++c)
+          sc += qh[i * d + c] * kh[j * d + c];
+        p[i * s + j] = j < valid ? sc * scale : -kInf;
+        mx = std::max(mx, p[i * s + j]);
+        m[i * s + j] = factor((h * t + i) * s + j);
+        dropped += m[i * s + j] == 0.0;
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < s; ++j)
+        sum += j < valid ? std::exp(p[i * s + j] - mx) : 0.0;
+      for (int64_t j = 0; j < s; ++j)
+        p[i * s + j] = j < valid ? std::exp(p[i * s + j] - mx) / sum : 0.0;
+      for (int64_t c = 0; c < d; ++c) {
+        double o = 0;
+        for (int64_t j = 0; j < s; ++j)
+          o += p[i * s + j] * m[i * s + j] * vh[j * d + c];
+        out[(h * t + i) * d + c] = o;
+      }
+      double dot = 0;
+      for (int64_t j = 0; j < s; ++j) {
+        double g = 0;
+        for (int64_t c = 0; c < d; ++c)
+          g += doh[i * d + c] * vh[j * d + c];
+        dp[i * s + j] = g * m[i * s + j];
+        dot += dp[i * s + j] * p[i * s + j];
+      }
+      for (int64_t j = 0; j < s; ++j)
+        dp[i * s + j] = p[i * s + j] * (dp[i * s + j] - dot);
+    }
+    for (int64_t i = 0; i < t; ++i)
+      for (int64_t j = 0; j < s; ++j)
+        for (int64_t c = 0; c < d; ++c) {
+          dv[(kv * s + j) * d + c] +=
+              p[i * s + j] * m[i * s + j] * doh[i * d + c];
+          dq[(h * t + i) * d + c] += scale * dp[i * s + j] * kh[j * d + c];
+          dk[(kv * s + j) * d + c] += scale * dp[i * s + j] * qh[i * d + c];
+        }
+  }
+  std::string tag = fmt(
+      "%s bh %lld t %lld s %lld d %lld%s group %lld p %g rows %lld at %lld "
+      "of %lld",
+      name(dt), (long long)bh, (long long)t, (long long)s, (long long)d,
+      causal ? " causal" : "", (long long)group, pdrop, (long long)rows,
+      (long long)offset, (long long)globalRows);
+  // The mask drops some and keeps some (else the case tests nothing).
+  checker.truth("zrt_attention_dropout mask drops some " + tag,
+                dropped > 0 && dropped < bh * t * s,
+                fmt("%lld of %lld dropped", (long long)dropped,
+                    (long long)(bh * t * s)));
+  double rt = rtolOf(dt, 1e-5);
+  double at = (dt == ZRT_BF16 ? 4e-3 : 1e-5) *
+              std::sqrt(static_cast<double>(std::max(s, t))) * 2;
+  for (Tensor *x : {&q, &k, &v, &dout})
+    x->upload();
+  Tensor o(dt, bh * t * d), gq(dt, bh * t * d), gk(dt, kvh * s * d),
+      gv(dt, kvh * s * d);
+  o.poison();
+  gq.poison();
+  gk.poison();
+  gv.poison();
+  zrt_attention_dropout(dt, q.dev, k.dev, v.dev, o.dev, bh, group, t, s, d,
+                        scale, maskOf(causal), inner, rows, offset,
+                        globalRows, pdrop, seed, step);
+  checker.close("zrt_attention_dropout out " + tag, o.download(), out, rt, at);
+  zrt_attention_dropout_grad(dt, dout.dev, q.dev, k.dev, v.dev, gq.dev,
+                             gk.dev, gv.dev, bh, group, t, s, d, scale,
+                             maskOf(causal), inner, rows, offset, globalRows,
+                             pdrop, seed, step);
+  double gat = 2 * at * std::sqrt(static_cast<double>(group));
+  checker.close("zrt_attention_dropout_grad dq " + tag, gq.download(), dq, rt,
+                gat);
+  checker.close("zrt_attention_dropout_grad dk " + tag, gk.download(), dk, rt,
+                gat);
+  checker.close("zrt_attention_dropout_grad dv " + tag, gv.download(), dv, rt,
+                gat);
+}
+
 void testAttentions() {
   testCausalMasks();
+  for (zrt_dtype dt : kFloatTypes) {
+    // Dropout of the probabilities: the whole tensor, the batch rows of
+    // rank 1 of 3, a non-causal GQA case, row blocks.
+    testAttentionDropout(dt, 4, 7, 7, 5, true, 1, 0.25, 1, 0, 1);
+    testAttentionDropout(dt, 6, 9, 9, 4, true, 1, 0.1, 2, 2, 6);
+    testAttentionDropout(dt, 8, 5, 9, 4, false, 2, 0.5, 2, 0, 4);
+    testAttentionDropout(dt, 2, 130, 130, 16, true, 1, 0.1, 2, 0, 2);
+  }
   for (zrt_dtype dt : kFloatTypes) {
     testAttention(dt, 3, 7, 7, 5, true);
     testAttention(dt, 3, 7, 7, 5, false);
@@ -1162,6 +1291,13 @@ void testLosses() {
                          n.dev, l.dev);
     checker.close("zrt_cross_entropy_ex of ignored rows only, given count",
                   {l.get()}, {0.0}, 0, 0);
+    // Nothing counted in the global batch either: NaN, as PyTorch's mean.
+    Scalar none(0.0f);
+    zrt_cross_entropy_ex(ZRT_F32, x.dev, t.dev, ZRT_I32, 2, 3, 1, 1, 0.1,
+                         none.dev, l.dev);
+    double v0 = l.get();
+    checker.truth("zrt_cross_entropy_ex of ignored rows only, given count 0",
+                  std::isnan(v0), fmt("%g (NaN expected)", v0));
     g.poison();
     zrt_cross_entropy_grad_ex(ZRT_F32, dl.dev, x.dev, t.dev, ZRT_I32, g.dev,
                               2, 3, 1, 1, 0.1, nullptr);

@@ -25,6 +25,9 @@ torch.fx converter of earlier releases.
   causal mask on the scores),
   `MulViewInplace` (mul_ on a slice, a view of the activations),
   `InplaceActivation` (nn.ReLU(inplace=True), F.gelu then x.tanh_()).
+* `AttentionDropout`: dropout on the attention probabilities, in
+  nn.MultiheadAttention(dropout=p) (batch_first, a boolean causal mask) and
+  in a nanoGPT-style attention written out with F.dropout(att, p).
 """
 import math
 
@@ -238,3 +241,29 @@ class InplaceActivation(nn.Module):
         y.tanh_()
         x = x + y
         return F.cross_entropy(self.head(x).view(-1, 256), targets.view(-1))
+
+
+class AttentionDropout(nn.Module):
+    def __init__(self, vocab_size=256, d=16, heads=2, p=0.1):
+        super().__init__()
+        self.heads, self.p = heads, p
+        self.emb = nn.Embedding(vocab_size, d)
+        self.mha = nn.MultiheadAttention(d, heads, dropout=p, batch_first=True, bias=False)
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.proj = nn.Linear(d, d, bias=False)
+        self.head = nn.Linear(d, vocab_size)
+
+    def forward(self, tokens, targets):
+        b, t = tokens.shape
+        x = self.emb(tokens)
+        causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+        y, _ = self.mha(x, x, x, attn_mask=causal, need_weights=False)
+        x = x + y
+        q, k, v = self.qkv(x).split(x.shape[-1], dim=2)
+        q, k, v = [z.view(b, t, self.heads, -1).transpose(1, 2) for z in (q, k, v)]
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.shape[-1]))
+        att = att.masked_fill(causal, float("-inf"))
+        att = F.dropout(F.softmax(att, dim=-1), p=self.p, training=self.training)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, t, -1))
+        logits = self.head(x)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))

@@ -1,7 +1,7 @@
 """An imported PyTorch model trains to PyTorch's own losses.
 
     importer_train.py --model gpt-tanh|gpt-erf|mlp|... --zeroc ZEROC --src SRC --work DIR --mpirun CMD
-        [--steps N] [--configs STAGE:RANKS,...] [--raise-check]
+        [--steps N] [--configs STAGE:RANKS,...] [--raise-check] [--dropout-check]
 
 1. `python3 -m zeroc.importer` imports the model of torch_models.py (seed 0)
    and exports its weights;
@@ -17,6 +17,13 @@
    and the weights the executable saves (with the module's buffers) load
    into the PyTorch model with strict load_state_dict and are within 1e-4 of
    PyTorch's trained weights.
+
+With --dropout-check (a model with dropout p > 0, whose masks are zeroc's
+own Philox stream, not PyTorch's), every configuration trains with and
+without the raising passes (--raise=false) instead, and all the runs' losses
+must agree within 1e-5 (relative): the raised program (train.attention with
+its dropout) with the generic one (train.dropout of the probabilities), and
+each world size with the others (the masks are those of the global batch).
 """
 import argparse
 import json
@@ -60,6 +67,9 @@ MODELS = {
     "mul-view-inplace": ("aten_models:MulViewInplace", {}),
     "inplace-activation": ("aten_models:InplaceActivation", {}),
     "ignore-index-smoothing": ("ignore_index_models:IgnoreIndexSmoothing", {}),
+    # Dropout of the attention probabilities (raised into train.attention).
+    "attention-dropout": ("aten_models:AttentionDropout", {"p": 0.1}),
+    "attention-dropout-0": ("aten_models:AttentionDropout", {"p": 0.0}),
 }
 
 
@@ -121,6 +131,10 @@ def main():
                         help="also train the first configuration with --raise=false, "
                              "print which fast ops train-raise made and check that both "
                              "forms give the same losses (1e-5 relative)")
+    parser.add_argument("--dropout-check", action="store_true",
+                        help="the model drops out: train every configuration with and "
+                             "without --raise=false and check that all the losses agree "
+                             "(1e-5 relative) instead of comparing with PyTorch")
     parser.add_argument("--configs", default="0:1,2:2",
                         help="ZeRO stage:world size pairs to train (default 0:1,2:2)")
     args = parser.parse_args()
@@ -155,7 +169,11 @@ def main():
     failures = []
     run_losses = []
     runs = [(stage, ranks, []) for stage, ranks in configs]
-    if args.raise_check:
+    if args.dropout_check:
+        runs = [(stage, ranks, flags) for stage, ranks in configs
+                for flags in ([], ["--raise=false"])]
+        report_raised(args, mlir, configs[0][0])
+    elif args.raise_check:
         # The same model with the raising passes off: the generic ops alone.
         runs.append((configs[0][0], configs[0][1], ["--raise=false"]))
         report_raised(args, mlir, configs[0][0])
@@ -174,6 +192,13 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
         losses = [json.loads(line)["loss"] for line in open(log) if '"loss"' in line]
         run_losses.append(losses)
+        if args.dropout_check:
+            print(f"{tag}: losses " + " ".join(f"{x:.6f}" for x in losses))
+            gap = max(abs(a - b) / abs(b) for a, b in zip(losses, run_losses[0]))
+            print(f"{tag}: differs from the first run by at most {gap:.2e} (relative)")
+            if len(losses) != steps or gap > 1e-5:
+                failures.append(f"{tag}: losses differ from the first run's by {gap:.2e}")
+            continue
         worst = max(abs(a - b) / abs(b) for a, b in zip(losses, reference))
         print(f"{tag}: worst relative loss difference {worst:.2e}")
         for s, (a, b) in enumerate(zip(losses, reference)):
@@ -204,6 +229,17 @@ def main():
               f"(relative)")
         if len(raised) != len(generic) or gap > 1e-5:
             failures.append(f"{args.model}: raised and --raise=false losses differ by {gap:.2e}")
+    if args.dropout_check:
+        # The dropout matters: PyTorch's losses without it are not these.
+        gap = max(abs(a - b) / abs(b) for a, b in zip(run_losses[0], reference))
+        print(f"{args.model}: the losses differ from PyTorch's (other masks) by {gap:.2e}")
+        if gap < 1e-4:
+            failures.append(f"{args.model}: dropout changed nothing")
+        if failures:
+            print("\n".join(failures))
+            sys.exit(1)
+        print(f"{args.model}: the raised and generic programs agree on every configuration")
+        return
     if failures:
         print("\n".join(failures))
         sys.exit(1)

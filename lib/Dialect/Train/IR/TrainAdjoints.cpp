@@ -181,7 +181,9 @@ LogicalResult AttentionOp::buildAdjoint(AdjointBuilder &adjoint) {
   TrainBuilder &tb = adjoint.builder();
   auto grad = AttentionGradOp::create(
       tb.builder(), tb.getLoc(), adjoint.cotangent(0), getQuery(), getKey(),
-      getValue(), getCausalAttr(), getScaleAttr());
+      getValue(), getStep(), getCausalAttr(), getScaleAttr(), getDropoutAttr(),
+      getSeedAttr(), getBatchDimAttr(), getRanksAttr(), getMicroBatchAttr(),
+      getMicroBatchesAttr());
   adjoint.accumulate(getQuery(), grad.getQueryGrad());
   adjoint.accumulate(getKey(), grad.getKeyGrad());
   adjoint.accumulate(getValue(), grad.getValueGrad());

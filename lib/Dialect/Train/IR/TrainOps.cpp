@@ -471,6 +471,57 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+/// The optional dropout of train.attention and train.attention_grad: the
+/// attributes of a train.dropout of the [B, H, T, S] probabilities.
+template <typename OpT>
+static LogicalResult verifyAttentionDropout(OpT op) {
+  bool dropout = op.getDropoutAttr() != nullptr;
+  if (dropout != (op.getSeedAttr() != nullptr))
+    return op.emitOpError("dropout and seed go together (the probability "
+                          "and stream of the probabilities' dropout)");
+  if (!dropout) {
+    if (op.getStep() || op.getBatchDimAttr() || op.getRanksAttr() ||
+        op.getMicroBatchAttr() || op.getMicroBatchesAttr())
+      return op.emitOpError("step, batch_dim, ranks, micro_batch and "
+                            "micro_batches describe a dropout, and there is "
+                            "none (no dropout attribute)");
+    return success();
+  }
+  ArrayRef<int64_t> q = tensorType(op.getQuery()).getShape();
+  ArrayRef<int64_t> k = tensorType(op.getKey()).getShape();
+  SmallVector<int64_t> probs{q[0], q[1], q[2], k[2]};
+  std::optional<int64_t> batchDim, ranks;
+  if (op.getBatchDimAttr())
+    batchDim = op.getBatchDimAttr().getInt();
+  if (op.getRanksAttr())
+    ranks = op.getRanksAttr().getInt();
+  if (failed(verifyDropoutAttributes(
+          probs, op.getDropoutAttr().getValueAsDouble(), batchDim, ranks,
+          [&] { return op.emitOpError() << "dropout: "; })))
+    return failure();
+  if (batchDim && *batchDim > 1)
+    return op.emitOpError("batch_dim ")
+           << *batchDim << " of the probabilities is a query or key axis, "
+           << "not the batch (0 or 1)";
+  if (op.getMicroBatchAttr().operator bool() !=
+      op.getMicroBatchesAttr().operator bool())
+    return op.emitOpError("micro_batch and micro_batches go together (the "
+                          "micro-batch train-accumulate records)");
+  if (!op.getMicroBatchAttr())
+    return success();
+  if (!batchDim)
+    return op.emitOpError("micro_batch needs batch_dim and ranks (the batch "
+                          "split it is a micro-batch of)");
+  int64_t count = op.getMicroBatchesAttr().getInt();
+  int64_t index = op.getMicroBatchAttr().getInt();
+  if (count < 1)
+    return op.emitOpError("micro_batches must be positive, got ") << count;
+  if (index < 0 || index >= count)
+    return op.emitOpError("micro_batch ")
+           << index << " is out of range for micro_batches = " << count;
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   if (failed(verifyStaticShapes(*this)) || failed(verifyInferredTypes(*this)))
     return failure();
@@ -479,7 +530,7 @@ LogicalResult AttentionOp::verify() {
   if (getScaleAttr().getValueAsDouble() <= 0.0)
     return emitOpError("scale must be positive, got ")
            << getScaleAttr().getValueAsDouble();
-  return success();
+  return verifyAttentionDropout(*this);
 }
 
 LogicalResult ReshapeOp::verify() {
@@ -753,7 +804,7 @@ LogicalResult AttentionGradOp::verify() {
   if (getScaleAttr().getValueAsDouble() <= 0.0)
     return emitOpError("scale must be positive, got ")
            << getScaleAttr().getValueAsDouble();
-  return success();
+  return verifyAttentionDropout(*this);
 }
 
 LogicalResult CrossEntropyGradOp::inferReturnTypes(

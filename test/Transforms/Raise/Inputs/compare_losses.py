@@ -1,8 +1,10 @@
 """Compares the per-step losses of two zeroc-run outputs (JSON).
 
-Usage: compare_losses.py A.json B.json [RTOL]. Prints one line per step
-and exits 1 when a loss of some rank differs by more than RTOL (relative,
-default 1e-5) or when the runs have different steps or ranks.
+Usage: compare_losses.py [--rank0] A.json B.json [RTOL]. Prints one line
+per step and exits 1 when a loss of some rank differs by more than RTOL
+(relative, default 1e-5) or when the runs have different steps or ranks.
+With --rank0, only rank 0's losses are compared (runs on different world
+sizes, every rank of which reports the global loss).
 """
 import json
 import sys
@@ -15,8 +17,13 @@ def losses(path):
 
 
 def main():
-    a, b = losses(sys.argv[1]), losses(sys.argv[2])
-    rtol = float(sys.argv[3]) if len(sys.argv) > 3 else 1e-5
+    args = sys.argv[1:]
+    rank0 = "--rank0" in args
+    args = [arg for arg in args if arg != "--rank0"]
+    a, b = losses(args[0]), losses(args[1])
+    if rank0:
+        a, b = [x[:1] for x in a], [y[:1] for y in b]
+    rtol = float(args[2]) if len(args) > 2 else 1e-5
     if len(a) != len(b) or any(len(x) != len(y) for x, y in zip(a, b)):
         print("different steps or ranks: %d and %d steps" % (len(a), len(b)))
         return 1

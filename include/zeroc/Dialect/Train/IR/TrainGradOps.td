@@ -99,7 +99,8 @@ def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure,
     Recomputes the attention probabilities from `query` and `key` and gives
     the cotangents of query, key and value (each of its operand's type; with
     grouped-query attention a key/value head's cotangent sums over the query
-    heads that share it).
+    heads that share it). With `dropout`, the forward op's dropout: the
+    same attributes and `step`, so the same mask.
 
     ```mlir
     %dq, %dk, %dv = train.attention_grad %dy, %q, %k, %v causal scale = 2.500000e-01 : (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>)
@@ -107,13 +108,23 @@ def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure,
   }];
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$query,
                        Train_FloatTensor:$key, Train_FloatTensor:$value,
-                       UnitAttr:$causal, F64Attr:$scale);
+                       Optional<Train_StepTensor>:$step,
+                       UnitAttr:$causal, F64Attr:$scale,
+                       OptionalAttr<F64Attr>:$dropout,
+                       OptionalAttr<I64Attr>:$seed,
+                       OptionalAttr<I64Attr>:$batch_dim,
+                       OptionalAttr<I64Attr>:$ranks,
+                       OptionalAttr<I64Attr>:$micro_batch,
+                       OptionalAttr<I64Attr>:$micro_batches);
   let results = (outs Train_FloatTensor:$query_grad,
                       Train_FloatTensor:$key_grad,
                       Train_FloatTensor:$value_grad);
   let assemblyFormat = [{
-    $grad `,` $query `,` $key `,` $value (`causal` $causal^)? `scale` `=`
-    $scale attr-dict `:` functional-type(operands, results)
+    $grad `,` $query `,` $key `,` $value (`,` $step^)? (`causal` $causal^)?
+    `scale` `=` $scale (`dropout` `=` $dropout^)? (`seed` `=` $seed^)?
+    (`batch_dim` `=` $batch_dim^)? (`ranks` `=` $ranks^)?
+    (`micro_batch` `=` $micro_batch^)? (`micro_batches` `=` $micro_batches^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -358,16 +358,36 @@ def Train_AttentionOp : Train_Op<"attention", [Pure, InferTypeOpAdaptor,
     (grouped-query attention, H a multiple of Hkv), query head h attends
     with key/value head `h / (H / Hkv)`, without repeating them in memory.
 
+    With `dropout = p` (and `seed`), the probabilities go through
+    `train.dropout` before the product with `value`: the op is
+    `dropout(softmax(...)) @ value`, where the dropout is exactly the
+    `train.dropout %probs[, %step] p seed [batch_dim ranks [micro_batch
+    micro_batches]]` of the `[B, H, T, S]` probabilities tensor (the same
+    Philox mask, element by element, as that op draws), and the same
+    attributes and `step` operand mean what they mean there; `batch_dim`
+    is a dimension of that probabilities tensor. Without `step` the
+    dropout is the identity.
+
     ```mlir
     %y = train.attention %q, %k, %v causal scale = 2.500000e-01 : (tensor<12x3x17x16xf32>, tensor<12x3x17x16xf32>, tensor<12x3x17x16xf32>) -> tensor<12x3x17x16xf32>
+    %z = train.attention %q, %k, %v, %step causal scale = 2.500000e-01 dropout = 1.000000e-01 seed = 3 batch_dim = 0 ranks = 2 : (tensor<6x3x17x16xf32>, tensor<6x3x17x16xf32>, tensor<6x3x17x16xf32>, tensor<i64>) -> tensor<6x3x17x16xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$query, Train_FloatTensor:$key,
-                       Train_FloatTensor:$value, UnitAttr:$causal,
-                       F64Attr:$scale);
+                       Train_FloatTensor:$value,
+                       Optional<Train_StepTensor>:$step, UnitAttr:$causal,
+                       F64Attr:$scale, OptionalAttr<F64Attr>:$dropout,
+                       OptionalAttr<I64Attr>:$seed,
+                       OptionalAttr<I64Attr>:$batch_dim,
+                       OptionalAttr<I64Attr>:$ranks,
+                       OptionalAttr<I64Attr>:$micro_batch,
+                       OptionalAttr<I64Attr>:$micro_batches);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`causal` $causal^)? `scale` `=` $scale
+    $query `,` $key `,` $value (`,` $step^)? (`causal` $causal^)? `scale` `=`
+    $scale (`dropout` `=` $dropout^)? (`seed` `=` $seed^)?
+    (`batch_dim` `=` $batch_dim^)? (`ranks` `=` $ranks^)?
+    (`micro_batch` `=` $micro_batch^)? (`micro_batches` `=` $micro_batches^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
