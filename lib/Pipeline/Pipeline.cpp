@@ -36,6 +36,7 @@ void buildTrainingPipelineSection(mlir::OpPassManager &pm,
     pm.addPass(createTrainZero({options.zeroStage, options.worldSize,
                                 options.bucketBytes}));
     pm.addPass(createTrainSchedule({options.maxInFlight}));
+    pm.addPass(createTrainDeferGathers({options.maxInFlight}));
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
     return;
