@@ -42,6 +42,7 @@ void buildTrainingPipelineSection(mlir::OpPassManager &pm,
     addZeroPasses(pm, options.zeroStage, options.worldSize,
                   options.bucketBytes);
     pm.addPass(createTrainSchedule({options.maxInFlight}));
+    pm.addPass(createTrainDeferGathers({options.maxInFlight}));
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
     return;

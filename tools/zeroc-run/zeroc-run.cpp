@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "zeroc/Dialect/Train/IR/TrainDialect.h"
 #include "zeroc/Evaluator/Evaluator.h"
 #include "zeroc/InitAll.h"
 
@@ -221,6 +222,15 @@ int main(int argc, char **argv) {
                             values[rank].data.end());
     stepResults.push_back(std::move(byRank));
   }
+
+  // A stage 1-2 step leaves its parameter gathers to the next step
+  // (train-defer-gathers): complete them before the state is read.
+  if (auto gather = module->lookupSymbol<func::FuncOp>("gather_params");
+      gather && steps > 0 &&
+      zeroc::train::TrainDialect::get(&context).getStepAttrHelper().isAttrPresent(
+          *entry))
+    if (failed(evaluator.call(gather, {})))
+      return fail("evaluation of @gather_params failed");
 
   if (!saveStatePath.empty())
     if (llvm::Error error = evaluator.saveState(saveStatePath))

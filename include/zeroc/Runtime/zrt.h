@@ -645,6 +645,10 @@ typedef void (*zrt_forward_fn)(zrt_comm *comm, const void *tokens,
  * floats, row-major, written to host memory. */
 typedef void (*zrt_logits_fn)(zrt_comm *comm, const void *tokens,
                               float *logits);
+/* Completes the stage 1-2 parameter gathers that train-defer-gathers moved
+ * into the next step: after it every rank holds the whole updated
+ * parameters. Called before anything reads them between steps. */
+typedef void (*zrt_gather_params_fn)(zrt_comm *comm);
 
 typedef struct zrt_program {
   const char *model;        /* the module's train.model, or "model" */
@@ -667,6 +671,8 @@ typedef struct zrt_program {
    * accepts a file with either name. */
   int num_tied;
   const char *const *tied;
+  /* NULL unless the step defers parameter gathers (stages 1-2). */
+  zrt_gather_params_fn gather_params;
 } zrt_program;
 
 /* Defined by the generated code. */

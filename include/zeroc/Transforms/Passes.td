@@ -655,6 +655,62 @@ def TrainSchedule : Pass<"train-schedule", "mlir::ModuleOp"> {
   let dependentDialects = ["zeroc::train::TrainDialect"];
 }
 
+def TrainDeferGathers : Pass<"train-defer-gathers", "mlir::ModuleOp"> {
+  let summary = "Defers stage 1-2 parameter gathers into the next step's forward";
+  let description = [{
+    Megatron's `--overlap-param-gather` for ZeRO stages 1-2, run after
+    `train-schedule`. At the end of `@train_step` each bucket's updated
+    parameter shard is all-gathered into its replicated parameter buffer;
+    this pass moves that gather to the top of the next step, where it
+    overlaps forward instead of ending the step:
+
+    * the update still ends the step and writes the bucket's updated shard
+      to its f32 master buffer (`train.buffer ... shards = N`), where it
+      persists until the next step;
+    * at the top of the step the shard is read back, cast to the
+      parameters' type and its `train.all_gather_start` starts; the
+      `train.wait` and the write into the parameter buffer sit right before
+      the first op that reads the bucket (its first forward use; with
+      gradient accumulation, in the first micro-batch);
+    * at most `max-in-flight` gathers are in flight: the first ones start
+      at the top of the step, gather i + max-in-flight right after gather i
+      is written, as stage 3 prefetches its groups;
+    * `@gather_params()` performs every deferred gather at once: the
+      executable calls it before anything reads the parameters between
+      steps (evaluation, sampling, a checkpoint or `--save`).
+
+    The first step's gathers rewrite the initial parameters with themselves
+    (every rank starts from the same parameters and masters). A bucket
+    without a master (f32 parameters, whose updated shard lives only in the
+    gather) keeps its gather at the end of the step. Other stages are left
+    alone.
+
+    ```mlir
+    // before: ... the update, then
+    train.write %new to @zero.flat0.master : tensor<13xf32>
+    %c = train.cast %new : tensor<13xf32> to tensor<13xbf16>
+    %f = train.all_gather_start %c on @dp : tensor<13xbf16> -> !train.future<tensor<26xbf16>>
+    %g = train.wait %f : !train.future<tensor<26xbf16>>
+    train.write %g to @zero.flat0.params : tensor<26xbf16>
+    return ...
+    // after: at the top of the step
+    %m = train.read @zero.flat0.master : tensor<13xf32>
+    %c = train.cast %m : tensor<13xf32> to tensor<13xbf16>
+    %f = train.all_gather_start %c on @dp : tensor<13xbf16> -> !train.future<tensor<26xbf16>>
+    ...                       // forward up to the bucket's first use
+    %g = train.wait %f : !train.future<tensor<26xbf16>>
+    train.write %g to @zero.flat0.params : tensor<26xbf16>
+    %w2 = train.read @w2 : tensor<5x4xbf16>
+    ```
+  }];
+  let options = [
+    Option<"maxInFlight", "max-in-flight", "int64_t", "2",
+           "Parameter buckets whose all-gather may be in flight at once">
+  ];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def TrainTraceSites : Pass<"train-trace-sites", "mlir::ModuleOp"> {
   let summary = "Names each op of the train step for the executable's --trace";
   let description = [{

@@ -40,6 +40,14 @@ using namespace zeroc::rt;
 
 namespace {
 
+/// Completes the parameter gathers a stage 1-2 step defers to the next one
+/// (train-defer-gathers), so that every rank holds the updated parameters
+/// before they are read between steps (evaluation, checkpoints).
+void gatherParameters(const zrt_program &program, zrt_comm *comm) {
+  if (program.gather_params)
+    program.gather_params(comm);
+}
+
 size_t batchBytes(const zrt_program &program) {
   return static_cast<size_t>(program.batch_per_rank * program.seq_len) *
          zrt_dtype_size(program.id_dtype);
@@ -238,6 +246,7 @@ int main(int argc, char **argv) {
   Batch batch(program);
   auto evaluate = [&](int64_t step) {
     setRunPhase("validation at step", step);
+    gatherParameters(program, comm);
     batch.fill(validation, program, step, ranks, rank);
     float loss = 0;
     program.forward(comm, batch.tokens.upload(), batch.targets.upload(),
@@ -267,6 +276,7 @@ int main(int argc, char **argv) {
     info.step = next;
     info.dataPosition = next * globalBatch + sequenceOffset;
     setRunPhase("the checkpoint after step", next - 1);
+    gatherParameters(program, comm);
     statesToHost(program);
     if (std::string refusal = checkpointRefusal(program); !refusal.empty()) {
       if (rank == 0) {

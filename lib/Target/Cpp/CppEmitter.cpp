@@ -230,6 +230,14 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
     if (failed(logitsEmitter.emit(logits, "logits", Kind::Logits)))
       return failure();
   }
+  // train-defer-gathers' @gather_params: the stage 1-2 parameter gathers
+  // that the next step would do, for what reads parameters between steps.
+  auto gather = module.lookupSymbol<func::FuncOp>("gather_params");
+  if (gather) {
+    cpp::FunctionEmitter gatherEmitter(os, table, target);
+    if (failed(gatherEmitter.emit(gather, "gather_params", Kind::GatherParams)))
+      return failure();
+  }
 
   // The module's train.tied: {alias, parameter} pairs.
   auto tied = module->getAttrOfType<DictionaryAttr>("train.tied");
@@ -251,6 +259,7 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
                                : ", B,\n")
      << "  " << (tied ? tied.size() : 0)
      << (tied && !tied.empty() ? ", tied,\n" : ", NULL, /* no tied names */\n")
+     << "  " << (gather ? "gather_params" : "NULL") << ",\n"
      << "};\n\n"
      << "const zrt_program *zeroc_program(void) { return &program; }\n";
   return success();

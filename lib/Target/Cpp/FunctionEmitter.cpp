@@ -853,20 +853,24 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
   Block &block = func.getBody().front();
   functionName = name.str();
   bool isStep = kind == Kind::Step;
-  unsigned inputs = isStep ? 3 : kind == Kind::Forward ? 2 : 1;
-  unsigned outputs = isStep ? 3 : 1;
+  bool isGather = kind == Kind::GatherParams;
+  unsigned inputs = isGather ? 0 : isStep ? 3 : kind == Kind::Forward ? 2 : 1;
+  unsigned outputs = isGather ? 0 : isStep ? 3 : 1;
   if (block.getNumArguments() != inputs + outputs)
     return func.emitError("the ")
            << (cuda ? "CUDA" : "C++") << " backend expects the arguments "
-           << (kind == Kind::Logits ? "(tokens, logits)"
+           << (isGather                ? "()"
+               : kind == Kind::Logits ? "(tokens, logits)"
                : isStep ? "(tokens, targets, step, loss, grad_norm, lr)"
                         : "(tokens, targets, loss)")
            << " of a planned entry point";
-  os << "static void " << name << "(zrt_comm *comm, const void *tokens, ";
-  if (kind == Kind::Logits)
-    os << "float *logits) {\n";
+  os << "static void " << name << "(zrt_comm *comm";
+  if (isGather)
+    os << ") {\n";
+  else if (kind == Kind::Logits)
+    os << ", const void *tokens, float *logits) {\n";
   else
-    os << "const void *targets, "
+    os << ", const void *tokens, const void *targets, "
        << (isStep ? "int64_t step, float *loss, float *grad_norm, float *lr"
                   : "float *loss")
        << ") {\n";
@@ -877,8 +881,9 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
     std::string ct = cType(typeOf(block.getArgument(i)).getElementType());
     alias(block.getArgument(i), "((const " + ct + " *)" + from.str() + ")");
   };
-  bindInput(0, "tokens");
-  if (kind != Kind::Logits)
+  if (!isGather)
+    bindInput(0, "tokens");
+  if (!isGather && kind != Kind::Logits)
     bindInput(1, "targets");
   if (isStep) {
     os << "  const int64_t step_arg[1] = {step};\n";

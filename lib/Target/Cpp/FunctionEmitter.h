@@ -40,7 +40,7 @@ public:
                   SourceTarget target)
       : out(out), states(states), cuda(target == SourceTarget::Cuda) {}
 
-  enum class Kind { Step, Forward, Logits };
+  enum class Kind { Step, Forward, Logits, GatherParams };
 
   /// Emits `func` as `static void NAME(...)` with the signature of its kind.
   mlir::LogicalResult emit(mlir::func::FuncOp func, llvm::StringRef name,
