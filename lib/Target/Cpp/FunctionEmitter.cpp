@@ -420,8 +420,10 @@ LogicalResult FunctionEmitter::emitUpdate(Operation *op) {
              : "";
   StringRef close = ranges ? "  }\n" : "";
   if (auto a = dyn_cast<AdamWUpdateOp>(op)) {
+    // grad_scale: NULL, the gradient as it is (the runtime's kernels can
+    // multiply it by a scalar first; no op asks for that yet).
     os << "  " << (ranges ? "  zrt_adamw_buffer(" : "zrt_adamw(")
-       << ptr(a.getParam()) << ", " << ptr(grad) << ", "
+       << ptr(a.getParam()) << ", " << ptr(grad) << ", nullptr, "
        << ptr(a.getExpAvg()) << ", " << ptr(a.getExpAvgSq()) << ", " << n
        << segments << ", " << ptr(a.getLr()) << "[0], " << ptr(a.getStep())
        << "[0], "

@@ -15,7 +15,7 @@
 // CHECK-NEXT: static const int64_t zc_begin[] = {0, 6};
 // CHECK-NEXT: static const int64_t zc_end[] = {3, 8};
 // CHECK-NEXT: static const uint8_t zc_decay[] = {1, 1};
-// CHECK-NEXT: zrt_adamw_buffer(((float *)S[0].data), [[G:v[0-9]+]], ((float *)S[1].data), ((float *)S[2].data), 4, (int64_t)zrt_rank(comm) * 4, 2, zc_begin, zc_end, zc_decay, lr[0], step_arg[0], 9.00000000000000022e-01, 9.49999999999999956e-01, 1.00000000000000002e-08, 1.00000000000000006e-01);
+// CHECK-NEXT: zrt_adamw_buffer(((float *)S[0].data), [[G:v[0-9]+]], nullptr, ((float *)S[1].data), ((float *)S[2].data), 4, (int64_t)zrt_rank(comm) * 4, 2, zc_begin, zc_end, zc_decay, lr[0], step_arg[0], 9.00000000000000022e-01, 9.49999999999999956e-01, 1.00000000000000002e-08, 1.00000000000000006e-01);
 // CHECK-NEXT: }
 // No range at all: one placeholder entry, zero segments.
 // CHECK-NEXT: {
@@ -24,7 +24,7 @@
 // CHECK-NEXT: static const uint8_t zc_decay[] = {0};
 // CHECK-NEXT: zrt_sgd_buffer(((float *)S[3].data), [[G]], ((float *)S[4].data), 4, (int64_t)zrt_rank(comm) * 4, 0, zc_begin, zc_end, zc_decay, lr[0], 9.00000000000000022e-01, 1.00000000000000006e-01);
 // CHECK-NEXT: }
-// CHECK-NEXT: zrt_adamw(((float *)S[0].data), [[G]], ((float *)S[1].data), ((float *)S[2].data), 4, lr[0], step_arg[0],
+// CHECK-NEXT: zrt_adamw(((float *)S[0].data), [[G]], nullptr, ((float *)S[1].data), ((float *)S[2].data), 4, lr[0], step_arg[0],
 module attributes {train.world_size = 2 : i64, train.zero_stage = 1 : i64} {
   shard.grid @dp(shape = 2)
   train.param @w : tensor<8xf32> init = zeros shards = 2
