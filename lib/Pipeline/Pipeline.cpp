@@ -70,6 +70,7 @@ int64_t modelGradientBytes(mlir::ModuleOp module, llvm::StringRef precision) {
 }
 
 void buildPlanningPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createTrainFuseOptimizer());
   pm.addPass(createTrainFuseElementwise());
   pm.addPass(createTrainBufferize());
   pm.addPass(mlir::createCSEPass());
