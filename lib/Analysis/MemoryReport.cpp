@@ -321,7 +321,8 @@ FailureOr<MemoryReport> zeroc::computeMemoryReport(ModuleOp module) {
            << step.getSymName()
            << " is not planned (train.planned): the report reads the "
               "allocations of the buffer form (run the planning passes: "
-              "train-fuse-elementwise, train-bufferize, train-deallocate)";
+              "train-fuse-optimizer, train-fuse-elementwise, train-bufferize, "
+              "train-deallocate)";
   report.stepFunction = step.getSymName().str();
 
   computeTransient(step, report);

@@ -105,8 +105,12 @@ LogicalResult evalAdamWUpdate(AdamWUpdateOp op, Operands in, Results &out,
   double correction1 = 1.0 - std::pow(beta1, t);
   double correction2 = 1.0 - std::pow(beta2, t);
   DecayMask decays(op.getDecayRanges(), context.rank, param.numElements());
+  // grad_scale (operand 6): the f32 product train.mul would have rounded.
+  const Tensor *scale = in.size() > 6 ? in[6] : nullptr;
   for (int64_t i = 0; i < param.numElements(); ++i) {
     double p = param.data[i], g = grad.data[i];
+    if (scale)
+      g = static_cast<double>(static_cast<float>(g * scale->data[0]));
     if (decays(i))
       p = p - lr * weightDecay * p;
     double m = beta1 * expAvg.data[i] + (1.0 - beta1) * g;

@@ -77,6 +77,7 @@ int64_t modelGradientBytes(mlir::ModuleOp module, llvm::StringRef precision) {
 }
 
 void buildPlanningPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createTrainFuseOptimizer());
   pm.addPass(createTrainFuseElementwise());
   pm.addPass(createTrainBufferizeOps());
   pm.addPass(createTrainEntryABI());

@@ -69,8 +69,8 @@ void buildTrainingPipelineSection(mlir::OpPassManager &pm,
 
 /// Adds the planning passes to `pm` (docs/backend.md): the scheduled
 /// per-rank program to the buffer form the back ends print and the memory
-/// report reads: train-fuse-elementwise train-bufferize cse
-/// train-deallocate train-verify-emittable.
+/// report reads: train-fuse-optimizer train-fuse-elementwise
+/// train-bufferize cse train-deallocate train-verify-emittable.
 void buildPlanningPipeline(mlir::OpPassManager &pm);
 
 /// Registers the pipelines as `--train-pipeline="stage=S world-size=N ..."`

@@ -409,9 +409,13 @@ typedef enum zrt_lr_kind {
 /* The learning rate at `step`, on the host: it depends on the step alone. */
 float zrt_lr_schedule(int64_t step, double lr, zrt_lr_kind schedule,
                       int64_t warmup, double min_lr, int64_t max_steps);
-/* torch.optim.AdamW on f32 tensors, in place, t = step + 1. */
-void zrt_adamw(float *param, const float *grad, float *exp_avg,
-               float *exp_avg_sq, int64_t n, float lr, int64_t step,
+/* torch.optim.AdamW on f32 tensors, in place, t = step + 1. grad_scale is
+ * NULL or one f32 (device memory on a GPU: the clipping coefficient
+ * zrt_clip_coef wrote) that each gradient is multiplied by first, rounded
+ * to f32: bitwise the update of the product computed apart. */
+void zrt_adamw(float *param, const float *grad, const float *grad_scale,
+               float *exp_avg, float *exp_avg_sq, int64_t n, float lr,
+               int64_t step,
                double beta1, double beta2, double eps, double weight_decay);
 /* torch.optim.SGD with momentum, in place. */
 void zrt_sgd(float *param, const float *grad, float *momentum_buffer,
@@ -427,7 +431,8 @@ void zrt_sgd(float *param, const float *grad, float *momentum_buffer,
  * element is updated exactly as zrt_adamw / zrt_sgd update it (with
  * weight_decay or 0), so the result is bitwise that of the per-tensor
  * calls on each member's part. */
-void zrt_adamw_buffer(float *param, const float *grad, float *exp_avg,
+void zrt_adamw_buffer(float *param, const float *grad,
+                      const float *grad_scale, float *exp_avg,
                       float *exp_avg_sq, int64_t n, int64_t first,
                       int segments, const int64_t *segment_begin,
                       const int64_t *segment_end, const uint8_t *decay,

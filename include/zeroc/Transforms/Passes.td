@@ -784,6 +784,38 @@ def TrainFuseElementwise : Pass<"train-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["zeroc::train::TrainDialect"];
 }
 
+def TrainFuseOptimizer : Pass<"train-fuse-optimizer", "mlir::ModuleOp"> {
+  let summary = "Folds the gradient-clipping multiply into the AdamW update";
+  let description = [{
+    A planning pass (docs/backend.md), before `train-fuse-elementwise`.
+    Gradient clipping multiplies each gradient by the clipping coefficient
+    just before its update reads it. Where a `train.adamw_update`'s
+    gradient is a `train.mul` of a tensor of the update's type and a 0-d
+    f32 tensor (either order), the multiply has no other use, lies in the
+    update's block and no op between them writes memory, the update takes
+    the scalar as its `grad_scale` and reads the unscaled gradient; the
+    multiply is erased. The update multiplies each gradient by the scalar
+    first, rounded to f32 as the multiply's result was, so the results are
+    bitwise the same (the reference evaluator and the runtime's
+    `zrt_adamw` / `zrt_adamw_buffer` both), and a step makes one pass over
+    each gradient fewer (76 kernel calls fewer per step on a 6-layer GPT-2
+    at stage 0).
+
+    ```mlir
+    %c = train.clip_coef %n max_norm = 1.000000e+00 : tensor<f32>
+    %g1 = train.mul %g, %c : (tensor<48xf32>, tensor<f32>) -> tensor<48xf32>
+    %p1, %m1, %v1 = train.adamw_update %p, %g1, %m, %v, %lr, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 : tensor<48xf32>
+    // becomes
+    %c = train.clip_coef %n max_norm = 1.000000e+00 : tensor<f32>
+    %p1, %m1, %v1 = train.adamw_update %p, %g, %m, %v, %lr, %step grad_scale %c beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 : tensor<48xf32>
+    ```
+
+    Any other multiply is left for `train-fuse-elementwise`. The pass emits
+    no error.
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect"];
+}
+
 def TrainBufferizeOps : Pass<"train-bufferize-ops", "mlir::ModuleOp"> {
   let summary = "Rewrites each function of a per-rank step into buffers";
   let description = [{

@@ -25,10 +25,12 @@ ZRT_HOT double sumSquares(const T *x, int64_t n, float *scratch) {
   return rowDot(xf, xf, n);
 }
 
-ZRT_HOT void adamwRange(float *param, const float *grad, float *m, float *v,
-                        int64_t i0, int64_t i1, const AdamStep &s) {
+// `gs` multiplies each gradient first (1 when there is no grad_scale: x * 1
+// is x, so the unscaled update is unchanged).
+ZRT_HOT void adamwRange(float *param, const float *grad, float gs, float *m,
+                        float *v, int64_t i0, int64_t i1, const AdamStep &s) {
   for (int64_t i = i0; i < i1; ++i) {
-    float g = grad[i];
+    float g = grad[i] * gs;
     float p = param[i] * s.decay;
     float mi = s.beta1 * m[i] + s.oneMinusBeta1 * g;
     float vi = s.beta2 * v[i] + s.oneMinusBeta2 * g * g;
@@ -83,7 +85,8 @@ extern "C" void zrt_clip_coef(const float *squared_norm, double max_norm,
   *out = static_cast<float>(std::min(1.0, max_norm / (norm + 1e-6)));
 }
 
-extern "C" void zrt_adamw(float *param, const float *grad, float *exp_avg,
+extern "C" void zrt_adamw(float *param, const float *grad,
+                          const float *grad_scale, float *exp_avg,
                           float *exp_avg_sq, int64_t n, float lr, int64_t step,
                           double beta1, double beta2, double eps,
                           double weight_decay) {
@@ -92,9 +95,10 @@ extern "C" void zrt_adamw(float *param, const float *grad, float *exp_avg,
   if (!guard::allowUpdate()) // a non-finite step under --skip-nonfinite
     return;
   AdamStep s = adamStep(lr, step, beta1, beta2, eps, weight_decay);
+  float gs = grad_scale ? *grad_scale : 1.0f;
   parallelFor((n + kBlock - 1) / kBlock, kBlock * 4, [&](int64_t b0,
                                                         int64_t b1) {
-    adamwRange(param, grad, exp_avg, exp_avg_sq, b0 * kBlock,
+    adamwRange(param, grad, gs, exp_avg, exp_avg_sq, b0 * kBlock,
                std::min(n, b1 * kBlock), s);
   });
 }
@@ -116,7 +120,7 @@ extern "C" void zrt_sgd(float *param, const float *grad,
 }
 
 extern "C" void zrt_adamw_buffer(float *param, const float *grad,
-                                 float *exp_avg, float *exp_avg_sq, int64_t n,
+                                 const float *grad_scale, float *exp_avg, float *exp_avg_sq, int64_t n,
                                  int64_t first, int segments,
                                  const int64_t *segment_begin,
                                  const int64_t *segment_end,
@@ -131,6 +135,7 @@ extern "C" void zrt_adamw_buffer(float *param, const float *grad,
     return;
   AdamStep with = adamStep(lr, step, beta1, beta2, eps, weight_decay);
   AdamStep without = adamStep(lr, step, beta1, beta2, eps, 0.0);
+  float gs = grad_scale ? *grad_scale : 1.0f;
   // Blocks of the whole shard in parallel; each block applies the runs it
   // meets (the update of an element does not depend on the blocking).
   parallelFor((n + kBlock - 1) / kBlock, kBlock * 4, [&](int64_t b0,
@@ -139,7 +144,7 @@ extern "C" void zrt_adamw_buffer(float *param, const float *grad,
     for (const DecayRun &run : runs) {
       int64_t i0 = std::max(lo, run.begin), i1 = std::min(hi, run.end);
       if (i0 < i1)
-        adamwRange(param, grad, exp_avg, exp_avg_sq, i0, i1,
+        adamwRange(param, grad, gs, exp_avg, exp_avg_sq, i0, i1,
                    run.decay ? with : without);
     }
   });

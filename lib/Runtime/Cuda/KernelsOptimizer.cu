@@ -81,12 +81,16 @@ __device__ __forceinline__ void adamwElement(float &param, float g, float &m,
 
 /// N = 4: float4 accesses (every pointer 16-byte aligned), the last n % 4
 /// elements by block 0.
+/// gradScale: NULL or one f32 each gradient is multiplied by first (x * 1
+/// is x, so the unscaled update is unchanged).
 template <int N>
 __global__ void adamwKernel(float *__restrict__ param,
                             const float *__restrict__ grad,
+                            const float *__restrict__ gradScale,
                             float *__restrict__ expAvg,
                             float *__restrict__ expAvgSq, int64_t n,
                             AdamStep s) {
+  float gs = gradScale ? *gradScale : 1.0f;
   int64_t chunks = n / N;
   for (int64_t i = firstIndex(); i < chunks; i += indexStride()) {
     float p[N], g[N], m[N], v[N];
@@ -96,14 +100,14 @@ __global__ void adamwKernel(float *__restrict__ param,
     loadChunk<N>(expAvgSq + i * N, v);
 #pragma unroll
     for (int j = 0; j < N; ++j)
-      adamwElement(p[j], g[j], m[j], v[j], s);
+      adamwElement(p[j], g[j] * gs, m[j], v[j], s);
     storeChunk<N>(param + i * N, p);
     storeChunk<N>(expAvg + i * N, m);
     storeChunk<N>(expAvgSq + i * N, v);
   }
   if (blockIdx.x == 0 && threadIdx.x < n - chunks * N) {
     int64_t i = chunks * N + threadIdx.x;
-    adamwElement(param[i], grad[i], expAvg[i], expAvgSq[i], s);
+    adamwElement(param[i], grad[i] * gs, expAvg[i], expAvgSq[i], s);
   }
 }
 
@@ -140,14 +144,16 @@ struct Runs {
 /// One block row per run (blockIdx.y), grid-stride over its elements.
 __global__ void adamwBufferKernel(float *__restrict__ param,
                                   const float *__restrict__ grad,
+                                  const float *__restrict__ gradScale,
                                   float *__restrict__ expAvg,
                                   float *__restrict__ expAvgSq, Runs runs,
                                   AdamStep with, AdamStep without) {
   int r = blockIdx.y;
   const AdamStep &s = runs.decay[r] ? with : without;
+  float gs = gradScale ? *gradScale : 1.0f;
   for (int64_t i = runs.begin[r] + firstIndex(); i < runs.end[r];
        i += indexStride())
-    adamwElement(param[i], grad[i], expAvg[i], expAvgSq[i], s);
+    adamwElement(param[i], grad[i] * gs, expAvg[i], expAvgSq[i], s);
 }
 
 __global__ void sgdBufferKernel(float *__restrict__ param,
@@ -225,7 +231,8 @@ extern "C" void zrt_clip_coef(const float *squared_norm, double max_norm,
   checkLaunch("clipCoefKernel");
 }
 
-extern "C" void zrt_adamw(float *param, const float *grad, float *exp_avg,
+extern "C" void zrt_adamw(float *param, const float *grad,
+                          const float *grad_scale, float *exp_avg,
                           float *exp_avg_sq, int64_t n, float lr, int64_t step,
                           double beta1, double beta2, double eps,
                           double weight_decay) {
@@ -239,10 +246,10 @@ extern "C" void zrt_adamw(float *param, const float *grad, float *exp_avg,
   cudaStream_t stream = computeStream();
   if (vec) {
     adamwKernel<4><<<blocksFor(n / 4 > 0 ? n / 4 : 1), kThreads, 0, stream>>>(
-        param, grad, exp_avg, exp_avg_sq, n, s);
+        param, grad, grad_scale, exp_avg, exp_avg_sq, n, s);
   } else {
     adamwKernel<1><<<blocksFor(n), kThreads, 0, stream>>>(
-        param, grad, exp_avg, exp_avg_sq, n, s);
+        param, grad, grad_scale, exp_avg, exp_avg_sq, n, s);
   }
   checkLaunch("adamwKernel");
 }
@@ -262,7 +269,7 @@ extern "C" void zrt_sgd(float *param, const float *grad,
 }
 
 extern "C" void zrt_adamw_buffer(float *param, const float *grad,
-                                 float *exp_avg, float *exp_avg_sq, int64_t n,
+                                 const float *grad_scale, float *exp_avg, float *exp_avg_sq, int64_t n,
                                  int64_t first, int segments,
                                  const int64_t *segment_begin,
                                  const int64_t *segment_end,
@@ -279,7 +286,7 @@ extern "C" void zrt_adamw_buffer(float *param, const float *grad,
   AdamStep without = adamStep(lr, step, beta1, beta2, eps, 0.0);
   forRuns(runs, [&](dim3 grid, const Runs &r) {
     adamwBufferKernel<<<grid, kThreads, 0, computeStream()>>>(
-        param, grad, exp_avg, exp_avg_sq, r, with, without);
+        param, grad, grad_scale, exp_avg, exp_avg_sq, r, with, without);
     checkLaunch("adamwBufferKernel");
   });
 }

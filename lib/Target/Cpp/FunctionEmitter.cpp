@@ -420,8 +420,12 @@ LogicalResult FunctionEmitter::emitUpdate(Operation *op) {
              : "";
   StringRef close = ranges ? "  }\n" : "";
   if (auto a = dyn_cast<AdamWUpdateOp>(op)) {
+    // grad_scale (train-fuse-optimizer's clipping coefficient) is read by
+    // the kernel, where it lives (device memory on a GPU).
+    std::string scale =
+        a.getGradScale() ? ptr(a.getGradScale()) : std::string("nullptr");
     os << "  " << (ranges ? "  zrt_adamw_buffer(" : "zrt_adamw(")
-       << ptr(a.getParam()) << ", " << ptr(grad) << ", "
+       << ptr(a.getParam()) << ", " << ptr(grad) << ", " << scale << ", "
        << ptr(a.getExpAvg()) << ", " << ptr(a.getExpAvgSq()) << ", " << n
        << segments << ", " << ptr(a.getLr()) << "[0], " << ptr(a.getStep())
        << "[0], "

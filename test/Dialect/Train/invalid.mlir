@@ -1788,6 +1788,15 @@ func.func @adamw_update_weight_decay(%p: tensor<4xf32>, %lr: tensor<f32>, %step:
 
 // -----
 
+func.func @adamw_update_grad_scale(%p: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
+  // expected-error @+2 {{'train.adamw_update' op operand #6 must be 0D tensor of 32-bit float values}}
+  // (The custom form gives grad_scale its type; the generic one can err.)
+  %0:3 = "train.adamw_update"(%p, %p, %p, %p, %lr, %step, %p) <{beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.1 : f64}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
 func.func @adamw_update_decay_ranges_odd(%p: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
   // expected-error @+1 {{'train.adamw_update' op decay_ranges must hold [begin, end) pairs, got 3 value(s)}}
   %0:3 = train.adamw_update %p, %p, %p, %p, %lr, %step beta1 = 0.9 beta2 = 0.999 eps = 1.0e-8 weight_decay = 0.1 decay_ranges [0, 2, 4] : tensor<4xf32>

@@ -2148,7 +2148,10 @@ void testSquaredNorm(zrt_dtype dt, int64_t n, int64_t offset) {
                 {out.get()}, {ref}, 1e-6, 1e-30);
 }
 
-void testAdamW(int64_t n, int64_t offset) {
+/// With `scale` (not 0): grad_scale, the gradient multiplied by it and
+/// rounded to f32 first (train-fuse-optimizer's clipping coefficient), as
+/// the reference evaluator's adamw_update with grad_scale computes it.
+void testAdamW(int64_t n, int64_t offset, float scale = 0.0f) {
   Rng rng(53 + n + offset);
   Tensor p(ZRT_F32, n, offset), g(ZRT_F32, n, offset), m(ZRT_F32, n, offset),
       v(ZRT_F32, n, offset);
@@ -2156,25 +2159,31 @@ void testAdamW(int64_t n, int64_t offset) {
   p.upload();
   m.upload();
   v.upload();
+  Scalar gs(scale);
   Vec rp = p.v, rm(n, 0.0), rv(n, 0.0);
   double lr = 1e-3, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1;
   for (int64_t step = 0; step < 3; ++step) {
     g.fillNormal(rng);
     g.upload();
-    zrt_adamw(p.f32(), g.f32(), m.f32(), v.f32(), n, static_cast<float>(lr),
-              step, b1, b2, eps, wd);
+    zrt_adamw(p.f32(), g.f32(), scale != 0.0f ? gs.dev : nullptr, m.f32(),
+              v.f32(), n, static_cast<float>(lr), step, b1, b2, eps, wd);
     double t = step + 1.0;
     for (int64_t i = 0; i < n; ++i) {
+      double gi = scale != 0.0f ? static_cast<double>(static_cast<float>(
+                                      g.v[i] * static_cast<double>(scale)))
+                                : g.v[i];
       rp[i] *= 1 - static_cast<double>(static_cast<float>(lr)) * wd;
-      rm[i] = b1 * rm[i] + (1 - b1) * g.v[i];
-      rv[i] = b2 * rv[i] + (1 - b2) * g.v[i] * g.v[i];
+      rm[i] = b1 * rm[i] + (1 - b1) * gi;
+      rv[i] = b2 * rv[i] + (1 - b2) * gi * gi;
       rp[i] -= static_cast<float>(lr) / (1 - std::pow(b1, t)) *
                (rm[i] / (std::sqrt(rv[i]) / std::sqrt(1 - std::pow(b2, t)) +
                          eps));
     }
   }
-  std::string tag = fmt("zrt_adamw f32 n %lld 3 steps%s", (long long)n,
-                        offset ? " unaligned" : "");
+  std::string tag = fmt("zrt_adamw f32 n %lld 3 steps%s%s", (long long)n,
+                        offset ? " unaligned" : "",
+                        scale != 0.0f ? fmt(" grad_scale %g", scale).c_str()
+                                      : "");
   checker.close(tag + " param", p.download(), rp, 1e-5, 1e-7);
   checker.close(tag + " exp_avg", m.download(), rm, 1e-5, 1e-7);
   checker.close(tag + " exp_avg_sq", v.download(), rv, 1e-5, 1e-12);
@@ -2214,10 +2223,12 @@ struct Member {
 /// buffer of `numel` logical elements, against the per-tensor zrt_adamw /
 /// zrt_sgd on each member's part of the shard (with the member's weight
 /// decay) and on the padding and gaps (without): bitwise the same after
-/// three steps.
+/// three steps. With `scale` (AdamW, not 0): the bucket kernel takes it as
+/// grad_scale, the per-tensor calls none on the gradient multiplied by it
+/// apart (the train.mul that train-fuse-optimizer folds): still bitwise.
 void testOptimizerBuffer(bool adamw, const std::vector<Member> &members,
                          int64_t numel, int64_t shards, double momentum,
-                         const char *what) {
+                         const char *what, float scale = 0.0f) {
   Rng rng(61 + numel + shards + members.size() + adamw);
   int64_t shard = numel / shards;
   std::vector<int64_t> begin, end;
@@ -2242,7 +2253,8 @@ void testOptimizerBuffer(bool adamw, const std::vector<Member> &members,
   // Two copies of the state: one for the bucket kernel, one per tensor.
   Tensor p1(ZRT_F32, numel), m1(ZRT_F32, numel), v1(ZRT_F32, numel);
   Tensor p2(ZRT_F32, numel), m2(ZRT_F32, numel), v2(ZRT_F32, numel);
-  Tensor g(ZRT_F32, numel);
+  Tensor g(ZRT_F32, numel), gScaled(ZRT_F32, numel);
+  Scalar gs(scale);
   p1.fillNormal(rng);
   p2.v = p1.v;
   for (Tensor *t : {&p1, &m1, &v1, &p2, &m2, &v2})
@@ -2253,10 +2265,17 @@ void testOptimizerBuffer(bool adamw, const std::vector<Member> &members,
   for (int64_t step = 0; step < 3; ++step) {
     g.fillNormal(rng);
     g.upload();
+    for (int64_t i = 0; i < numel; ++i)
+      gScaled.v[i] = scale != 0.0f
+                         ? static_cast<double>(static_cast<float>(g.v[i]) *
+                                               scale)
+                         : g.v[i];
+    gScaled.upload();
     for (int64_t r = 0; r < shards; ++r) {
       int64_t first = r * shard;
       if (adamw)
-        zrt_adamw_buffer(p1.f32() + first, g.f32() + first, m1.f32() + first,
+        zrt_adamw_buffer(p1.f32() + first, g.f32() + first,
+                         scale != 0.0f ? gs.dev : nullptr, m1.f32() + first,
                          v1.f32() + first, shard, first,
                          static_cast<int>(members.size()), begin.data(),
                          end.data(), decay.data(), lr, step, b1, b2, eps, wd);
@@ -2272,8 +2291,8 @@ void testOptimizerBuffer(bool adamw, const std::vector<Member> &members,
           continue;
         double pieceWd = piece.decay ? wd : 0.0;
         if (adamw)
-          zrt_adamw(p2.f32() + lo, g.f32() + lo, m2.f32() + lo, v2.f32() + lo,
-                    hi - lo, lr, step, b1, b2, eps, pieceWd);
+          zrt_adamw(p2.f32() + lo, gScaled.f32() + lo, nullptr, m2.f32() + lo,
+                    v2.f32() + lo, hi - lo, lr, step, b1, b2, eps, pieceWd);
         else
           zrt_sgd(p2.f32() + lo, g.f32() + lo,
                   withBuffer ? m2.f32() + lo : nullptr, hi - lo, lr, momentum,
@@ -2281,9 +2300,11 @@ void testOptimizerBuffer(bool adamw, const std::vector<Member> &members,
       }
     }
   }
-  std::string tag = fmt("%s %s: %zu members in %lld elements, %lld shard(s)",
+  std::string tag = fmt("%s %s: %zu members in %lld elements, %lld shard(s)%s",
                         adamw ? "zrt_adamw_buffer" : "zrt_sgd_buffer", what,
-                        members.size(), (long long)numel, (long long)shards);
+                        members.size(), (long long)numel, (long long)shards,
+                        scale != 0.0f ? fmt(", grad_scale %g", scale).c_str()
+                                      : "");
   checker.exact(tag + " param", p1.download(), p2.download());
   if (adamw || withBuffer)
     checker.exact(tag + (adamw ? " exp_avg" : " momentum_buffer"),
@@ -2309,6 +2330,8 @@ void testOptimizerBuffers() {
   testOptimizerBuffer(true, many, 1200, 2, 0.9, "300 members");
   // No segments at all: the whole shard without decay.
   testOptimizerBuffer(true, {}, 64, 2, 0.9, "padding only");
+  // A clipping coefficient folded in (train-fuse-optimizer).
+  testOptimizerBuffer(true, bucket, 620, 4, 0.9, "a bucket, sharded", 0.3712f);
 }
 
 void testOptimizers() {
@@ -2353,6 +2376,8 @@ void testOptimizers() {
   for (int64_t n : {int64_t{1001}, int64_t{4096}})
     for (int64_t offset : {int64_t{0}, int64_t{1}})
       testAdamW(n, offset);
+  testAdamW(1001, 0, 0.3712f);
+  testAdamW(4096, 1, 0.3712f);
   for (double momentum : {0.9, 0.0}) {
     testSgd(1001, momentum);
     testSgd(50001, momentum);
@@ -2582,8 +2607,9 @@ std::vector<FailCase> failCases() {
          Tensor x(ZRT_F32, 16);
          int64_t begin[2] = {0, 5}, end[2] = {8, 12};
          uint8_t decay[2] = {1, 0};
-         zrt_adamw_buffer(x.f32(), x.f32(), x.f32(), x.f32(), 16, 0, 2, begin,
-                          end, decay, 1e-3f, 0, 0.9, 0.95, 1e-8, 0.1);
+         zrt_adamw_buffer(x.f32(), x.f32(), nullptr, x.f32(), x.f32(), 16, 0,
+                          2, begin, end, decay, 1e-3f, 0, 0.9, 0.95, 1e-8,
+                          0.1);
        }},
       {"attention-group",
        "zrt_attention: 6 query heads do not form groups of 4",

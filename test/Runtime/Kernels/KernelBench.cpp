@@ -261,8 +261,8 @@ void benchRows(int64_t batch, int64_t seq) {
   int64_t n = 124439808; // GPT-2 small's parameters
   std::vector<float> p(n, 0.01f), g(n, 0.001f), m(n, 0.0f), v(n, 0.0f);
   Timing t = timeIt([&] {
-    zrt_adamw(p.data(), g.data(), m.data(), v.data(), n, 6e-4f, 10, 0.9, 0.95,
-              1e-8, 0.1);
+    zrt_adamw(p.data(), g.data(), nullptr, m.data(), v.data(), n, 6e-4f, 10,
+              0.9, 0.95, 1e-8, 0.1);
   });
   report("adamw", ZRT_F32, "124439808 params", t, 7.0 * n * 4, "GB/s");
   float squared = 0;

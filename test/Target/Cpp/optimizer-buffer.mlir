@@ -15,7 +15,7 @@
 // CHECK-NEXT: static const int64_t zc_begin[] = {0, 6};
 // CHECK-NEXT: static const int64_t zc_end[] = {3, 8};
 // CHECK-NEXT: static const uint8_t zc_decay[] = {1, 1};
-// CHECK-NEXT: zrt_adamw_buffer(((float *)S[0].data), [[G:v[0-9]+]], ((float *)S[1].data), ((float *)S[2].data), 4, (int64_t)zrt_rank(comm) * 4, 2, zc_begin, zc_end, zc_decay, lr[0], step_arg[0], 9.00000000000000022e-01, 9.49999999999999956e-01, 1.00000000000000002e-08, 1.00000000000000006e-01);
+// CHECK-NEXT: zrt_adamw_buffer(((float *)S[0].data), [[G:v[0-9]+]], nullptr, ((float *)S[1].data), ((float *)S[2].data), 4, (int64_t)zrt_rank(comm) * 4, 2, zc_begin, zc_end, zc_decay, lr[0], step_arg[0], 9.00000000000000022e-01, 9.49999999999999956e-01, 1.00000000000000002e-08, 1.00000000000000006e-01);
 // CHECK-NEXT: }
 // No range at all: one placeholder entry, zero segments.
 // CHECK-NEXT: {
@@ -24,7 +24,10 @@
 // CHECK-NEXT: static const uint8_t zc_decay[] = {0};
 // CHECK-NEXT: zrt_sgd_buffer(((float *)S[3].data), [[G]], ((float *)S[4].data), 4, (int64_t)zrt_rank(comm) * 4, 0, zc_begin, zc_end, zc_decay, lr[0], 9.00000000000000022e-01, 1.00000000000000006e-01);
 // CHECK-NEXT: }
-// CHECK-NEXT: zrt_adamw(((float *)S[0].data), [[G]], ((float *)S[1].data), ((float *)S[2].data), 4, lr[0], step_arg[0],
+// CHECK-NEXT: zrt_adamw(((float *)S[0].data), [[G]], nullptr, ((float *)S[1].data), ((float *)S[2].data), 4, lr[0], step_arg[0],
+// grad_scale: the kernel reads the scalar's buffer.
+// CHECK: [[C:v[0-9]+]] = (float *)zrt_alloc(
+// CHECK: zrt_adamw_buffer(((float *)S[0].data), [[G]], [[C]], ((float *)S[1].data), ((float *)S[2].data), 4, (int64_t)zrt_rank(comm) * 4, 1, zc_begin, zc_end, zc_decay, lr[0], step_arg[0],
 module attributes {train.world_size = 2 : i64, train.zero_stage = 1 : i64} {
   shard.grid @dp(shape = 2)
   train.param @w : tensor<8xf32> init = zeros shards = 2
@@ -73,6 +76,12 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 1 : i64} {
         train.yield %z : tensor<f32>
       }
       train.yield %f : tensor<f32>
+    }
+    // With grad_scale (train-fuse-optimizer): its buffer, read by the kernel.
+    train.kernel ins(%w, %g, %m, %v, %lr, %step, %l0 : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<f32, #train.host>, memref<i64, #train.host>, memref<f32>) outs(%w, %m, %v : memref<4xf32>, memref<4xf32>, memref<4xf32>) {
+    ^bb0(%p: tensor<4xf32>, %gr: tensor<4xf32>, %a: tensor<4xf32>, %b: tensor<4xf32>, %l: tensor<f32>, %t: tensor<i64>, %c: tensor<f32>):
+      %p1, %a1, %b1 = train.adamw_update %p, %gr, %a, %b, %l, %t grad_scale %c beta1 = 0.9 beta2 = 0.95 eps = 1.0e-8 weight_decay = 0.1 decay_ranges [0, 3] : tensor<4xf32>
+      train.yield %p1, %a1, %b1 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
     }
     train.read_back %l0, %loss : memref<f32>, memref<f32, #train.host>
     train.read_back %l0, %norm : memref<f32>, memref<f32, #train.host>

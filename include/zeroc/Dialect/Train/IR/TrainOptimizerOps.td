@@ -103,22 +103,45 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
     ```mlir
     %p1, %m1, %v1 = train.adamw_update %p, %g, %m, %v, %lr, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 decay_ranges [0, 3072] : tensor<1584xf32>
     ```
+
+    With `grad_scale` (a scalar, the clipping coefficient that
+    `train-fuse-optimizer` folds in), the gradient of element i is
+    `grad[i] * grad_scale` rounded to f32, exactly the `train.mul` it
+    replaces; the runtime's kernels take it as a pointer to one f32.
+
+    ```mlir
+    %p1, %m1, %v1 = train.adamw_update %p, %g, %m, %v, %lr, %step grad_scale %c beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 : tensor<48xf32>
+    ```
   }];
   let arguments = (ins Train_F32Tensor:$param, Train_F32Tensor:$grad,
                        Train_F32Tensor:$exp_avg, Train_F32Tensor:$exp_avg_sq,
                        Train_ScalarF32Tensor:$lr, Train_StepTensor:$step,
                        F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
                        F64Attr:$weight_decay,
-                       OptionalAttr<DenseI64ArrayAttr>:$decay_ranges);
+                       OptionalAttr<DenseI64ArrayAttr>:$decay_ranges,
+                       Optional<Train_ScalarF32Tensor>:$grad_scale);
   let results = (outs Train_F32Tensor:$new_param,
                       Train_F32Tensor:$new_exp_avg,
                       Train_F32Tensor:$new_exp_avg_sq);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step
+    (`grad_scale` $grad_scale^)?
     `beta1` `=` $beta1 `beta2` `=` $beta2 `eps` `=` $eps
     `weight_decay` `=` $weight_decay (`decay_ranges` $decay_ranges^)?
     attr-dict `:` type($param)
   }];
+  // Without grad_scale, as the optimizer passes build it.
+  let builders = [
+    OpBuilder<(ins "mlir::Value":$param, "mlir::Value":$grad,
+                   "mlir::Value":$exp_avg, "mlir::Value":$exp_avg_sq,
+                   "mlir::Value":$lr, "mlir::Value":$step,
+                   "mlir::FloatAttr":$beta1, "mlir::FloatAttr":$beta2,
+                   "mlir::FloatAttr":$eps, "mlir::FloatAttr":$weight_decay,
+                   "mlir::DenseI64ArrayAttr":$decay_ranges), [{
+      build($_builder, $_state, param, grad, exp_avg, exp_avg_sq, lr, step,
+            beta1, beta2, eps, weight_decay, decay_ranges, mlir::Value());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
