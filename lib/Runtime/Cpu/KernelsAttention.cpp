@@ -402,7 +402,9 @@ void setDropout(Attention &at, const DropoutArgs *dr) {
 void attention(const char *kernel, zrt_dtype dtype, const void *q,
                const void *k, const void *v, void *out, int64_t bh,
                int64_t group, int64_t t, int64_t s, int64_t d, double scale,
-               zrt_attention_mask mask, const DropoutArgs *dr) {
+               const zrt_attention_mask &mask, const DropoutArgs *dr) {
+  // By reference: the mask's bits are checked before it is read as the
+  // enum (a value outside it is an error, not undefined behaviour).
   checkAttentionMask(kernel, mask);
   checkAttention(kernel, bh, group, t, s, d);
   if (dr)
@@ -426,8 +428,8 @@ void attention(const char *kernel, zrt_dtype dtype, const void *q,
 void attentionGrad(const char *kernel, zrt_dtype dtype, const void *dout,
                    const void *q, const void *k, const void *v, void *dq,
                    void *dk, void *dv, int64_t bh, int64_t group, int64_t t,
-                   int64_t s, int64_t d, double scale, zrt_attention_mask mask,
-                   const DropoutArgs *dr) {
+                   int64_t s, int64_t d, double scale,
+                   const zrt_attention_mask &mask, const DropoutArgs *dr) {
   checkAttentionMask(kernel, mask);
   checkAttention(kernel, bh, group, t, s, d);
   if (dr)

@@ -362,7 +362,8 @@ namespace {
 void attention(const char *kernel, zrt_dtype dtype, const void *q,
                const void *k, const void *v, void *out, int64_t bh,
                int64_t group, int64_t t, int64_t s, int64_t d, double scale,
-               zrt_attention_mask mask, const DropoutArgs *dr) {
+               const zrt_attention_mask &mask, const DropoutArgs *dr) {
+  // By reference: the mask's bits are checked before it is read as the enum.
   checkAttentionMask(kernel, mask);
   bool causal = mask == ZRT_ATTENTION_CAUSAL;
   checkAttention(kernel, bh, group, t, s, d);
@@ -395,8 +396,8 @@ void attention(const char *kernel, zrt_dtype dtype, const void *q,
 void attentionGrad(const char *kernel, zrt_dtype dtype, const void *dout,
                    const void *q, const void *k, const void *v, void *dq,
                    void *dk, void *dv, int64_t bh, int64_t group, int64_t t,
-                   int64_t s, int64_t d, double scale, zrt_attention_mask mask,
-                   const DropoutArgs *dr) {
+                   int64_t s, int64_t d, double scale,
+                   const zrt_attention_mask &mask, const DropoutArgs *dr) {
   checkAttentionMask(kernel, mask);
   bool causal = mask == ZRT_ATTENTION_CAUSAL;
   checkAttention(kernel, bh, group, t, s, d);
