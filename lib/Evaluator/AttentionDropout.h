@@ -38,6 +38,41 @@ struct AttentionDropout {
   }
 };
 
+/// Where this rank's elements of a dropout's input of `shape` sit in the
+/// global batch (the batch split `op` records, train.dropout's and the
+/// attention ops' alike): `inner` elements per row, `rows` rows here, from
+/// row `offset` of `globalRows`. Without a split the whole tensor is one row.
+template <typename OpT>
+mlir::LogicalResult dropoutSplit(OpT op, llvm::ArrayRef<int64_t> shape,
+                                 RankContext &ctx, int64_t &inner,
+                                 int64_t &rows, int64_t &offset,
+                                 int64_t &globalRows) {
+  rows = 1, offset = 0, globalRows = 1, inner = 1;
+  for (int64_t size : shape)
+    inner *= size;
+  auto batchDim = op.getBatchDim();
+  if (!batchDim)
+    return mlir::success();
+  int64_t ranks = *op.getRanks();
+  if (ranks != ctx.interpreter.options().ranks)
+    return op.emitOpError("records a batch split over ")
+           << ranks << " ranks, but the evaluator runs "
+           << ctx.interpreter.options().ranks << " (--ranks)";
+  rows = shape[*batchDim];
+  inner = 1;
+  for (size_t k = *batchDim + 1; k < shape.size(); ++k)
+    inner *= shape[k];
+  offset = ctx.rank * rows;
+  globalRows = rows * ranks;
+  // Micro-batch m of K of the rank's batch (train-accumulate).
+  if (auto micro = op.getMicroBatch()) {
+    int64_t count = *op.getMicroBatches();
+    offset = (ctx.rank * count + *micro) * rows;
+    globalRows = rows * ranks * count;
+  }
+  return mlir::success();
+}
+
 /// The dropout of `op` (a train.attention or train.attention_grad) whose
 /// step, when it has one, is `stepTensor`.
 template <typename OpT>
@@ -58,25 +93,9 @@ attentionDropout(OpT op, const Tensor *stepTensor, const Tensor &q,
   d.threshold = random::dropoutThreshold(p);
   d.scale = 1.0 / (1.0 - p);
   int64_t shape[4] = {q.shape[0], q.shape[1], q.shape[2], k.shape[2]};
-  d.inner = shape[0] * shape[1] * shape[2] * shape[3];
-  if (auto batchDim = op.getBatchDim()) {
-    int64_t ranks = *op.getRanks();
-    if (ranks != ctx.interpreter.options().ranks)
-      return op.emitOpError("records a batch split over ")
-             << ranks << " ranks, but the evaluator runs "
-             << ctx.interpreter.options().ranks << " (--ranks)";
-    d.rows = shape[*batchDim];
-    d.inner = 1;
-    for (int64_t k = *batchDim + 1; k < 4; ++k)
-      d.inner *= shape[k];
-    d.offset = ctx.rank * d.rows;
-    d.globalRows = d.rows * ranks;
-    if (auto micro = op.getMicroBatch()) {
-      int64_t count = *op.getMicroBatches();
-      d.offset = (ctx.rank * count + *micro) * d.rows;
-      d.globalRows = d.rows * ranks * count;
-    }
-  }
+  if (mlir::failed(dropoutSplit(op, shape, ctx, d.inner, d.rows, d.offset,
+                                d.globalRows)))
+    return mlir::failure();
   return d;
 }
 

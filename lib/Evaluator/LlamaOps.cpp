@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionDropout.h"
 #include "Interpreter.h"
 #include "Kernels.h"
 
@@ -180,26 +181,9 @@ LogicalResult evalDropout(DropoutOp op, Operands in, Results &out,
   double p = op.getP().convertToDouble();
   uint64_t seed = static_cast<uint64_t>(op.getSeed());
   // Where this rank's elements sit in the global batch.
-  int64_t rows = 1, inner = x.numElements(), offset = 0, globalRows = 1;
-  if (auto batchDim = op.getBatchDim()) {
-    int64_t ranks = *op.getRanks();
-    if (ranks != ctx.interpreter.options().ranks)
-      return op.emitOpError("records a batch split over ")
-             << ranks << " ranks, but the evaluator runs "
-             << ctx.interpreter.options().ranks << " (--ranks)";
-    rows = x.shape[*batchDim];
-    inner = 1;
-    for (int64_t k = *batchDim + 1; k < x.rank(); ++k)
-      inner *= x.shape[k];
-    offset = ctx.rank * rows;
-    globalRows = rows * ranks;
-    // Micro-batch m of K of the rank's batch (train-accumulate).
-    if (auto micro = op.getMicroBatch()) {
-      int64_t count = *op.getMicroBatches();
-      offset = (ctx.rank * count + *micro) * rows;
-      globalRows = rows * ranks * count;
-    }
-  }
+  int64_t rows, inner, offset, globalRows;
+  if (failed(dropoutSplit(op, x.shape, ctx, inner, rows, offset, globalRows)))
+    return failure();
   uint32_t threshold = random::dropoutThreshold(p);
   double scale = 1.0 / (1.0 - p);
   for (int64_t i = 0; i < x.numElements(); ++i) {
