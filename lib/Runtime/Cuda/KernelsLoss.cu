@@ -330,10 +330,9 @@ extern "C" void zrt_cross_entropy_ex(zrt_dtype dtype, const void *logits,
     zrt_fail("%s: NULL loss pointer", kernel);
   dispatchFloat(kernel, dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (rows == 0) { // the mean of nothing
-      fillScalar(loss, __builtin_nanf(""));
-      return;
-    }
+    // With no rows the count is 0 and sumOverKernel gives what the CPU
+    // runtime gives: NaN (the mean of nothing), or with a given count 0
+    // (NaN when that count is 0 too).
     cudaStream_t stream = computeStream();
     bool i64 = target_dtype == ZRT_I64;
     Scratch losses(static_cast<size_t>(rows + 1) * sizeof(double));
@@ -342,15 +341,16 @@ extern "C" void zrt_cross_entropy_ex(zrt_dtype dtype, const void *logits,
                                         has_ignore_index != 0, ignore_index,
                                         counted);
     checkLaunch("countKernel");
-    withChunk<T>(rowsVectorizable<T>(cols, {logits}), [&](auto chunk) {
-      constexpr int N = decltype(chunk)::value;
-      crossEntropyRowsExKernel<T, N><<<rowBlocks(rows), kRowThreads, 0,
-                                       stream>>>(
-          static_cast<const T *>(logits), targets, i64,
-          has_ignore_index != 0, ignore_index, label_smoothing,
-          losses.as<double>(), rows, cols, deviceErrors());
-      checkLaunch("crossEntropyRowsExKernel");
-    });
+    if (rows > 0) // no rows: no blocks to launch
+      withChunk<T>(rowsVectorizable<T>(cols, {logits}), [&](auto chunk) {
+        constexpr int N = decltype(chunk)::value;
+        crossEntropyRowsExKernel<T, N><<<rowBlocks(rows), kRowThreads, 0,
+                                         stream>>>(
+            static_cast<const T *>(logits), targets, i64,
+            has_ignore_index != 0, ignore_index, label_smoothing,
+            losses.as<double>(), rows, cols, deviceErrors());
+        checkLaunch("crossEntropyRowsExKernel");
+      });
     sumOverKernel<<<1, 1024, 0, stream>>>(losses.as<double>(), rows, counted,
                                           count, loss);
     checkLaunch("sumOverKernel");

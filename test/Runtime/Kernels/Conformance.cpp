@@ -1310,6 +1310,24 @@ void testLosses() {
   double l = loss.get();
   checker.truth("zrt_cross_entropy of zero rows", std::isnan(l),
                 fmt("%g (NaN expected)", l));
+  // A part with no rows (a rank's empty slice): NaN alone, as the mean of
+  // nothing; with the global batch's count, 0 (it adds nothing to the
+  // sum), unless that count is 0 as well. The CPU and CUDA runtimes agree.
+  Scalar given(4.0f), zero(0.0f);
+  zrt_cross_entropy_ex(ZRT_F32, none.dev, ids.dev, ZRT_I32, 0, 5, 1, 1, 0.1,
+                       nullptr, loss.dev);
+  double e = loss.get();
+  checker.truth("zrt_cross_entropy_ex of zero rows", std::isnan(e),
+                fmt("%g (NaN expected)", e));
+  zrt_cross_entropy_ex(ZRT_F32, none.dev, ids.dev, ZRT_I32, 0, 5, 1, 1, 0.1,
+                       given.dev, loss.dev);
+  checker.close("zrt_cross_entropy_ex of zero rows, given count",
+                {loss.get()}, {0.0}, 0, 0);
+  zrt_cross_entropy_ex(ZRT_F32, none.dev, ids.dev, ZRT_I32, 0, 5, 1, 1, 0.1,
+                       zero.dev, loss.dev);
+  double e0 = loss.get();
+  checker.truth("zrt_cross_entropy_ex of zero rows, given count 0",
+                std::isnan(e0), fmt("%g (NaN expected)", e0));
 }
 
 //===----------------------------------------------------------------------===//
