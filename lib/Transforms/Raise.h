@@ -20,7 +20,13 @@ namespace zeroc::raise {
 /// batched matmuls of merged leading dimensions done on them
 /// (RaiseViews.cpp); run after the other families, then attention again.
 void populateViewPatterns(mlir::RewritePatternSet &patterns);
-/// Scaled-dot-product attention to train.attention (RaiseAttention.cpp).
+/// The batched-matmul unmerging of populateViewPatterns, only for a product
+/// whose lhs is attention probabilities (a softmax or its dropout) merged
+/// from [B, H, T, S]: what the attention family needs without the views
+/// family (PyTorch's matmul by repeat_kv'ed values, run as a bmm).
+void populateUnmergeProbsPatterns(mlir::RewritePatternSet &patterns);
+/// Scaled-dot-product attention to train.attention (RaiseAttention.cpp),
+/// with populateUnmergeProbsPatterns.
 void populateAttentionPatterns(mlir::RewritePatternSet &patterns);
 /// LayerNorm and RMSNorm written out to train.layernorm and train.rmsnorm
 /// (RaiseNorms.cpp).

@@ -536,43 +536,9 @@ struct RaiseAttention : OpRewritePattern<MatmulOp> {
   }
 };
 
-/// softmax(s) @ v with the heads merged for the product only (PyTorch's
-/// matmul of [B, H, T, S] by an expanded [B, H, S, D], which ATen runs as a
-/// bmm on [B*H, T, S] and [B*H, S, D]): the product done on the heads,
-/// reshaped to the bmm's result, so that RaiseAttention sees p @ v.
-struct UnmergeHeadsOfPV : OpRewritePattern<MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MatmulOp pv,
-                                PatternRewriter &rewriter) const override {
-    auto merged = pv.getLhs().getDefiningOp<ReshapeOp>();
-    auto vMerged = pv.getRhs().getDefiningOp<ReshapeOp>();
-    if (pv.getTransposeLhs() || pv.getTransposeRhs() || !merged || !vMerged ||
-        !singleUse(pv.getLhs()) ||
-        !isa_and_nonnull<SoftmaxOp, DropoutOp>(
-            merged.getInput().getDefiningOp()))
-      return failure();
-    ArrayRef<int64_t> p = typeOf(merged.getInput()).getShape();
-    ArrayRef<int64_t> p3 = typeOf(pv.getLhs()).getShape();
-    ArrayRef<int64_t> v3 = typeOf(pv.getRhs()).getShape();
-    if (p.size() != 4 || p3.size() != 3 || v3.size() != 3 ||
-        p3[0] != p[0] * p[1] || p3[1] != p[2] || p3[2] != p[3])
-      return failure();
-    Type element = typeOf(pv.getRhs()).getElementType();
-    auto v4 = RankedTensorType::get({p[0], p[1], v3[1], v3[2]}, element);
-    auto out4 = RankedTensorType::get({p[0], p[1], p[2], v3[2]}, element);
-    Value v = ReshapeOp::create(rewriter, pv.getLoc(), v4, vMerged.getInput());
-    Value product = MatmulOp::create(rewriter, pv.getLoc(), out4,
-                                     merged.getInput(), v, UnitAttr(),
-                                     UnitAttr());
-    rewriter.replaceOpWithNewOp<ReshapeOp>(pv, pv.getType(), product);
-    return success();
-  }
-};
-
 } // namespace
 
 void zeroc::raise::populateAttentionPatterns(RewritePatternSet &patterns) {
   patterns.add<RaiseAttention>(patterns.getContext());
-  patterns.add<UnmergeHeadsOfPV>(patterns.getContext());
+  populateUnmergeProbsPatterns(patterns);
 }

@@ -258,15 +258,24 @@ struct TransposeBeforeBroadcast : OpRewritePattern<TransposeOp> {
 /// on those values: matmul(reshape(a), reshape(b)) ->
 /// reshape(matmul(a, reshape(b))), with the leading dimensions of the
 /// operand that has fewer of them (the lhs's on a tie), the other operand
-/// reshaped to them.
+/// reshaped to them. With `onlyProbs`, only where the lhs is attention
+/// probabilities of rank 4 (softmax or its dropout) used by the product
+/// alone, so that the attention family raises p @ v.
 struct UnmergeMatmulBatch : OpRewritePattern<MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  UnmergeMatmulBatch(MLIRContext *context, bool onlyProbs = false)
+      : OpRewritePattern(context), onlyProbs(onlyProbs) {}
 
   LogicalResult matchAndRewrite(MatmulOp op,
                                 PatternRewriter &rewriter) const override {
     auto lhs = op.getLhs().getDefiningOp<ReshapeOp>();
     auto rhs = op.getRhs().getDefiningOp<ReshapeOp>();
     if (!lhs || !rhs)
+      return failure();
+    if (onlyProbs &&
+        (op.getTransposeLhs() || op.getTransposeRhs() ||
+         !singleUse(op.getLhs()) || typeOf(lhs.getInput()).getRank() != 4 ||
+         !isa_and_nonnull<SoftmaxOp, DropoutOp>(
+             lhs.getInput().getDefiningOp())))
       return failure();
     ArrayRef<int64_t> out = typeOf(op.getResult()).getShape();
     // The leading dimensions of a reshape of rank >= 4 to rank 3 that
@@ -307,9 +316,16 @@ struct UnmergeMatmulBatch : OpRewritePattern<MatmulOp> {
     rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), product);
     return success();
   }
+
+private:
+  bool onlyProbs;
 };
 
 } // namespace
+
+void zeroc::raise::populateUnmergeProbsPatterns(RewritePatternSet &patterns) {
+  patterns.add<UnmergeMatmulBatch>(patterns.getContext(), /*onlyProbs=*/true);
+}
 
 void zeroc::raise::populateViewPatterns(RewritePatternSet &patterns) {
   patterns.add<FoldReshape, FoldTranspose, SqueezeTranspose,
