@@ -72,7 +72,8 @@ LogicalResult evalClipCoef(ClipCoefOp op, Operands in, Results &out,
 }
 
 /// Whether element i of an update's n elements takes weight decay: all do,
-/// unless `decay_ranges` names the logical indices (rank * n + i) that do.
+/// unless `decay_ranges` names the logical indices (rank * n + i, or i with
+/// `replicated`) that do.
 class DecayMask {
 public:
   DecayMask(std::optional<ArrayRef<int64_t>> ranges, int64_t rank, int64_t n)
@@ -104,7 +105,8 @@ LogicalResult evalAdamWUpdate(AdamWUpdateOp op, Operands in, Results &out,
   double weightDecay = op.getWeightDecay().convertToDouble();
   double correction1 = 1.0 - std::pow(beta1, t);
   double correction2 = 1.0 - std::pow(beta2, t);
-  DecayMask decays(op.getDecayRanges(), context.rank, param.numElements());
+  DecayMask decays(op.getDecayRanges(), op.getReplicated() ? 0 : context.rank,
+                   param.numElements());
   // grad_scale (operand 6): the f32 product train.mul would have rounded.
   const Tensor *scale = in.size() > 6 ? in[6] : nullptr;
   for (int64_t i = 0; i < param.numElements(); ++i) {
@@ -129,7 +131,8 @@ LogicalResult evalSGDUpdate(SGDUpdateOp op, Operands in, Results &out,
   double lr = in[3]->data[0];
   double momentum = op.getMomentum().convertToDouble();
   double weightDecay = op.getWeightDecay().convertToDouble();
-  DecayMask decays(op.getDecayRanges(), context.rank, param.numElements());
+  DecayMask decays(op.getDecayRanges(), op.getReplicated() ? 0 : context.rank,
+                   param.numElements());
   for (int64_t i = 0; i < param.numElements(); ++i) {
     double d = grad.data[i] + (decays(i) ? weightDecay * param.data[i] : 0.0);
     double b = momentum * buffer.data[i] + d;

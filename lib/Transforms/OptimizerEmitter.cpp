@@ -69,9 +69,10 @@ void FullLayout::storeUpdated(TrainBuilder &tb, ParamOp param,
 
 Value emitUpdate(TrainBuilder &tb, OptimizerOp optimizer, Value p, Value g,
                  Value lr, Value step, FloatAttr decay,
-                 DenseI64ArrayAttr decayRanges,
+                 DenseI64ArrayAttr decayRanges, bool replicated,
                  llvm::function_ref<StringRef(StateKind)> stateOf) {
   OpBuilder &builder = tb.builder();
+  UnitAttr whole = replicated ? builder.getUnitAttr() : UnitAttr();
   auto readState = [&](StateKind kind) {
     StringRef name = stateOf(kind);
     return std::make_pair(tb.read(TrainBuilder::typeOf(p), name), name);
@@ -82,7 +83,7 @@ Value emitUpdate(TrainBuilder &tb, OptimizerOp optimizer, Value p, Value g,
     auto update = AdamWUpdateOp::create(
         builder, tb.getLoc(), p, g, expAvg, expAvgSq, lr, step,
         optimizer.getBeta1Attr(), optimizer.getBeta2Attr(),
-        optimizer.getEpsAttr(), decay, decayRanges);
+        optimizer.getEpsAttr(), decay, decayRanges, whole);
     tb.write(update.getNewExpAvg(), m);
     tb.write(update.getNewExpAvgSq(), v);
     return update.getNewParam();
@@ -92,7 +93,7 @@ Value emitUpdate(TrainBuilder &tb, OptimizerOp optimizer, Value p, Value g,
                            ? optimizer.getMomentumAttr()
                            : builder.getF64FloatAttr(0.0);
   auto update = SGDUpdateOp::create(builder, tb.getLoc(), p, g, buffer, lr,
-                                    momentum, decay, decayRanges);
+                                    momentum, decay, decayRanges, whole);
   tb.write(update.getNewMomentumBuffer(), buf);
   return update.getNewParam();
 }
@@ -147,6 +148,7 @@ Value emitOptimizerStep(OpBuilder &builder, SymbolTable &symbols,
         builder.getF64FloatAttr(param.getWeightDecay() ? weightDecay : 0.0);
     Value updated = emitUpdate(
         tb, optimizer, p, g, lr, step, decay, /*decayRanges=*/nullptr,
+        /*replicated=*/false,
         [&](StateKind kind) {
           return getOrDeclareState(builder, symbols, param, kind)
               .getSymName();

@@ -88,11 +88,12 @@ StepScalars emitStepScalars(mlir::OpBuilder &builder,
 /// One optimizer update of `p` (f32, a whole master or a shard of it) by
 /// `g` (f32) under `optimizer`: reads the states that `stateOf` names for
 /// each kind (of p's type), writes them back updated, and returns the new
-/// value. `decayRanges` (or null) is the update's `decay_ranges`.
+/// value. `decayRanges` (or null) is the update's `decay_ranges`, and
+/// `replicated` its `replicated` (the whole buffer on every rank).
 mlir::Value emitUpdate(train::TrainBuilder &tb, train::OptimizerOp optimizer,
                        mlir::Value p, mlir::Value g, mlir::Value lr,
                        mlir::Value step, mlir::FloatAttr decay,
-                       mlir::DenseI64ArrayAttr decayRanges,
+                       mlir::DenseI64ArrayAttr decayRanges, bool replicated,
                        llvm::function_ref<llvm::StringRef(train::StateKind)>
                            stateOf);
 

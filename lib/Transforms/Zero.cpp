@@ -144,14 +144,17 @@ struct FlatBucket {
   Value reduced;             // stage 1: this rank's averaged gradient shard
 };
 
-/// Stages 1-3: the global squared gradient norm sums every rank's partial
-/// one (the per-bucket updates read their shards themselves).
-class ShardedNorm : public UpdateLayout {
+/// The global squared gradient norm of the bucket updates: at stages 1-3
+/// the sum of every rank's partial one; at stage 0, where every rank holds
+/// the whole averaged gradients, the rank's own (the per-bucket updates
+/// read their shards themselves).
+class BucketNorm : public UpdateLayout {
 public:
-  explicit ShardedNorm(Collectives &collectives) : collectives(collectives) {}
+  BucketNorm(Collectives &collectives, bool sharded)
+      : collectives(collectives), sharded(sharded) {}
 
   Value combineSquaredNorm(TrainBuilder &tb, Value partial) override {
-    return collectives.sumScalar(tb, partial);
+    return sharded ? collectives.sumScalar(tb, partial) : partial;
   }
   Value loadMaster(TrainBuilder &, ParamOp, Operation *) override {
     llvm_unreachable("the flat layout updates whole bucket shards");
@@ -162,6 +165,7 @@ public:
 
 private:
   Collectives &collectives;
+  bool sharded;
 };
 
 /// The uses of one parameter's reads in one phase.
@@ -364,31 +368,8 @@ LogicalResult TrainPartitionPass::partition(ModuleOp module) {
       return failure();
 
   reduceFlat(body, grads, module.getLoc(), builder, collectives);
-  Value gradNorm;
-  if (S == 0) {
-    // Every rank runs the full optimizer on the averaged gradients: views
-    // of each bucket buffer (read whole, so that every pass orders it
-    // after the bucket's write).
-    builder.setInsertionPointToEnd(&body);
-    tb.setLoc(optimizer.getLoc());
-    SmallVector<ParamGradient> updates(params.size());
-    for (FlatBucket &b : flat) {
-      SmallVector<Type> types;
-      for (unsigned i : b.members)
-        types.push_back(ParamOp(params[i]).getTensorType());
-      Value buffer = tb.read(RankedTensorType::get({b.size}, b.element),
-                             b.name + ".grads");
-      auto views = UnpackOp::create(builder, tb.getLoc(), types, buffer, 1);
-      for (auto [i, view] : llvm::zip(b.members, views.getResults()))
-        updates[i] = {params[i], view};
-    }
-    FullLayout full;
-    gradNorm =
-        emitOptimizerStep(builder, symbols, optimizer, step, updates, full);
-  } else {
-    gradNorm = updateFlat(body, params, optimizer, step, symbols, builder,
-                          collectives);
-  }
+  Value gradNorm = updateFlat(body, params, optimizer, step, symbols,
+                              builder, collectives);
   builder.setInsertionPointToEnd(&body);
   func::ReturnOp::create(builder, func.getLoc(), ValueRange{globalLoss, gradNorm});
   auto i64 = IntegerType::get(module.getContext(), 64);
@@ -442,9 +423,10 @@ void TrainPartitionPass::declareBuffers(ModuleOp module, Operation *before,
                                         SymbolTable &symbols) {
   MLIRContext *ctx = module.getContext();
   OpBuilder builder(ctx);
-  // The buffers: parameters (replicated at stages 1-2, sharded at stage
-  // 3), gradients (whole at stage 1, sharded from stage 2), masters and
-  // moments (sharded); members keep their names and shapes.
+  // The buffers: parameters (replicated at stages 0-2, sharded at stage
+  // 3), gradients (whole at stages 0-1, sharded from stage 2), masters and
+  // moments (whole at stage 0, sharded from stage 1); members keep their
+  // names and shapes.
   builder.setInsertionPoint(before);
   auto declare = [&](FlatBucket &b, StringRef what, Type element,
                      MemoryCategory category, bool sharded,
@@ -474,22 +456,18 @@ void TrainPartitionPass::declareBuffers(ModuleOp module, Operation *before,
       return getOrDeclareState(builder, symbols, p, StateKind::grad)
           .getSymName();
     };
-    if (S == 0) {
-      declare(b, "grads", b.element, MemoryCategory::gradients, false, grads);
-      continue;
-    }
     declare(b, "params", b.element, MemoryCategory::parameters, S == 3,
             [](ParamOp p) { return p.getSymName(); });
     declare(b, "grads", b.element, MemoryCategory::gradients, S >= 2, grads);
     if (!b.element.isF32())
-      declare(b, "master", f32, MemoryCategory::optimizer_states, true,
+      declare(b, "master", f32, MemoryCategory::optimizer_states, S > 0,
               [&](ParamOp p) {
                 return getOrDeclareState(builder, symbols, p, StateKind::master)
                     .getSymName();
               });
     for (StateKind kind : stateKinds)
       declare(b, stringifyStateKind(kind), f32,
-              MemoryCategory::optimizer_states, true, [&](ParamOp p) {
+              MemoryCategory::optimizer_states, S > 0, [&](ParamOp p) {
                 return getOrDeclareState(builder, symbols, p, kind).getSymName();
               });
   }
@@ -562,8 +540,9 @@ Value TrainPartitionPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
                                 OptimizerOp optimizer, Value step,
                                 SymbolTable &symbols, OpBuilder &builder,
                                 Collectives &collectives) {
-  // One update per bucket over this rank's shard, weight decay on the
-  // members that take it; at stages 1-2 one all-gather of the updated
+  // One update per bucket over this rank's shard (at stage 0 the whole
+  // bucket, as every rank holds the averaged gradients), weight decay on
+  // the members that take it; at stages 1-2 one all-gather of the updated
   // shards into the replicated parameter buffer, at stage 3 the shard is
   // the parameters' storage.
   builder.setInsertionPointToEnd(&body);
@@ -575,7 +554,7 @@ Value TrainPartitionPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
         S == 1 ? b.reduced
                : tb.read(RankedTensorType::get({b.shard}, b.element),
                          b.name + ".grads"));
-  ShardedNorm normLayout(collectives);
+  BucketNorm normLayout(collectives, /*sharded=*/S > 0);
   StepScalars scalars =
       emitStepScalars(builder, optimizer, step, shardGrads, normLayout);
   double weightDecay = optimizer.getWeightDecayAttr().getValueAsDouble();
@@ -588,7 +567,7 @@ Value TrainPartitionPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
     Value master;
     if (!b.element.isF32())
       master = tb.read(shardF32, b.name + ".master");
-    else if (S == 3)
+    else if (S == 0 || S == 3) // the whole buffer, or the rank's shard
       master = tb.read(shardF32, b.name + ".params");
     else
       master = collectives.allSlice(
@@ -607,7 +586,8 @@ Value TrainPartitionPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
     Value updated = emitUpdate(
         tb, optimizer, master, g, scalars.lr, step,
         builder.getF64FloatAttr(weightDecay),
-        builder.getDenseI64ArrayAttr(ranges), [&](StateKind kind) {
+        builder.getDenseI64ArrayAttr(ranges), /*replicated=*/S == 0,
+        [&](StateKind kind) {
           auto name = symbols.lookup<BufferOp>(prefix + "." +
                                                stringifyStateKind(kind).str());
           return name.getSymName();
@@ -617,7 +597,8 @@ Value TrainPartitionPass::updateFlat(Block &body, ArrayRef<ParamOp> params,
       tb.write(updated, b.name + ".master");
       shard = tb.cast(updated, b.element);
     }
-    tb.write(S == 3 ? shard : collectives.allGather(tb.getLoc(), shard),
+    tb.write(S == 0 || S == 3 ? shard
+                              : collectives.allGather(tb.getLoc(), shard),
              b.name + ".params");
   }
   return scalars.gradNorm;

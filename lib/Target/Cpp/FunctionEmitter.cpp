@@ -396,7 +396,7 @@ LogicalResult FunctionEmitter::emitUpdate(Operation *op) {
   if (ranges) {
     // A rank's shard of a sharded flat buffer: the segments that take
     // weight decay, in the buffer's logical indices; the shard starts at
-    // rank * n.
+    // rank * n (at 0 when every rank updates the whole buffer).
     ArrayRef<int64_t> r = ranges.asArrayRef();
     SmallVector<std::string> begins, ends, flags;
     for (size_t k = 0; k + 1 < r.size(); k += 2) {
@@ -414,7 +414,10 @@ LogicalResult FunctionEmitter::emitUpdate(Operation *op) {
        << "    static const uint8_t zc_decay[] = {" << list(flags) << "};\n";
   }
   std::string segments =
-      ranges ? ", (int64_t)zrt_rank(comm) * " + std::to_string(n) + ", " +
+      ranges ? std::string(op->hasAttr("replicated")
+                               ? ", (int64_t)0, "
+                               : ", (int64_t)zrt_rank(comm) * " +
+                                     std::to_string(n) + ", ") +
                    std::to_string(ranges.size() / 2) +
                    ", zc_begin, zc_end, zc_decay"
              : "";

@@ -1829,6 +1829,22 @@ func.func @sgd_update_decay_ranges_negative(%p: tensor<4xf32>, %lr: tensor<f32>)
 
 // -----
 
+func.func @adamw_update_replicated_without_ranges(%p: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
+  // expected-error @+1 {{'train.adamw_update' op replicated says where decay_ranges' indices start (at 0 on every rank), so it needs decay_ranges}}
+  %0:3 = train.adamw_update %p, %p, %p, %p, %lr, %step beta1 = 0.9 beta2 = 0.999 eps = 1.0e-8 weight_decay = 0.1 replicated : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_update_replicated_without_ranges(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'train.sgd_update' op replicated says where decay_ranges' indices start (at 0 on every rank), so it needs decay_ranges}}
+  %0:2 = train.sgd_update %p, %p, %p, %lr momentum = 0.9 weight_decay = 0.1 replicated : tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @sgd_update_decay_ranges_2d(%p: tensor<2x2xf32>, %lr: tensor<f32>) {
   // expected-error @+1 {{'train.sgd_update' op with decay_ranges updates a shard of a flat buffer, so its operands must be 1-D, got 'tensor<2x2xf32>'}}
   %0:2 = train.sgd_update %p, %p, %p, %lr momentum = 0.9 weight_decay = 0.1 decay_ranges [0, 2] : tensor<2x2xf32>

@@ -465,6 +465,9 @@ func.func @grads(%dx: tensor<12x17x48xf32>, %tok: tensor<12x17xi32>, %dh: tensor
 // CHECK-NEXT:    %new_param_{{[0-9]+}}, %new_momentum_buffer_{{[0-9]+}} = train.sgd_update %[[P]], %[[P]], %[[P]], %[[N]] momentum = 9.000000e-01 weight_decay = 1.000000e-02 decay_ranges [] {note} : tensor<48xf32>{{$}}
 // The clipping coefficient folded in (train-fuse-optimizer).
 // CHECK-NEXT:    %new_param_{{[0-9]+}}, %new_exp_avg_{{[0-9]+}}, %new_exp_avg_sq_{{[0-9]+}} = train.adamw_update %[[P]], %[[P]], %[[P]], %[[P]], %[[N]], %[[STEP]] grad_scale %[[N]] beta1 = 9.000000e-01 beta2 = 0.94999999999999996 eps = 1.000000e-08 weight_decay = 1.000000e-01 decay_ranges [0, 48] : tensor<48xf32>{{$}}
+// The whole buffer on every rank (stage 0's buckets).
+// CHECK-NEXT:    %new_param_{{[0-9]+}}, %new_exp_avg_{{[0-9]+}}, %new_exp_avg_sq_{{[0-9]+}} = train.adamw_update %[[P]], %[[P]], %[[P]], %[[P]], %[[N]], %[[STEP]] beta1 = 9.000000e-01 beta2 = 0.94999999999999996 eps = 1.000000e-08 weight_decay = 1.000000e-01 decay_ranges [0, 30] replicated : tensor<48xf32>{{$}}
+// CHECK-NEXT:    %new_param_{{[0-9]+}}, %new_momentum_buffer_{{[0-9]+}} = train.sgd_update %[[P]], %[[P]], %[[P]], %[[N]] momentum = 9.000000e-01 weight_decay = 1.000000e-02 decay_ranges [2, 4] replicated {note} : tensor<48xf32>{{$}}
 func.func @optimizer_math(%step: tensor<i64>, %g: tensor<65x48xbf16>, %n: tensor<f32>, %p: tensor<48xf32>) {
   %0 = train.lr_schedule %step lr = 0.1 schedule = constant : (tensor<i64>) -> tensor<f32>
   %1 = train.lr_schedule %step lr = 6.0e-4 schedule = cosine warmup = 10 min_lr = 6.0e-5 max_steps = 100 : (tensor<i64>) -> tensor<f32>
@@ -479,5 +482,7 @@ func.func @optimizer_math(%step: tensor<i64>, %g: tensor<65x48xbf16>, %n: tensor
   %9:3 = train.adamw_update %p, %p, %p, %p, %n, %step beta1 = 0.9 beta2 = 0.95 eps = 1.0e-8 weight_decay = 0.1 decay_ranges [0, 30, 60, 96] : tensor<48xf32>
   %10:2 = train.sgd_update %p, %p, %p, %n momentum = 0.9 weight_decay = 0.01 decay_ranges [] {note} : tensor<48xf32>
   %11:3 = train.adamw_update %p, %p, %p, %p, %n, %step grad_scale %n beta1 = 0.9 beta2 = 0.95 eps = 1.0e-8 weight_decay = 0.1 decay_ranges [0, 48] : tensor<48xf32>
+  %12:3 = train.adamw_update %p, %p, %p, %p, %n, %step beta1 = 0.9 beta2 = 0.95 eps = 1.0e-8 weight_decay = 0.1 decay_ranges [0, 30] replicated : tensor<48xf32>
+  %13:2 = train.sgd_update %p, %p, %p, %n momentum = 0.9 weight_decay = 0.01 decay_ranges [2, 4] replicated {note} : tensor<48xf32>
   return
 }

@@ -2,6 +2,7 @@
 // RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=1 world-size=2 bucket-bytes=1000" | FileCheck %s --check-prefix=S1
 // RUN: zeroc-opt %S/Inputs/mlp.mlir --train-mixed-precision=precision=bf16 --train-data-parallel=world-size=2 --train-autodiff --train-accumulate=micro-batches=3 --train-optimizer "--train-zero=stage=2 world-size=2 bucket-bytes=1000" | FileCheck %s --check-prefix=BF16
 // RUN: zeroc-opt %S/Inputs/mlp.mlir --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=0 world-size=2 bucket-bytes=64" | FileCheck %s --check-prefix=S0
+// RUN: zeroc-opt %S/Inputs/mlp.mlir --train-mixed-precision=precision=bf16 --train-data-parallel=world-size=2 --train-autodiff --train-optimizer "--train-zero=stage=0 world-size=2 bucket-bytes=1000" | FileCheck %s --check-prefix=S0BF16
 
 // zeroc's one layout (Megatron's), here at stages 1-2: each bucket's
 // parameters, gradients and optimizer states are members of per-bucket
@@ -74,12 +75,27 @@
 // BF16-NEXT: %[[ALL:.*]] = shard.all_gather %[[R]]
 // BF16-NEXT: train.write %[[ALL]] to @zero.flat0.params : tensor<42xbf16>
 
-// Stage 0: only gradient buffers, whole (25 elements, no padding), each
-// the average of its bucket's all-reduce; no parameter or state buffer.
-// S0: train.buffer @zero.flat0.grads : tensor<25xf32> <gradients> members [@b2.grad, @w2.grad] offsets [0, 5]{{$}}
-// S0-NEXT: train.buffer @zero.flat1.grads : tensor<16xf32> <gradients> members [@b1.grad, @w1.grad] offsets [0, 4]{{$}}
-// S0-NOT: train.buffer
+// Stage 0: the same buffers as stages 1-3, whole (25 elements, no
+// padding, no shards); the gradient buffer is the average of its bucket's
+// all-reduce.
+// S0: train.buffer @zero.flat0.params : tensor<25xf32> <parameters> members [@b2, @w2] offsets [0, 5]{{$}}
+// S0-NEXT: train.buffer @zero.flat0.grads : tensor<25xf32> <gradients> members [@b2.grad, @w2.grad] offsets [0, 5]{{$}}
+// S0-NEXT: train.buffer @zero.flat0.exp_avg : tensor<25xf32> <optimizer_states> members [@b2.exp_avg, @w2.exp_avg] offsets [0, 5]{{$}}
+// S0-NEXT: train.buffer @zero.flat0.exp_avg_sq : tensor<25xf32> <optimizer_states> members [@b2.exp_avg_sq, @w2.exp_avg_sq] offsets [0, 5]{{$}}
+// S0-NEXT: train.buffer @zero.flat1.params : tensor<16xf32> <parameters> members [@b1, @w1] offsets [0, 4]{{$}}
 // S0: %[[B:.*]] = train.pack {{.*}} -> tensor<25xf32>
 // S0-NEXT: %[[R:.*]] = shard.all_reduce %[[B]]
 // S0-NEXT: %[[A:.*]] = train.scale %[[R]]
 // S0-NEXT: train.write %[[A]] to @zero.flat0.grads : tensor<25xf32>
+
+// Stage 0 in bf16: a whole fp32 master buffer beside the bf16 parameters;
+// the update's rounding is written straight into the parameter buffer (no
+// gather, no copy).
+// S0BF16: train.buffer @zero.flat0.params : tensor<41xbf16> <parameters> members [@b2, @w2, @b1, @w1] offsets [0, 5, 25, 29]{{$}}
+// S0BF16: train.buffer @zero.flat0.master : tensor<41xf32> <optimizer_states> members [@b2.master, @w2.master, @b1.master, @w1.master] offsets [0, 5, 25, 29]{{$}}
+// S0BF16: %[[M:.*]] = train.read @zero.flat0.master : tensor<41xf32>
+// S0BF16: %[[NEW:.*]], %{{.*}}, %{{.*}} = train.adamw_update %[[M]], {{.*}} replicated : tensor<41xf32>
+// S0BF16: train.write %[[NEW]] to @zero.flat0.master : tensor<41xf32>
+// S0BF16-NEXT: %[[R:.*]] = train.cast %[[NEW]] : tensor<41xf32> to tensor<41xbf16>
+// S0BF16-NEXT: train.write %[[R]] to @zero.flat0.params : tensor<41xbf16>
+// S0BF16-NOT: shard.all_gather

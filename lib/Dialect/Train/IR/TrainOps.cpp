@@ -839,9 +839,15 @@ LogicalResult CrossEntropyGradOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// `decay_ranges` of an optimizer update: [begin, end) pairs of logical
-/// buffer indices, sorted, non-empty and not overlapping, on a 1-D shard.
+/// buffer indices, sorted, non-empty and not overlapping, on a 1-D shard
+/// (or with `replicated` the whole buffer).
 static LogicalResult verifyDecayRanges(Operation *op,
-                                       std::optional<ArrayRef<int64_t>> ranges) {
+                                       std::optional<ArrayRef<int64_t>> ranges,
+                                       bool replicated) {
+  if (replicated && !ranges)
+    return op->emitOpError("replicated says where decay_ranges' indices "
+                           "start (at 0 on every rank), so it needs "
+                           "decay_ranges");
   if (!ranges)
     return success();
   auto type = cast<RankedTensorType>(op->getOperand(0).getType());
@@ -886,7 +892,7 @@ LogicalResult AdamWUpdateOp::verify() {
   if (getWeightDecayAttr().getValueAsDouble() < 0.0)
     return emitOpError("weight_decay must be non-negative, got ")
            << getWeightDecayAttr().getValueAsDouble();
-  return verifyDecayRanges(*this, getDecayRanges());
+  return verifyDecayRanges(*this, getDecayRanges(), getReplicated());
 }
 
 LogicalResult LRScheduleOp::verify() {
@@ -922,7 +928,7 @@ LogicalResult SGDUpdateOp::verify() {
   if (weightDecay < 0.0)
     return emitOpError("weight_decay must be non-negative, got ")
            << weightDecay;
-  return verifyDecayRanges(*this, getDecayRanges());
+  return verifyDecayRanges(*this, getDecayRanges(), getReplicated());
 }
 
 //===----------------------------------------------------------------------===//

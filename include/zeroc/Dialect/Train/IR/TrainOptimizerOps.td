@@ -104,6 +104,14 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
     %p1, %m1, %v1 = train.adamw_update %p, %g, %m, %v, %lr, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 decay_ranges [0, 3072] : tensor<1584xf32>
     ```
 
+    With `replicated` as well, the operands are the whole buffer, which
+    every rank holds and updates alike (ZeRO stage 0's buckets): element i
+    is the buffer's element i on every rank.
+
+    ```mlir
+    %p1, %m1, %v1 = train.adamw_update %p, %g, %m, %v, %lr, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 decay_ranges [0, 3072] replicated : tensor<3168xf32>
+    ```
+
     With `grad_scale` (a scalar, the clipping coefficient that
     `train-fuse-optimizer` folds in), the gradient of element i is
     `grad[i] * grad_scale` rounded to f32, exactly the `train.mul` it
@@ -119,6 +127,7 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
                        F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
                        F64Attr:$weight_decay,
                        OptionalAttr<DenseI64ArrayAttr>:$decay_ranges,
+                       UnitAttr:$replicated,
                        Optional<Train_ScalarF32Tensor>:$grad_scale);
   let results = (outs Train_F32Tensor:$new_param,
                       Train_F32Tensor:$new_exp_avg,
@@ -128,7 +137,7 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
     (`grad_scale` $grad_scale^)?
     `beta1` `=` $beta1 `beta2` `=` $beta2 `eps` `=` $eps
     `weight_decay` `=` $weight_decay (`decay_ranges` $decay_ranges^)?
-    attr-dict `:` type($param)
+    (`replicated` $replicated^)? attr-dict `:` type($param)
   }];
   // Without grad_scale, as the optimizer passes build it.
   let builders = [
@@ -137,9 +146,11 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
                    "mlir::Value":$lr, "mlir::Value":$step,
                    "mlir::FloatAttr":$beta1, "mlir::FloatAttr":$beta2,
                    "mlir::FloatAttr":$eps, "mlir::FloatAttr":$weight_decay,
-                   "mlir::DenseI64ArrayAttr":$decay_ranges), [{
+                   "mlir::DenseI64ArrayAttr":$decay_ranges,
+                   "mlir::UnitAttr":$replicated), [{
       build($_builder, $_state, param, grad, exp_avg, exp_avg_sq, lr, step,
-            beta1, beta2, eps, weight_decay, decay_ranges, mlir::Value());
+            beta1, beta2, eps, weight_decay, decay_ranges, replicated,
+            mlir::Value());
     }]>
   ];
   let hasVerifier = 1;
@@ -167,19 +178,20 @@ def Train_SGDUpdateOp : Train_Op<"sgd_update", [Pure,
     `decay_ranges` is as in `train.adamw_update`: the operands are this
     rank's shard of a sharded flat buffer, and only the elements whose
     logical index `rank * n + i` lies in a range take weight decay
-    (`zrt_sgd_buffer`).
+    (`zrt_sgd_buffer`); with `replicated`, the whole buffer, index `i`.
   }];
   let arguments = (ins Train_F32Tensor:$param, Train_F32Tensor:$grad,
                        Train_F32Tensor:$momentum_buffer,
                        Train_ScalarF32Tensor:$lr, F64Attr:$momentum,
                        F64Attr:$weight_decay,
-                       OptionalAttr<DenseI64ArrayAttr>:$decay_ranges);
+                       OptionalAttr<DenseI64ArrayAttr>:$decay_ranges,
+                       UnitAttr:$replicated);
   let results = (outs Train_F32Tensor:$new_param,
                       Train_F32Tensor:$new_momentum_buffer);
   let assemblyFormat = [{
     $param `,` $grad `,` $momentum_buffer `,` $lr `momentum` `=` $momentum
     `weight_decay` `=` $weight_decay (`decay_ranges` $decay_ranges^)?
-    attr-dict `:` type($param)
+    (`replicated` $replicated^)? attr-dict `:` type($param)
   }];
   let hasVerifier = 1;
 }
