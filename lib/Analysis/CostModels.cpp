@@ -423,12 +423,8 @@ OpCost costOf(PackOp p) {
   return OpCost::memory(bytesOf(p.getInputs()) + bytesOf(p.getResult()));
 }
 
-/// With shards = 1 the results are views of the buffer; otherwise a copy.
-OpCost costOf(UnpackOp u) {
-  if (u.getShards() == 1)
-    return OpCost::none();
-  return OpCost::memory(bytesOf(u.getInput()) + bytesOf(u.getResults()));
-}
+/// The results are views of the buffer (the tensors end to end).
+OpCost costOf(UnpackOp) { return OpCost::none(); }
 
 OpCost costOf(AllReduceStartOp s) {
   return collective(s, CostCollective::AllReduce, s.getInput(), s.getGridAttr(),

@@ -63,21 +63,12 @@ static int64_t bytesOf(Type type) {
   return numElements(type) * elementBytes(shaped.getElementType());
 }
 
-/// Real elements rank 0 stores of `numel` split in `shards` chunks:
-/// min(ceil(numel / shards), numel). Padding lives on the last ranks only.
-static int64_t rankZeroElements(int64_t numel, std::optional<uint64_t> shards) {
-  if (!shards || *shards <= 1)
-    return numel;
-  return std::min(shardElements(numel, static_cast<int64_t>(*shards)), numel);
-}
-
-/// Persistent bytes of a declaration of `type` with optional `shards`.
-static int64_t storageBytes(RankedTensorType type,
-                            std::optional<uint64_t> shards) {
+/// Persistent bytes of a declaration of `type`: every rank stores it whole
+/// (a rank's shard is a slice of a sharded train.buffer, counted there).
+static int64_t storageBytes(RankedTensorType type) {
   if (!type.hasStaticShape())
     return 0;
-  return rankZeroElements(type.getNumElements(), shards) *
-         elementBytes(type.getElementType());
+  return type.getNumElements() * elementBytes(type.getElementType());
 }
 
 /// A module attribute's value, or `fallback` when it is absent.
@@ -242,12 +233,11 @@ FailureOr<MemoryReport> zeroc::computeMemoryReport(ModuleOp module) {
       sawBF16 |= element.isBF16();
       sawOther |= !element.isF32() && !element.isBF16();
       if (!inShardedBuffer.contains(param.getSymName()))
-        report.perRank.parameters += storageBytes(type, param.getShards());
+        report.perRank.parameters += storageBytes(type);
     } else if (auto state = dyn_cast<StateOp>(op)) {
-      int64_t bytes =
-          inShardedBuffer.contains(state.getSymName())
-              ? 0
-              : storageBytes(state.getTensorType(), state.getShards());
+      int64_t bytes = inShardedBuffer.contains(state.getSymName())
+                          ? 0
+                          : storageBytes(state.getTensorType());
       if (state.getKind() == StateKind::grad)
         report.perRank.gradients += bytes;
       else

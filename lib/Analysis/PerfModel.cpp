@@ -356,29 +356,17 @@ double ringBytesSent(const OpCost &cost, int64_t ranks) {
   return static_cast<double>(elements) * static_cast<double>(cost.elementBytes);
 }
 
-/// The values of `block` that hold this rank's shard of something: reads
-/// of sharded parameters and states, the results of reduce-scatters and
-/// slices, and what is computed from them (until an all-gather rebuilds the
-/// whole). A scalar (a norm) is not a shard.
-llvm::DenseSet<Value> shardedValues(ModuleOp module, Block &block) {
+/// The values of `block` that hold this rank's shard of something: the
+/// results of reduce-scatters and slices, and what is computed from them
+/// (until an all-gather rebuilds the whole). A scalar (a norm) is not a
+/// shard.
+llvm::DenseSet<Value> shardedValues(Block &block) {
   llvm::DenseSet<Value> sharded;
-  llvm::StringMap<bool> shardedSymbols;
-  for (Operation &op : module.getBody()->getOperations()) {
-    if (auto param = dyn_cast<ParamOp>(op))
-      shardedSymbols[param.getSymName()] = param.getShards().value_or(1) > 1;
-    else if (auto state = dyn_cast<StateOp>(op))
-      shardedSymbols[state.getSymName()] = state.getShards().value_or(1) > 1;
-  }
   auto isScalar = [](Value v) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
     return !type || type.getRank() == 0;
   };
   for (Operation &op : block) {
-    if (auto read = dyn_cast<ReadOp>(op)) {
-      if (shardedSymbols.lookup(read.getName()))
-        sharded.insert(read.getResult());
-      continue;
-    }
     if (isa<AllGatherStartOp, shard::AllGatherOp, ReduceScatterStartOp>(op))
       continue;
     if (auto wait = dyn_cast<WaitOp>(op)) {
@@ -390,8 +378,6 @@ llvm::DenseSet<Value> shardedValues(ModuleOp module, Block &block) {
       sharded.insert(op.getResult(0));
       continue;
     }
-    if (auto unpack = dyn_cast<UnpackOp>(op); unpack && unpack.getShards() > 1)
-      continue;
     bool fromShard = llvm::any_of(op.getOperands(),
                                   [&](Value v) { return sharded.contains(v); });
     if (!fromShard)
@@ -403,8 +389,8 @@ llvm::DenseSet<Value> shardedValues(ModuleOp module, Block &block) {
   return sharded;
 }
 
-/// Rank 0's persistent bytes on `ranks` ranks: a sharded parameter or
-/// state keeps ceil(numel / ranks) elements, the others all of theirs. A
+/// Rank 0's persistent bytes on `ranks` ranks: a parameter or state in no
+/// sharded buffer keeps all of its elements. A
 /// flat buffer is laid out again for `ranks` as train-zero would: its
 /// members end to end, from stage 1 padded to `ranks` shards of
 /// ceil(members / ranks) elements; a sharded buffer keeps one shard (its
@@ -415,11 +401,8 @@ int64_t modelStateBytes(ModuleOp module, int64_t ranks) {
   auto bytesOf = [](Type element) {
     return static_cast<int64_t>(element.getIntOrFloatBitWidth() / 8);
   };
-  auto add = [&](RankedTensorType type, bool isSharded) {
-    int64_t elements = type.getNumElements();
-    if (isSharded)
-      elements = (elements + ranks - 1) / ranks;
-    total += elements * bytesOf(type.getElementType());
+  auto add = [&](RankedTensorType type) {
+    total += type.getNumElements() * bytesOf(type.getElementType());
   };
   llvm::StringMap<int64_t> declared;
   for (Operation &op : module.getBody()->getOperations()) {
@@ -448,10 +431,10 @@ int64_t modelStateBytes(ModuleOp module, int64_t ranks) {
   for (Operation &op : module.getBody()->getOperations()) {
     if (auto param = dyn_cast<ParamOp>(op)) {
       if (!inShardedBuffer.contains(param.getSymName()))
-        add(param.getTensorType(), param.getShards().value_or(1) > 1);
+        add(param.getTensorType());
     } else if (auto state = dyn_cast<StateOp>(op)) {
       if (!inShardedBuffer.contains(state.getSymName()))
-        add(state.getTensorType(), state.getShards().value_or(1) > 1);
+        add(state.getTensorType());
     }
   }
   return total;
@@ -511,7 +494,7 @@ FailureOr<PerfPrediction> simulateStep(ModuleOp module, const Machine &machine,
       static_cast<double>(compiledRanks) / static_cast<double>(ranksNow);
   llvm::DenseSet<Value> sharded;
   if (ranksNow != compiledRanks)
-    sharded = shardedValues(module, block);
+    sharded = shardedValues(block);
   auto onShards = [&](Operation &op) {
     for (Value v : op.getOperands())
       if (sharded.contains(v))

@@ -138,14 +138,10 @@ public:
 
   //===--- State (State.cpp) ----------------------------------------------===//
 
-  /// The initial value of the train.param or train.state `op` on `rank` of
-  /// `ranks`: the whole declared tensor, or with `shards = N` (N must equal
-  /// `ranks`) the flat elements [rank*K, rank*K + K) of it, K = ceil(numel /
-  /// N), zero past the end. Elements come from the loaded --init values or
-  /// the initializer at their flat index in the full tensor, so a shard is
-  /// bitwise the slice of the unsharded value.
-  mlir::FailureOr<Tensor> initialState(mlir::Operation *op, int64_t rank,
-                                       int64_t ranks);
+  /// The initial value of the train.param or train.state `op`, the whole
+  /// declared tensor on every rank: the loaded --init values or the
+  /// initializer at each flat index.
+  mlir::FailureOr<Tensor> initialState(mlir::Operation *op);
 
   /// Initializes every rank's state through initialState.
   mlir::LogicalResult initializeState();
@@ -153,12 +149,13 @@ public:
   /// Writes the logical value (logicalState) of every param and state.
   llvm::Error saveState(const std::string &path) const;
 
-  /// The full declared tensor `name` stands for: rank 0's value of a
-  /// replicated declaration, or the rank-ordered shards of a sharded one
-  /// with the padding dropped.
+  /// The full declared tensor `name` stands for: rank 0's value, or for a
+  /// member of a sharded train.buffer each element from the rank whose
+  /// shard of the buffer holds it.
   Tensor logicalState(llvm::StringRef name) const;
   /// For a replicated declaration, the largest |value on rank r - value on
-  /// rank 0| over ranks and elements (0 on one rank); nullopt if sharded.
+  /// rank 0| over ranks and elements (0 on one rank); nullopt for a member
+  /// of a sharded train.buffer.
   std::optional<double> replicaMaxAbsDiff(llvm::StringRef name) const;
 
   const std::vector<std::string> &stateNames() const { return names; }
@@ -208,7 +205,6 @@ private:
   /// How a declaration is laid out on the ranks.
   struct Layout {
     std::vector<int64_t> shape; // the declared (logical) shape
-    int64_t shards = 0;         // N of `shards = N`, 0 if replicated
     /// A member of a sharded train.buffer: the buffer's shard size S and
     /// the member's offset in it (element i lives on rank (offset + i) / S).
     std::string shardedBuffer;

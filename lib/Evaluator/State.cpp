@@ -1,8 +1,9 @@
 //===- State.cpp - params and optimizer state of every rank ---------------===//
 //
 // Each simulated rank holds its own copy of every train.param and
-// train.state, keyed by symbol name, or with `shards = N` its flat shard of
-// it. train.read copies a rank's value out, train.write replaces it. Initial
+// train.state, keyed by symbol name (of a member of a sharded train.buffer
+// only the elements in the rank's shard of the buffer are meaningful).
+// train.read copies a rank's value out, train.write replaces it. Initial
 // values come from initialState(); outside the program (--init,
 // --save-state, --print-state) every declaration is its full logical tensor
 // (logicalState()).
@@ -29,28 +30,12 @@ std::vector<int64_t> shapeOf(RankedTensorType type) {
   return std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
 }
 
-/// The declared (full) type of a train.param or train.state.
+/// The declared (full) type of a train.param or train.state: what every
+/// rank stores of it.
 RankedTensorType declaredType(Operation *op) {
   if (auto param = dyn_cast<ParamOp>(op))
     return param.getTensorType();
   return cast<StateOp>(op).getTensorType();
-}
-
-/// What one rank stores: the declared type, or a flat shard with `shards`.
-RankedTensorType storageType(Operation *op) {
-  if (auto param = dyn_cast<ParamOp>(op))
-    return param.getStorageType();
-  return cast<StateOp>(op).getStorageType();
-}
-
-/// N of `shards = N`, or nullopt for a declaration every rank holds whole.
-std::optional<int64_t> shardsOf(Operation *op) {
-  std::optional<uint64_t> shards = isa<ParamOp>(op)
-                                       ? cast<ParamOp>(op).getShards()
-                                       : cast<StateOp>(op).getShards();
-  if (!shards)
-    return std::nullopt;
-  return static_cast<int64_t>(*shards);
 }
 
 } // namespace
@@ -77,9 +62,8 @@ double Interpreter::parameterStartElement(Operation *op, int64_t i) {
   return roundTo(value, ElementType::F32);
 }
 
-FailureOr<Tensor> Interpreter::initialState(Operation *op, int64_t rank,
-                                            int64_t ranks) {
-  RankedTensorType type = storageType(op);
+FailureOr<Tensor> Interpreter::initialState(Operation *op) {
+  RankedTensorType type = declaredType(op);
   std::optional<ElementType> element = elementTypeOf(type.getElementType());
   if (!element)
     return op->emitOpError("element type ")
@@ -94,42 +78,21 @@ FailureOr<Tensor> Interpreter::initialState(Operation *op, int64_t rank,
       return op->emitOpError("state belongs to ")
              << state.getOfAttr() << ", which is not a train.param";
   }
-  int64_t numel = declaredType(op).getNumElements();
+  int64_t numel = type.getNumElements();
   if (numel != param.getTensorType().getNumElements())
     return op->emitOpError("declares ")
            << numel << " elements, but its parameter @" << param.getSymName()
            << " has " << param.getTensorType().getNumElements();
 
-  // The flat elements [begin, end) of the logical tensor that this rank
-  // stores: all of them, or with `shards = N` chunk `rank` of
-  // K = ceil(numel / N) elements, zero-padded past the end.
-  int64_t begin = 0, end = numel;
-  if (std::optional<int64_t> shards = shardsOf(op)) {
-    if (*shards != ranks)
-      return op->emitOpError("is sharded over ")
-             << *shards << " ranks (shards = " << *shards
-             << "), but the evaluator runs " << ranks
-             << " (--ranks): run the partitioned program on as many ranks "
-                "as it was partitioned for";
-    int64_t chunk = (numel + *shards - 1) / *shards;
-    if (type.getNumElements() != chunk)
-      return op->emitOpError("evaluator bug: a shard of ")
-             << numel << " elements over " << *shards << " ranks stores "
-             << type.getNumElements() << " elements, not " << chunk;
-    begin = std::min(numel, rank * chunk);
-    end = std::min(numel, begin + chunk);
-  }
-
   Tensor value(shapeOf(type), *element);
   std::string name =
       state ? state.getSymName().str() : param.getSymName().str();
   if (auto it = initValues.find(name); state && it != initValues.end()) {
-    for (int64_t i = begin; i < end; ++i) // a saved optimizer state
-      value.data[i - begin] = it->second.data[i];
+    value.data = it->second.data; // a saved optimizer state
   } else if (!state || state.getKind() == StateKind::master) {
     // A param, or the f32 master copy of its initial value.
-    for (int64_t i = begin; i < end; ++i)
-      value.data[i - begin] = parameterStartElement(param, i);
+    for (int64_t i = 0; i < numel; ++i)
+      value.data[i] = parameterStartElement(param, i);
   }
   value.round();
   return value;
@@ -152,15 +115,13 @@ LogicalResult Interpreter::initializeState() {
     if (failed(reserve(&op, *elements, opts.ranks, "its value on every rank")))
       return failure();
     stateElements += *elements * opts.ranks;
-    for (int64_t rank = 0; rank < opts.ranks; ++rank) {
-      FailureOr<Tensor> value = initialState(&op, rank, opts.ranks);
-      if (failed(value))
-        return failure();
-      stateByRank[rank][names.back()] = std::move(*value);
-    }
+    FailureOr<Tensor> value = initialState(&op);
+    if (failed(value))
+      return failure();
+    for (int64_t rank = 0; rank < opts.ranks; ++rank)
+      stateByRank[rank][names.back()] = *value;
     Layout layout;
     layout.shape = shapeOf(declaredType(&op));
-    layout.shards = shardsOf(&op).value_or(0);
     layouts[names.back()] = std::move(layout);
   }
   return initializeBuffers();
@@ -254,20 +215,12 @@ Tensor Interpreter::logicalState(StringRef name) const {
                           .data[i];
     return value;
   }
-  if (layout.shards == 0)
-    return first;
-  // Rank-ordered shards, the padding dropped.
-  Tensor value(layout.shape, first.type);
-  int64_t numel = value.numElements();
-  int64_t chunk = first.numElements();
-  for (int64_t i = 0; i < numel; ++i)
-    value.data[i] = stateByRank[i / chunk].at(name.str()).data[i % chunk];
-  return value;
+  return first;
 }
 
 std::optional<double> Interpreter::replicaMaxAbsDiff(StringRef name) const {
   const Layout &layout = layouts.at(name.str());
-  if (layout.shards != 0 || !layout.shardedBuffer.empty())
+  if (!layout.shardedBuffer.empty())
     return std::nullopt;
   const Tensor &first = stateByRank[0].at(name.str());
   double worst = 0.0;

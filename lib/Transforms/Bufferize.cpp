@@ -151,7 +151,7 @@ struct Analysis {
   static Value viewSource(Operation *op) {
     if (auto reshape = dyn_cast<ReshapeOp>(op))
       return reshape.getInput();
-    if (auto unpack = dyn_cast<UnpackOp>(op); unpack && unpack.getShards() == 1)
+    if (auto unpack = dyn_cast<UnpackOp>(op))
       return unpack.getInput();
     if (auto slice = dyn_cast<shard::AllSliceOp>(op))
       return slice.getInput();
@@ -246,14 +246,13 @@ private:
     return scatters && !other ? write : WriteOp();
   }
 
-  /// The buckets train-zero declared: each pack (shards = 1) whose
+  /// The buckets train-zero declared: each pack whose
   /// bucketWrite names a replicated train.buffer that nothing touches
   /// before is that buffer, its gradients computed into their slices.
   void findFlatLayout(Block &block, SymbolTable &symbols) {
     for (Operation &op : block) {
       auto pack = dyn_cast<PackOp>(op);
-      WriteOp write =
-          pack && pack.getShards() == 1 ? bucketWrite(pack) : WriteOp();
+      WriteOp write = pack ? bucketWrite(pack) : WriteOp();
       if (!write || !replicatedBuffer(symbols, write.getName(), pack.getType()))
         continue;
       auto &list = accesses[rootOf(write.getName())];
@@ -379,14 +378,13 @@ private:
     }
   }
 
-  /// Stages 2-3: the bucket a rank reduce-scatters (a pack with shards = 1
-  /// in no buffer) is allocated when its first gradient is computed, and
-  /// each gradient that is only packed is computed into its slot (no pack
-  /// copy).
+  /// Stages 2-3: the bucket a rank reduce-scatters (a pack in no buffer) is
+  /// allocated when its first gradient is computed, and each gradient that
+  /// is only packed is computed into its slot (no pack copy).
   void findSegments(Block &block) {
     for (Operation &op : block) {
       auto pack = dyn_cast<PackOp>(op);
-      if (!pack || pack.getShards() != 1 || flatPacks.count(pack) ||
+      if (!pack || flatPacks.count(pack) ||
           !isa_and_nonnull<ReduceScatterStartOp>(onlyUser(pack.getResult())))
         continue;
       int64_t offset = 0;
@@ -860,20 +858,6 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   if (!isMemoryEffectFree(&op))
     return op.emitOpError("has memory effects that train-bufferize does not "
                           "know how to keep");
-  if (auto unpack = dyn_cast<UnpackOp>(op)) {
-    // Shards > 1: the tensors are copied out of the buffer; they belong with
-    // the collective the buffer came from.
-    MemoryCategory sourceCategory = MemoryCategory::activations;
-    if (auto wait = unpack.getInput().getDefiningOp<WaitOp>())
-      sourceCategory = collectiveCategory(wait.getFuture().getDefiningOp());
-    SmallVector<Value> outs;
-    for (Value result : unpack.getResults()) {
-      outs.push_back(alloc(tensorOf(result.getType()), sourceCategory));
-      buffers[result] = outs.back();
-    }
-    kernel(&op, {bufferOf(unpack.getInput())}, outs);
-    return success();
-  }
   SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
   for (Value result : op.getResults()) {
     // Computed into its flat bucket, into its slot of a reduce-scatter's

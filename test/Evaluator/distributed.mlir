@@ -1,4 +1,4 @@
-// zeroc's ZeRO ops on two ranks, checked by hand: rank-major packing and
+// zeroc's ZeRO ops on two ranks, checked by hand: packing end to end and
 // the asynchronous collectives with their waits.
 //
 // RUN: rm -rf %t && split-file %s %t
@@ -6,9 +6,10 @@
 // RUN: zeroc-run %t/ops.mlir --ranks 2 --entry collectives | FileCheck %s
 // RUN: zeroc-run %t/sharded.mlir --ranks 2 --print-state | FileCheck %s --check-prefix=SHARDED
 
-// Sharded storage (ZeRO's `shards = N`): each rank reads its flat shard of
-// ceil(3 / 2) = 2 elements, the last one padded with a zero; the printed
-// state is the full tensor (more in sharded-state.mlir).
+// Sharded storage (a train.buffer with `shards = N`, train-zero's bucket
+// buffers): each rank reads its flat shard of 4 / 2 = 2 elements, the last
+// one padding (zero); the printed state is the full member (more in
+// sharded-state.mlir and flat-buffer.mlir).
 // SHARDED: "results": {{\[}}[1, 1], [1, 0]]
 // SHARDED: "w": [1, 1, 1]}
 
@@ -16,19 +17,20 @@
 
 shard.grid @dp(shape = 2)
 
-// %a has 6 elements (chunks of K = 3), %b 3 (K = 2, padded with one zero):
-// segment 0 is [a0 a1 a2 b0 b1], segment 1 [a3 a4 a5 b2 0]. Unpacking the
-// buffer restores %a and %b; unpacking segment 1 alone (shards = 1) gives
-// rank 1's shards [4, 5, 6] and [9, 0].
-// PACK: "results": {{\[\[}}1, 2, 3, 7, 8, 4, 5, 6, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 4, 5, 6, 9, 0], [1, 2, 3, 7, 8, 4, 5, 6, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 4, 5, 6, 9, 0]]
-func.func @pack() -> (tensor<10xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2xf32>) {
+// %a (6 elements), %b (3) and a zero pad (1) end to end: the buffer is
+// [1 .. 9, 0], which cuts into two segments of 5, [1 .. 5] and [6 .. 9, 0]
+// (as a reduce-scatter would). Unpacking the buffer restores %a and %b;
+// unpacking segment 1 into 3 + 2 gives [6, 7, 8] and [9, 0].
+// PACK: "results": {{\[\[}}1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 6, 7, 8, 9, 0], [1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 6, 7, 8, 9, 0]]
+func.func @pack() -> (tensor<10xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<1xf32>, tensor<3xf32>, tensor<2xf32>) {
   %a = arith.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
   %b = arith.constant dense<[7.0, 8.0, 9.0]> : tensor<3xf32>
-  %buf = train.pack %a, %b shards = 2 : tensor<2x3xf32>, tensor<3xf32> -> tensor<10xf32>
-  %a1, %b1 = train.unpack %buf shards = 2 : tensor<10xf32> -> tensor<2x3xf32>, tensor<3xf32>
+  %pad = train.fill 0.0 : tensor<1xf32>
+  %buf = train.pack %a, %b, %pad shards = 1 : tensor<2x3xf32>, tensor<3xf32>, tensor<1xf32> -> tensor<10xf32>
+  %a1, %b1, %p1 = train.unpack %buf shards = 1 : tensor<10xf32> -> tensor<2x3xf32>, tensor<3xf32>, tensor<1xf32>
   %parts:2 = train.split %buf dim = 0 : tensor<10xf32> -> tensor<5xf32>, tensor<5xf32>
   %sa, %sb = train.unpack %parts#1 shards = 1 : tensor<5xf32> -> tensor<3xf32>, tensor<2xf32>
-  return %buf, %a1, %b1, %sa, %sb : tensor<10xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2xf32>
+  return %buf, %a1, %b1, %p1, %sa, %sb : tensor<10xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<1xf32>, tensor<3xf32>, tensor<2xf32>
 }
 
 // Rank r holds %x = [1, 2, 3, 4] + 10 r. The all-reduce sums to
@@ -56,9 +58,10 @@ func.func @collectives() -> (tensor<4xf32>, tensor<2xf32>, tensor<8xf32>) {
 
 //--- sharded.mlir
 shard.grid @dp(shape = 2)
-train.param @w : tensor<3xf32> init = ones shards = 2
+train.param @w : tensor<3xf32> init = ones
+train.buffer @params : tensor<4xf32> <parameters> members [@w] offsets [0] shards = 2
 
 func.func @sharded() -> tensor<2xf32> attributes {train.forward} {
-  %w = train.read @w : tensor<2xf32>
+  %w = train.read @params : tensor<2xf32>
   return %w : tensor<2xf32>
 }

@@ -5,8 +5,9 @@
 // model reports in well under a second):
 //
 //   - persistent model states of rank 0: parameters, gradient buffers and
-//     optimizer states, from the train.param / train.state declarations and
-//     their `shards = N` (padding excluded);
+//     optimizer states, from the train.param / train.state declarations
+//     and the train.buffers that hold them (a sharded buffer is the rank's
+//     shard, padding included);
 //   - transient memory: a liveness sweep over the function marked
 //     `train.step`, split into gathered parameters, gradient buckets and
 //     activations, each with its own peak and the combined peak;

@@ -11,8 +11,8 @@
 //   their element type (f32 by a cast, bf16 to nearest even of the f32
 //   bits). With `fp64` nothing is rounded after initialization (for
 //   gradient checks of f32 IR).
-// * Each rank has its own copy of every train.param and train.state, or
-//   with `shards = N` its own flat shard of it.
+// * Each rank has its own copy of every train.param and train.state; a
+//   sharded train.buffer is a view of the rank's shard of its members.
 //
 // Errors on ops are reported through MLIR diagnostics at the op (install a
 // handler, e.g. a SourceMgrDiagnosticHandler); errors about files come back
@@ -95,8 +95,8 @@ public:
   NamedTensors &rankState(int64_t rank);
 
   /// The full declared tensor of the param or state `name`: rank 0's value
-  /// if every rank holds it whole, or the ranks' shards (`shards = N`)
-  /// joined in rank order with the padding dropped.
+  /// if every rank holds it whole, or for a member of a sharded train.buffer
+  /// each element from the rank whose shard of the buffer holds it.
   Tensor logicalState(llvm::StringRef name) const;
 
   /// For a param or state every rank holds whole: the largest absolute

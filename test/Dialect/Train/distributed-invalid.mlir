@@ -13,20 +13,41 @@ train.param @w : tensor<4xf32> init = zeros shards = 0
 
 // -----
 
+// The per-tensor sharded layout is gone: a rank's shard is a slice of a
+// sharded train.buffer.
+// expected-error @+1 {{'train.param' op @w has the attribute `shards = 4` (the per-tensor sharded layout), which is no longer accepted: declare it whole and make it a member of a train.buffer with `shards` (train-zero's bucket buffers)}}
+train.param @w : tensor<10xf32> init = zeros shards = 4
+
+// -----
+
 module {
-  train.param @w : tensor<10xf32> init = zeros shards = 4
-  func.func @f() {
-    // expected-error @+1 {{'train.read' op result type 'tensor<10xf32>' differs from the type 'tensor<3xf32>' declared by @w}}
-    %w = train.read @w : tensor<10xf32>
-    return
-  }
+  train.param @w : tensor<10xf32> init = zeros
+  // expected-error @+1 {{'train.state' op @w.exp_avg has the attribute `shards = 1` (the per-tensor sharded layout), which is no longer accepted}}
+  train.state @w.exp_avg : tensor<10xf32> exp_avg of @w shards = 1
 }
 
 // -----
 
-func.func @pack_size(%a: tensor<7xf32>) {
-  // expected-error @+1 {{'train.pack' op result type 'tensor<7xf32>' does not match the expected 'tensor<8xf32>'}}
-  %b = train.pack %a shards = 2 : tensor<7xf32> -> tensor<7xf32>
+func.func @pack_size(%a: tensor<7xf32>, %b: tensor<2xf32>) {
+  // expected-error @+1 {{'train.pack' op result type 'tensor<8xf32>' does not match the expected 'tensor<9xf32>'}}
+  %c = train.pack %a, %b shards = 1 : tensor<7xf32>, tensor<2xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// Packing each tensor in N chunks rank-major (the per-tensor layout) is gone.
+func.func @pack_sharded(%a: tensor<7xf32>) {
+  // expected-error @+1 {{'train.pack' op has the attribute `shards = 2` (the per-tensor sharded packing), which is no longer accepted: only `shards = 1` (the tensors end to end)}}
+  %b = train.pack %a shards = 2 : tensor<7xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @unpack_sharded(%b: tensor<8xf32>) {
+  // expected-error @+1 {{'train.unpack' op has the attribute `shards = 2` (the per-tensor sharded packing), which is no longer accepted: only `shards = 1` (the tensors end to end)}}
+  %a = train.unpack %b shards = 2 : tensor<8xf32> -> tensor<7xf32>
   return
 }
 
@@ -65,8 +86,8 @@ func.func @pack_rank(%a: tensor<4xf32>) {
 // -----
 
 func.func @unpack_size(%b: tensor<9xf32>) {
-  // expected-error @+1 {{'train.unpack' op the buffer must have 8 elements (2 chunks of the padded tensors), got 'tensor<9xf32>'}}
-  %a = train.unpack %b shards = 2 : tensor<9xf32> -> tensor<7xf32>
+  // expected-error @+1 {{'train.unpack' op the buffer must have 7 elements (the tensors end to end), got 'tensor<9xf32>'}}
+  %a = train.unpack %b shards = 1 : tensor<9xf32> -> tensor<7xf32>
   return
 }
 

@@ -1,39 +1,15 @@
 // RUN: zeroc-opt %s | zeroc-opt | FileCheck %s
 // RUN: zeroc-opt %s --mlir-print-op-generic | zeroc-opt | FileCheck %s
 
-// Sharded declarations: storage is a flat chunk of ceil(numel / shards).
-// CHECK-LABEL: module @sharded
-// CHECK:         train.param @w : tensor<65x48xbf16> init = normal std = 2.000000e-02 decay shards = 3
-// CHECK:         train.state @w.master : tensor<65x48xf32> master of @w shards = 3
-// CHECK:         train.state @w.grad : tensor<65x48xbf16> grad of @w shards = 3
-// CHECK:         train.state @b.grad : tensor<7xf32> grad of @b{{$}}
-// CHECK-LABEL:   func.func @reads
-// CHECK:           train.read @w : tensor<1040xbf16>
-// CHECK:           train.read @w.master : tensor<1040xf32>
-// CHECK:           train.write %{{.*}} to @w.grad : tensor<1040xbf16>
-module @sharded {
-  train.param @w : tensor<65x48xbf16> init = normal std = 0.02 decay shards = 3
-  train.state @w.master : tensor<65x48xf32> master of @w shards = 3
-  train.state @w.grad : tensor<65x48xbf16> grad of @w shards = 3
-  train.param @b : tensor<7xf32> init = zeros
-  train.state @b.grad : tensor<7xf32> grad of @b
-  func.func @reads() {
-    %w = train.read @w : tensor<1040xbf16>
-    %m = train.read @w.master : tensor<1040xf32>
-    train.write %w to @w.grad : tensor<1040xbf16>
-    return
-  }
-}
-
-// Packing, rank-major: 2 ranks, 7 elements pad to 8 (chunks of 4), 6 to 6
-// (chunks of 3): the buffer has 2 * (4 + 3) elements.
+// Packing: the tensors end to end (a bucket, or a rank's segment split
+// into its parts).
 // CHECK-LABEL: func.func @packing
-// CHECK:         %[[B:.*]] = train.pack %{{.*}}, %{{.*}} shards = 2 : tensor<7xf32>, tensor<2x3xf32> -> tensor<14xf32>
-// CHECK:         train.unpack %[[B]] shards = 2 : tensor<14xf32> -> tensor<7xf32>, tensor<2x3xf32>
+// CHECK:         %[[B:.*]] = train.pack %{{.*}}, %{{.*}} shards = 1 : tensor<7xf32>, tensor<2x3xf32> -> tensor<13xf32>
+// CHECK:         train.unpack %[[B]] shards = 1 : tensor<13xf32> -> tensor<7xf32>, tensor<2x3xf32>
 // CHECK:         train.unpack %{{.*}} shards = 1 : tensor<7xf32> -> tensor<4xf32>, tensor<3xf32>
 func.func @packing(%a: tensor<7xf32>, %b: tensor<2x3xf32>, %seg: tensor<7xf32>) {
-  %buf = train.pack %a, %b shards = 2 : tensor<7xf32>, tensor<2x3xf32> -> tensor<14xf32>
-  %x, %y = train.unpack %buf shards = 2 : tensor<14xf32> -> tensor<7xf32>, tensor<2x3xf32>
+  %buf = train.pack %a, %b shards = 1 : tensor<7xf32>, tensor<2x3xf32> -> tensor<13xf32>
+  %x, %y = train.unpack %buf shards = 1 : tensor<13xf32> -> tensor<7xf32>, tensor<2x3xf32>
   %s0, %s1 = train.unpack %seg shards = 1 : tensor<7xf32> -> tensor<4xf32>, tensor<3xf32>
   return
 }

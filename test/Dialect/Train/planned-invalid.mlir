@@ -119,10 +119,10 @@ func.func @kernel_effects(%x: memref<4xf32>, %y: memref<4xf32>) {
 
 // -----
 
-train.param @w : tensor<4xf32> init = zeros shards = 2
+train.param @w : tensor<4xf32> init = zeros
 func.func @storage_type() {
-  // expected-error @+1 {{'train.storage' op buffer type 'memref<4xf32>' is not the storage 'tensor<2xf32>' of @w (identity layout, default memory)}}
-  %w = train.storage @w : memref<4xf32>
+  // expected-error @+1 {{'train.storage' op buffer type 'memref<2xf32>' is not the storage 'tensor<4xf32>' of @w (identity layout, default memory)}}
+  %w = train.storage @w : memref<2xf32>
   return
 }
 
@@ -312,12 +312,6 @@ train.buffer @b : tensor<8xf32> <gradients> members [@nothing] offsets [0]
 
 train.param @w : tensor<4xbf16> init = zeros
 // expected-error @+1 {{'train.buffer' op member @w has element type 'bf16', the buffer 'f32'}}
-train.buffer @b : tensor<8xf32> <gradients> members [@w] offsets [0]
-
-// -----
-
-train.param @w : tensor<4xf32> init = zeros shards = 2
-// expected-error @+1 {{'train.buffer' op member @w is sharded (shards = 2); members are stored whole}}
 train.buffer @b : tensor<8xf32> <gradients> members [@w] offsets [0]
 
 // -----

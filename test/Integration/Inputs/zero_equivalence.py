@@ -100,9 +100,9 @@ class Tools:
 
 
 def state_kinds(mlir_path):
-    """{symbol: kind} of the train.state declarations, {symbol: shards}: a
-    declaration's own `shards = N`, or that of the sharded train.buffer it
-    is a member of (the flat layout)."""
+    """{symbol: kind} of the train.state declarations, {symbol: shards}: the
+    `shards = N` of the sharded train.buffer it is a member of, else 0 (a
+    declaration has no `shards` of its own: its verifier rejects it)."""
     kinds, shards = {}, {}
     decl = re.compile(r"^\s*train\.(param|state) @(\S+) : [^ ]+ (.*)$")
     buffer = re.compile(r"^\s*train\.buffer @\S+ : .* members \[([^]]*)\]"
@@ -119,8 +119,7 @@ def state_kinds(mlir_path):
                 continue
             what, name, rest = m.groups()
             kinds[name] = "param" if what == "param" else rest.split()[0]
-            s = re.search(r"shards = (\d+)", rest)
-            shards[name] = int(s.group(1)) if s else 0
+            shards[name] = 0
     for name, n in in_buffer.items():
         shards[name] = n
     return kinds, shards

@@ -15,26 +15,31 @@
 // CHECK-NEXT: static const int64_t zc_begin[] = {0, 6};
 // CHECK-NEXT: static const int64_t zc_end[] = {3, 8};
 // CHECK-NEXT: static const uint8_t zc_decay[] = {1, 1};
-// CHECK-NEXT: zrt_adamw_buffer(((float *)S[0].data), [[G:v[0-9]+]], nullptr, ((float *)S[1].data), ((float *)S[2].data), 4, (int64_t)zrt_rank(comm) * 4, 2, zc_begin, zc_end, zc_decay, lr[0], step_arg[0], 9.00000000000000022e-01, 9.49999999999999956e-01, 1.00000000000000002e-08, 1.00000000000000006e-01);
+// CHECK-NEXT: zrt_adamw_buffer(((float *)B[0].data), [[G:v[0-9]+]], nullptr, ((float *)B[1].data), ((float *)B[2].data), 4, (int64_t)zrt_rank(comm) * 4, 2, zc_begin, zc_end, zc_decay, lr[0], step_arg[0], 9.00000000000000022e-01, 9.49999999999999956e-01, 1.00000000000000002e-08, 1.00000000000000006e-01);
 // CHECK-NEXT: }
 // No range at all: one placeholder entry, zero segments.
 // CHECK-NEXT: {
 // CHECK-NEXT: static const int64_t zc_begin[] = {0};
 // CHECK-NEXT: static const int64_t zc_end[] = {0};
 // CHECK-NEXT: static const uint8_t zc_decay[] = {0};
-// CHECK-NEXT: zrt_sgd_buffer(((float *)S[3].data), [[G]], ((float *)S[4].data), 4, (int64_t)zrt_rank(comm) * 4, 0, zc_begin, zc_end, zc_decay, lr[0], 9.00000000000000022e-01, 1.00000000000000006e-01);
+// CHECK-NEXT: zrt_sgd_buffer(((float *)B[3].data), [[G]], ((float *)B[4].data), 4, (int64_t)zrt_rank(comm) * 4, 0, zc_begin, zc_end, zc_decay, lr[0], 9.00000000000000022e-01, 1.00000000000000006e-01);
 // CHECK-NEXT: }
-// CHECK-NEXT: zrt_adamw(((float *)S[0].data), [[G]], nullptr, ((float *)S[1].data), ((float *)S[2].data), 4, lr[0], step_arg[0],
+// CHECK-NEXT: zrt_adamw(((float *)B[0].data), [[G]], nullptr, ((float *)B[1].data), ((float *)B[2].data), 4, lr[0], step_arg[0],
 // grad_scale: the kernel reads the scalar's buffer.
 // CHECK: [[C:v[0-9]+]] = (float *)zrt_alloc(
-// CHECK: zrt_adamw_buffer(((float *)S[0].data), [[G]], [[C]], ((float *)S[1].data), ((float *)S[2].data), 4, (int64_t)zrt_rank(comm) * 4, 1, zc_begin, zc_end, zc_decay, lr[0], step_arg[0],
+// CHECK: zrt_adamw_buffer(((float *)B[0].data), [[G]], [[C]], ((float *)B[1].data), ((float *)B[2].data), 4, (int64_t)zrt_rank(comm) * 4, 1, zc_begin, zc_end, zc_decay, lr[0], step_arg[0],
 module attributes {train.world_size = 2 : i64, train.zero_stage = 1 : i64} {
   shard.grid @dp(shape = 2)
-  train.param @w : tensor<8xf32> init = zeros shards = 2
-  train.state @w.exp_avg : tensor<8xf32> exp_avg of @w shards = 2
-  train.state @w.exp_avg_sq : tensor<8xf32> exp_avg_sq of @w shards = 2
-  train.param @u : tensor<8xf32> init = zeros shards = 2
-  train.state @u.momentum_buffer : tensor<8xf32> momentum_buffer of @u shards = 2
+  train.param @w : tensor<8xf32> init = zeros
+  train.state @w.exp_avg : tensor<8xf32> exp_avg of @w
+  train.state @w.exp_avg_sq : tensor<8xf32> exp_avg_sq of @w
+  train.param @u : tensor<8xf32> init = zeros
+  train.state @u.momentum_buffer : tensor<8xf32> momentum_buffer of @u
+  train.buffer @zero.flat0.params : tensor<8xf32> <parameters> members [@w] offsets [0] shards = 2
+  train.buffer @zero.flat0.exp_avg : tensor<8xf32> <optimizer_states> members [@w.exp_avg] offsets [0] shards = 2
+  train.buffer @zero.flat0.exp_avg_sq : tensor<8xf32> <optimizer_states> members [@w.exp_avg_sq] offsets [0] shards = 2
+  train.buffer @zero.flat1.params : tensor<8xf32> <parameters> members [@u] offsets [0] shards = 2
+  train.buffer @zero.flat1.momentum_buffer : tensor<8xf32> <optimizer_states> members [@u.momentum_buffer] offsets [0] shards = 2
   func.func @train_step(%tokens: memref<2x2xi32>, %targets: memref<2x2xi32>, %step: memref<i64, #train.host>, %loss: memref<f32, #train.host>, %norm: memref<f32, #train.host>, %lr: memref<f32, #train.host>) attributes {train.step, train.planned} {
     train.kernel ins(%step : memref<i64, #train.host>) outs(%lr : memref<f32, #train.host>) {
     ^bb0(%s: tensor<i64>):
@@ -49,16 +54,16 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 1 : i64} {
       }
       train.yield %f : tensor<4xf32>
     }
-    %w = train.storage @w : memref<4xf32>
-    %m = train.storage @w.exp_avg : memref<4xf32>
-    %v = train.storage @w.exp_avg_sq : memref<4xf32>
+    %w = train.storage @zero.flat0.params : memref<4xf32>
+    %m = train.storage @zero.flat0.exp_avg : memref<4xf32>
+    %v = train.storage @zero.flat0.exp_avg_sq : memref<4xf32>
     train.kernel ins(%w, %g, %m, %v, %lr, %step : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<f32, #train.host>, memref<i64, #train.host>) outs(%w, %m, %v : memref<4xf32>, memref<4xf32>, memref<4xf32>) {
     ^bb0(%p: tensor<4xf32>, %gr: tensor<4xf32>, %a: tensor<4xf32>, %b: tensor<4xf32>, %l: tensor<f32>, %t: tensor<i64>):
       %p1, %a1, %b1 = train.adamw_update %p, %gr, %a, %b, %l, %t beta1 = 0.9 beta2 = 0.95 eps = 1.0e-8 weight_decay = 0.1 decay_ranges [0, 3, 6, 8] : tensor<4xf32>
       train.yield %p1, %a1, %b1 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
     }
-    %u = train.storage @u : memref<4xf32>
-    %mb = train.storage @u.momentum_buffer : memref<4xf32>
+    %u = train.storage @zero.flat1.params : memref<4xf32>
+    %mb = train.storage @zero.flat1.momentum_buffer : memref<4xf32>
     train.kernel ins(%u, %g, %mb, %lr : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<f32, #train.host>) outs(%u, %mb : memref<4xf32>, memref<4xf32>) {
     ^bb0(%p: tensor<4xf32>, %gr: tensor<4xf32>, %b: tensor<4xf32>, %l: tensor<f32>):
       %p1, %b1 = train.sgd_update %p, %gr, %b, %l momentum = 0.9 weight_decay = 0.1 decay_ranges [] : tensor<4xf32>

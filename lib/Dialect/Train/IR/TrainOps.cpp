@@ -77,6 +77,20 @@ static std::optional<double> valueOf(FloatAttr attr) {
   return attr.getValueAsDouble();
 }
 
+/// The per-tensor sharded layout (`shards = N` on a train.param or
+/// train.state: each rank storing its own flat chunk of every tensor) is
+/// gone: a rank's shard is a slice of a sharded train.buffer.
+static LogicalResult verifyNotShardedPerTensor(Operation *op, StringRef name,
+                                               std::optional<uint64_t> shards) {
+  if (!shards)
+    return success();
+  return op->emitOpError("@")
+         << name << " has the attribute `shards = " << *shards
+         << "` (the per-tensor sharded layout), which is no longer "
+            "accepted: declare it whole and make it a member of a train.buffer "
+            "with `shards` (train-zero's bucket buffers)";
+}
+
 LogicalResult ParamOp::verify() {
   if (failed(verifyTensorShape(getType(), ("type of @" + getSymName()).str(),
                                [&] { return emitOpError(); })))
@@ -95,7 +109,7 @@ LogicalResult ParamOp::verify() {
     return emitOpError("std is only meaningful with init = normal, but @")
            << getSymName() << " has init = " << stringifyInitKind(getInit());
   }
-  return success();
+  return verifyNotShardedPerTensor(*this, getSymName(), getShards());
 }
 
 /// The learning-rate schedule's settings, shared by train.optimizer and
@@ -192,23 +206,10 @@ LogicalResult OptimizerOp::verify() {
                         getMinLrAttr(), getMaxStepsAttr());
 }
 
-/// The flat shard of `type` one of `shards` ranks stores.
-static RankedTensorType shardedStorage(RankedTensorType type,
-                                       std::optional<uint64_t> shards) {
-  if (!shards || !type.hasStaticShape())
-    return type;
-  return RankedTensorType::get(
-      {shardElements(type.getNumElements(), static_cast<int64_t>(*shards))},
-      type.getElementType());
-}
+// `shards` is rejected by the verifiers: the storage is the declared tensor.
+RankedTensorType ParamOp::getStorageType() { return getTensorType(); }
 
-RankedTensorType ParamOp::getStorageType() {
-  return shardedStorage(getTensorType(), getShards());
-}
-
-RankedTensorType StateOp::getStorageType() {
-  return shardedStorage(getTensorType(), getShards());
-}
+RankedTensorType StateOp::getStorageType() { return getTensorType(); }
 
 /// The storage type of the train.param or train.state named `name`, or null
 /// after reporting why there is none.
@@ -256,7 +257,7 @@ LogicalResult StateOp::verify() {
   if (getKind() != StateKind::grad && !type.getElementType().isF32())
     return emitOpError("optimizer state is kept in f32, but @")
            << getSymName() << " has type " << type;
-  return success();
+  return verifyNotShardedPerTensor(*this, getSymName(), getShards());
 }
 
 // What depends on the parameter, through the module's cached symbol table
@@ -935,26 +936,35 @@ LogicalResult SGDUpdateOp::verify() {
 // Data-parallel ops
 //===----------------------------------------------------------------------===//
 
-/// Elements of a buffer that packs `types` rank-major in `shards` chunks,
-/// or std::nullopt when that exceeds kMaxElements.
-static std::optional<int64_t> packedElements(TypeRange types, int64_t shards) {
-  int64_t segment = 0;
+/// Elements of a buffer that packs `types` end to end, or std::nullopt when
+/// that exceeds kMaxElements.
+static std::optional<int64_t> packedElements(TypeRange types) {
+  int64_t total = 0;
   for (Type type : types) {
-    segment += shardElements(cast<RankedTensorType>(type).getNumElements(),
-                             shards);
-    if (segment > kMaxElements)
+    total += cast<RankedTensorType>(type).getNumElements();
+    if (total > kMaxElements)
       return std::nullopt;
   }
-  if (segment > kMaxElements / shards)
-    return std::nullopt;
-  return shards * segment;
+  return total;
+}
+
+/// `shards` of train.pack and train.unpack must be 1: the per-tensor
+/// sharded packing (each tensor cut into N chunks laid out rank-major) is
+/// gone; a bucket is its tensors end to end, padded by a tensor of its own.
+static LogicalResult verifyUnsharded(Operation *op, int64_t shards) {
+  if (shards == 1)
+    return success();
+  return op->emitOpError("has the attribute `shards = ")
+         << shards
+         << "` (the per-tensor sharded packing), which is no longer "
+            "accepted: only `shards = 1` (the tensors end to end)";
 }
 
 /// Common checks of train.pack and train.unpack: one element type, and a
 /// buffer of the packed size.
 static LogicalResult verifyPacking(Operation *op, TypeRange tensors,
                                    RankedTensorType buffer, int64_t shards) {
-  if (failed(verifyStaticShapes(op)))
+  if (failed(verifyStaticShapes(op)) || failed(verifyUnsharded(op, shards)))
     return failure();
   if (tensors.empty())
     return op->emitOpError("packs no tensor");
@@ -964,15 +974,13 @@ static LogicalResult verifyPacking(Operation *op, TypeRange tensors,
       return op->emitOpError("tensor #")
              << index << " has type " << type
              << " but the buffer's element type is " << buffer.getElementType();
-  std::optional<int64_t> packed = packedElements(tensors, shards);
+  std::optional<int64_t> packed = packedElements(tensors);
   if (!packed)
-    return op->emitOpError("the packed buffer of ")
-           << shards << " chunks would have more than 2^48 elements";
-  int64_t expected = *packed;
-  if (buffer.getNumElements() != expected)
+    return op->emitOpError("the packed buffer would have more than 2^48 "
+                           "elements");
+  if (buffer.getNumElements() != *packed)
     return op->emitOpError("the buffer must have ")
-           << expected << " elements (" << shards
-           << " chunks of the padded tensors), got " << buffer;
+           << *packed << " elements (the tensors end to end), got " << buffer;
   return success();
 }
 
@@ -984,22 +992,26 @@ LogicalResult PackOp::inferReturnTypes(MLIRContext *,
   ValueRange inputs = adaptor.getInputs();
   if (inputs.empty())
     return report(errors, "packs no tensor");
+  if (adaptor.getShards() != 1)
+    return report(errors, "has the attribute `shards = ", adaptor.getShards(),
+                  "` (the per-tensor sharded packing), which is no longer "
+                  "accepted: only `shards = 1` (the tensors end to end)");
   Type element = tensorType(inputs.front()).getElementType();
   for (auto [index, input] : llvm::enumerate(inputs))
     if (tensorType(input).getElementType() != element)
       return report(errors, "tensor #", index, " has type ", input.getType(),
                     " but tensor #0's element type is ", element);
-  std::optional<int64_t> packed =
-      packedElements(inputs.getTypes(), adaptor.getShards());
+  std::optional<int64_t> packed = packedElements(inputs.getTypes());
   if (!packed)
-    return report(errors, "the packed buffer of ", adaptor.getShards(),
-                  " chunks would have more than 2^48 elements");
+    return report(errors,
+                  "the packed buffer would have more than 2^48 elements");
   types.push_back(RankedTensorType::get({*packed}, element));
   return success();
 }
 
 LogicalResult PackOp::verify() {
-  if (failed(verifyStaticShapes(*this)))
+  if (failed(verifyStaticShapes(*this)) ||
+      failed(verifyUnsharded(*this, getShards())))
     return failure();
   return verifyInferredTypes(*this);
 }

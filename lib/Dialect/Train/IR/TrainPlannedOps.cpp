@@ -159,13 +159,10 @@ LogicalResult BufferOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     auto name = cast<FlatSymbolRefAttr>(member);
     Operation *symbol = symbolTable.lookupNearestSymbolFrom(*this, name);
     RankedTensorType type;
-    std::optional<uint64_t> shards;
     if (auto param = dyn_cast_or_null<ParamOp>(symbol)) {
       type = param.getTensorType();
-      shards = param.getShards();
     } else if (auto state = dyn_cast_or_null<StateOp>(symbol)) {
       type = state.getTensorType();
-      shards = state.getShards();
     } else {
       return emitOpError("member ") << name << " is not a train.param or "
                                        "train.state";
@@ -174,9 +171,6 @@ LogicalResult BufferOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       return emitOpError("member ")
              << name << " has element type " << type.getElementType()
              << ", the buffer " << element;
-    if (shards && *shards > 1)
-      return emitOpError("member ") << name << " is sharded (shards = "
-                                    << *shards << "); members are stored whole";
     if (offset < end)
       return emitOpError("member ")
              << name << " at offset " << offset
