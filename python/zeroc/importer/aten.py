@@ -29,6 +29,7 @@ passes do that on the IR.
 from __future__ import annotations
 
 import io
+import linecache
 import math
 import operator
 import re
@@ -422,6 +423,18 @@ class AtenConverter:
         frames = node.meta.get("zeroc_frames") if node is not None else None
         return frames[0] if frames else None
 
+    def source_location(self, node: torch.fx.Node) -> str | None:
+        """The MLIR location of `node`: the user's innermost source line (the
+        column of its first character), named by the module path it ran in,
+        ``loc("blocks.0.attn"("model.py":42:9))``; None without a user frame."""
+        where = self.location(node)
+        if where is None:
+            return None
+        filename, line, _ = where
+        text = linecache.getline(filename, line)
+        column = len(text) - len(text.lstrip()) + 1 if text.strip() else 1
+        return ir.file_location(filename, line, column, node.meta.get("zeroc_module") or None)
+
     def fail(self, message: str, node: torch.fx.Node | None = None) -> None:
         node = node or self.node
         target = op_name(self.node.target if self.node is not None else node.target) \
@@ -626,6 +639,8 @@ class AtenConverter:
         output = None
         for node in self.gm.graph.nodes:
             self.node = node
+            # The ops written for the node carry its PyTorch source line.
+            self.f.location = self.source_location(node)
             if node.op == "placeholder":
                 continue
             if node.op == "get_attr":
@@ -640,6 +655,7 @@ class AtenConverter:
             kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
             env[node] = self.convert(node, args, kwargs)
         self.node = None
+        self.f.location = None
         self.finish(output)
 
     def convert(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
