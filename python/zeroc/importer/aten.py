@@ -221,9 +221,13 @@ def _trace_export(module, inputs, constants, params, buffers):  # pragma: no cov
     buffers lifted to placeholders described by the graph signature. They
     are put in the order of `params`, `buffers`, inputs
     (``zeroc_placeholders``); lifted tensor constants become constants
-    (``zeroc_constants``)."""
-    exported = torch.export.export(module, tuple(inputs), constants or None)
-    exported = exported.run_decompositions()
+    (``zeroc_constants``). PyTorch 1.13 (installed here) has no torch.export:
+    this path is untested."""
+    # Dropout traced as native_dropout, as on the make_fx path (its
+    # CompositeImplicit kernel would freeze one mask into a constant).
+    with _NativeDropout():
+        exported = torch.export.export(module, tuple(inputs), constants or None)
+        exported = exported.run_decompositions()
     graph_module = exported.graph_module
     signature = exported.graph_signature
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
