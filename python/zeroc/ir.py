@@ -223,12 +223,32 @@ def _broadcast(lhs: Sequence[int], rhs: Sequence[int]) -> tuple[int, ...]:
     return tuple(max(a, b) for a, b in zip(lhs, rhs))
 
 
+def _mlir_string(text: str) -> str:
+    """`text` as an MLIR string literal (quotes, backslashes, control and
+    non-ASCII bytes written as \\XX)."""
+    return '"' + "".join(chr(b) if 0x20 <= b < 0x7F and b not in (0x22, 0x5C) else f"\\{b:02X}"
+                         for b in text.encode()) + '"'
+
+
+def file_location(filename: str, line: int, column: int = 1, name: str | None = None) -> str:
+    """An MLIR location: ``loc("file":line:column)``, inside a name location
+    ``loc("name"("file":line:column))`` when `name` is given (the compiler's
+    diagnostics print ``file:line:column``)."""
+    inner = f"{_mlir_string(filename)}:{int(line)}:{max(int(column), 1)}"
+    return f"loc({_mlir_string(name)}({inner}))" if name else f"loc({inner})"
+
+
 class FunctionWriter:
     """Writes the body of a ``func.func``, one op a line.
 
     Each op method takes the name of its result (without ``%``), writes the
     op with its inferred types and returns the result as a `Value`. Names
     must be unique in the function.
+
+    `location`, when set (an MLIR location such as ``loc("model.py":12:9)``,
+    see `file_location`), is written after each op until it is changed: the
+    importer sets it to the PyTorch source line of the node it translates,
+    so that the compiler's diagnostics name that line.
     """
 
     def __init__(self, out: TextIO, params: Mapping[str, Param]):
@@ -236,8 +256,11 @@ class FunctionWriter:
         self._params = params
         self._names: set[str] = set()
         self._empty = True
+        self.location: str | None = None
 
     def _line(self, text: str) -> None:
+        if self.location:
+            text = f"{text} {self.location}"
         self._out.write(f"    {text}\n")
         self._empty = False
 

@@ -104,6 +104,17 @@ class NonZero(nn.Module):
         return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
 
 
+class TwoIndexTensors(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(V, V))
+        self.head = nn.Linear(1, V)
+
+    def forward(self, idx, targets):
+        x = self.table[idx, targets].unsqueeze(-1)  # two index tensors
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
 class Detached(nn.Module):
     def __init__(self):
         super().__init__()
@@ -182,8 +193,10 @@ class AtenImporterTest(ImporterChecks, unittest.TestCase):
                    "correction = 0", "train.rsqrt")
 
     def test_nll_label_smoothing(self):
-        # Label smoothing's sum of the log-probabilities reads them again:
-        # not train.cross_entropy's computation, it stays generic.
+        # Label smoothing's sum of the log-probabilities reads them again;
+        # the importer writes it out generically and train-raise makes it
+        # train.cross_entropy with label_smoothing
+        # (importer_aten_train_nll_smoothing.test).
         self.check(aten_models.NLLSmoothing, "train.log_softmax", "train.sum", "train.gather")
 
     def test_nll_of_other_log_probabilities(self):
@@ -192,6 +205,16 @@ class AtenImporterTest(ImporterChecks, unittest.TestCase):
 
     def test_padding_idx(self):
         self.check(aten_models.PaddingIdx, "padding_idx = 10")
+
+    def test_computed_ids(self):
+        # Indices computed at run time (a slice of the tokens, the tokens) gather rows:
+        # train.embedding of the table, of its transpose for index_select along
+        # dimension 1, of its [V, 2*16] reshape for the rank-3 table.
+        result = self.check(aten_models.ComputedIds, "tensor<2x16xi32> -> tensor<2x15xi32>",
+                            "tensor<256x2x16xf32> -> tensor<256x32xf32>")
+        self.assertEqual(len(re.findall(r"= train.embedding ", result.mlir)), 4)
+        self.assertRegex(result.mlir, r"train.embedding %\S+\[%\S+\] : \(tensor<256x32xf32>, "
+                                      r"tensor<32xi32>\) -> tensor<32x32xf32>")
 
     def test_alias_add(self):
         result = self.check(aten_models.AliasAdd)
@@ -250,6 +273,10 @@ class AtenImporterTest(ImporterChecks, unittest.TestCase):
 
     def test_nonzero(self):
         self.error(NonZero, "# nonzero", "aten.nonzero.default", "data-dependent shape")
+
+    def test_two_index_tensors(self):
+        self.error(TwoIndexTensors, "# two index tensors", "aten.index.Tensor",
+                   "only with one index tensor")
 
     def test_detach(self):
         self.error(Detached, "# stop-gradient", "aten.detach.default", "stops its gradient")

@@ -485,11 +485,13 @@ class ComplexSquare(nn.Module):
 def structure(mlir):
     """A hash of the loss's expression: every op, its attributes and types
     and, recursively, its operands' (constants by value); the values'
-    names and the order of independent ops do not count."""
+    names, the order of independent ops and the source locations do not
+    count."""
     import hashlib
     body = mlir[mlir.index("train.forward"):]
     signature, loss = {}, None
     for line in body.splitlines():
+        line = re.sub(r"\s+loc\(.*\)$", "", line)
         match = re.match(r"\s*(%[\w$.-]+(?:\s*,\s*%[\w$.-]+)*)\s*=\s*(.*)$", line)
         if match is None:
             ret = re.match(r"\s*return\s+(%[\w$.-]+)", line)

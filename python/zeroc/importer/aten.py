@@ -29,6 +29,7 @@ passes do that on the IR.
 from __future__ import annotations
 
 import io
+import linecache
 import math
 import operator
 import re
@@ -220,9 +221,13 @@ def _trace_export(module, inputs, constants, params, buffers):  # pragma: no cov
     buffers lifted to placeholders described by the graph signature. They
     are put in the order of `params`, `buffers`, inputs
     (``zeroc_placeholders``); lifted tensor constants become constants
-    (``zeroc_constants``)."""
-    exported = torch.export.export(module, tuple(inputs), constants or None)
-    exported = exported.run_decompositions()
+    (``zeroc_constants``). PyTorch 1.13 (installed here) has no torch.export:
+    this path is untested."""
+    # Dropout traced as native_dropout, as on the make_fx path (its
+    # CompositeImplicit kernel would freeze one mask into a constant).
+    with _NativeDropout():
+        exported = torch.export.export(module, tuple(inputs), constants or None)
+        exported = exported.run_decompositions()
     graph_module = exported.graph_module
     signature = exported.graph_signature
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
@@ -421,6 +426,18 @@ class AtenConverter:
         node = node or self.node
         frames = node.meta.get("zeroc_frames") if node is not None else None
         return frames[0] if frames else None
+
+    def source_location(self, node: torch.fx.Node) -> str | None:
+        """The MLIR location of `node`: the user's innermost source line (the
+        column of its first character), named by the module path it ran in,
+        ``loc("blocks.0.attn"("model.py":42:9))``; None without a user frame."""
+        where = self.location(node)
+        if where is None:
+            return None
+        filename, line, _ = where
+        text = linecache.getline(filename, line)
+        column = len(text) - len(text.lstrip()) + 1 if text.strip() else 1
+        return ir.file_location(filename, line, column, node.meta.get("zeroc_module") or None)
 
     def fail(self, message: str, node: torch.fx.Node | None = None) -> None:
         node = node or self.node
@@ -626,6 +643,8 @@ class AtenConverter:
         output = None
         for node in self.gm.graph.nodes:
             self.node = node
+            # The ops written for the node carry its PyTorch source line.
+            self.f.location = self.source_location(node)
             if node.op == "placeholder":
                 continue
             if node.op == "get_attr":
@@ -640,6 +659,7 @@ class AtenConverter:
             kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
             env[node] = self.convert(node, args, kwargs)
         self.node = None
+        self.f.location = None
         self.finish(output)
 
     def convert(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
@@ -1232,12 +1252,14 @@ def _cat(c, tensors, dim=0):
 def _index_select(c, x, dim, index):
     """A gather of whole slices by constant indices: runs of consecutive
     indices are slices; ``arange(n).repeat_interleave(r)`` (grouped-query
-    attention's repeated heads) is a reshape, broadcast and reshape."""
+    attention's repeated heads) is a reshape, broadcast and reshape. Indices
+    computed at run time are a ``train.embedding`` (`_gather_rows`)."""
     x = c.tensor(x)
     d = c.dim(dim, x.type.rank)
-    if not isinstance(index, torch.Tensor):
-        c.fail("index_select with indices computed from the inputs is not supported "
-               "(only constant indices)")
+    if isinstance(index, ir.Value):
+        if index.type.rank > 1:
+            c.fail("index_select needs a 1-D index")
+        return _gather_rows(c, x, d, index)
     idx = [int(i) for i in index.reshape(-1)]
     n = x.type.shape[d]
     if idx == list(range(n)):
@@ -1261,12 +1283,45 @@ def _index_select(c, x, dim, index):
     return c.track(c.f.concat(c._name(), parts, d), "concat", *parts)
 
 
+def _gather_rows(c, x: ir.Value, d: int, ids: ir.Value) -> ir.Value:
+    """``x`` indexed along dimension `d` by integer ids computed at run time
+    (any shape): the result is ``x.shape[:d] + ids.shape + x.shape[d+1:]``.
+    A ``train.embedding`` of `x` as a [x.shape[d], rest] table: dimension `d`
+    transposed to the front and the others merged, then the rows unmerged and
+    the ids' dimensions moved back to position `d`."""
+    if ids.type.element not in ("i32", "i64"):
+        c.fail("indexing by a computed boolean mask selects a number of elements that "
+               "depends on the values (data-dependent shape); use masked_fill or a "
+               "multiplication by the mask")
+    if not c.is_float(x):
+        c.fail("indexing an integer tensor by computed ids is not supported (train.embedding "
+               "gathers rows of a float table)")
+    shape = list(x.type.shape)
+    rest = shape[:d] + shape[d + 1:]
+    table = c.transpose(x, [d] + [i for i in range(len(shape)) if i != d])
+    table = c.reshape(table, [shape[d], math.prod(rest)])
+    type_ = table.type.with_shape(ids.type.shape + table.type.shape[1:])
+    rows = c.emit("embedding", [table, ids], type_, f"{table}[{ids}]", functional=True)
+    k = ids.type.rank
+    rows = c.reshape(rows, list(ids.type.shape) + rest)
+    # [ids..., x.shape[:d], x.shape[d+1:]] -> [x.shape[:d], ids..., x.shape[d+1:]]
+    perm = list(range(k, k + d)) + list(range(k)) + list(range(k + d, k + len(rest)))
+    return c.transpose(rows, perm)
+
+
 def _index(c, x, indices):
-    """``x[..., idx]`` with one constant index tensor (the others None)."""
+    """``x[..., idx]`` with one index tensor (the others None): a constant
+    1-D one selects slices (`_index_select`), one computed at run time gathers
+    rows (`_gather_rows`)."""
     used = [i for i, t in enumerate(indices) if t is not None]
+    if len(used) == 1 and isinstance(indices[used[0]], ir.Value):
+        x = c.tensor(x)
+        return _gather_rows(c, x, c.dim(used[0], x.type.rank), indices[used[0]])
     if len(used) != 1 or not isinstance(indices[used[0]], torch.Tensor) or \
             indices[used[0]].dim() != 1 or indices[used[0]].dtype == torch.bool:
-        c.fail("indexing by tensors is supported only with one constant 1-D index")
+        c.fail("indexing by tensors is supported only with one index tensor (the other "
+               "dimensions taken whole): a constant 1-D one, or integer ids computed at run "
+               "time")
     return _index_select(c, x, used[0], indices[used[0]])
 
 

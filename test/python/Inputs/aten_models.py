@@ -267,3 +267,28 @@ class AttentionDropout(nn.Module):
         x = x + self.proj((att @ v).transpose(1, 2).reshape(b, t, -1))
         logits = self.head(x)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+class ComputedIds(nn.Module):
+    """Tables indexed by ids computed at run time: the previous token's id (a
+    bigram feature, a slice of the tokens) as ``self.prev[ids]``, the tokens
+    as ``index_select`` along dimension 1 of a table stored transposed, and a
+    rank-3 table indexed by the tokens themselves."""
+
+    def __init__(self, vocab_size=256, d=32):
+        super().__init__()
+        self.emb = nn.Embedding(vocab_size, d)
+        self.prev = nn.Parameter(torch.randn(vocab_size, d) * 0.5)
+        self.cols = nn.Parameter(torch.randn(d, vocab_size) * 0.5)
+        self.heads = nn.Parameter(torch.randn(vocab_size, 2, d // 2) * 0.5)
+        self.head = nn.Linear(d, vocab_size)
+
+    def forward(self, tokens, targets):
+        b, t = tokens.shape
+        x = self.emb(tokens)
+        x = x + self.cols.index_select(1, tokens.reshape(-1)).t().reshape(b, t, -1)
+        x = x + self.heads[tokens].reshape(b, t, -1)
+        # Each position from the second on adds its previous token's row.
+        x = x[:, 1:] + self.prev[tokens[:, :-1]]
+        logits = self.head(torch.tanh(x))
+        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets[:, 1:].reshape(-1))

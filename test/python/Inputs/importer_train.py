@@ -66,6 +66,7 @@ MODELS = {
     "masked-fill-inplace": ("aten_models:MaskedFillInplace", {}),
     "mul-view-inplace": ("aten_models:MulViewInplace", {}),
     "inplace-activation": ("aten_models:InplaceActivation", {}),
+    "computed-ids": ("aten_models:ComputedIds", {}),
     "ignore-index-smoothing": ("ignore_index_models:IgnoreIndexSmoothing", {}),
     # Dropout of the attention probabilities (raised into train.attention).
     "attention-dropout": ("aten_models:AttentionDropout", {"p": 0.1}),

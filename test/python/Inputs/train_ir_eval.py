@@ -57,7 +57,7 @@ def evaluate(mlir, weights, tokens, targets):
     names = re.findall(r"%([A-Za-z0-9_$.-]+):", args)
     env[names[0]], env[names[1]] = tokens.long(), targets.long()
     for line in body.splitlines():
-        line = line.strip()
+        line = re.sub(r"\s+loc\(.*\)$", "", line.strip())  # the importer's source line
         if not line or line.startswith("//") or line in ("{", "}"):
             continue
         if line.startswith("return"):
