@@ -11,6 +11,10 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace zeroc::train;
@@ -69,6 +73,11 @@ LogicalResult globalizeTargetCounts(
         microBatches = accum.getInt();
   SmallVector<CrossEntropyOp> losses;
   SmallVector<Operation *> users; // every op whose count is set below
+  // The divisors of the masked means written out (sum / sum), by their
+  // number (train.batch_count, set by BatchDims::checkBatchSums): every
+  // copy (one per micro-batch, and train-remat's clones).
+  auto marks = trainDialect(func).getBatchCountAttrHelper();
+  std::map<int64_t, SmallVector<SumOp>> divisors;
   func.walk([&](Operation *op) {
     if (auto loss = dyn_cast<CrossEntropyOp>(op);
         loss && loss.getIgnoreIndexAttr() && !loss.getCount()) {
@@ -78,11 +87,14 @@ LogicalResult globalizeTargetCounts(
     if (auto grad = dyn_cast<CrossEntropyGradOp>(op);
         grad && grad.getIgnoreIndexAttr() && !grad.getCount())
       users.push_back(op);
+    if (auto sum = dyn_cast<SumOp>(op))
+      if (IntegerAttr mark = marks.getAttr(sum))
+        divisors[mark.getInt()].push_back(sum);
   });
   // One part, or nothing ignored: each part's mean is the global one.
-  if (users.empty() || ranks * microBatches == 1)
+  if ((users.empty() && divisors.empty()) || ranks * microBatches == 1)
     return success();
-  if (static_cast<int64_t>(losses.size()) != microBatches)
+  if (!users.empty() && static_cast<int64_t>(losses.size()) != microBatches)
     return (losses.empty() ? users.front() : losses.front().getOperation())
                ->emitOpError("with ignore_index divides by the number of "
                              "positions that are not ignored in the global "
@@ -92,53 +104,103 @@ LogicalResult globalizeTargetCounts(
            << losses.size();
   Block &body = func.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
-  Location loc = losses.front().getLoc();
+  Location loc = func.getLoc();
   TrainBuilder tb(b, loc);
-  // Each loss's targets, recomputed at the top of the function from the
-  // batch (a micro-batch's slice, reshapes), so that the count is known
-  // before the first micro-batch's loss.
+  double parts = static_cast<double>(ranks * microBatches);
+  // A value of the batch (a loss's targets, a divisor's mask), recomputed
+  // at the top of the function from the batch (a micro-batch's slice,
+  // reshapes), so that it is known before the first micro-batch reads it.
   IRMapping mapping;
-  Value total;
-  for (CrossEntropyOp loss : losses) {
+  auto recompute = [&](Value value, Operation *user, StringRef what,
+                       StringRef needs) -> FailureOr<Value> {
     SetVector<Operation *> slice;
     BackwardSliceOptions options;
     options.inclusive = true;
-    options.filter = [&](Operation *op) {
-      return op->getBlock() == &body;
-    };
-    Value targets = loss.getTargets();
-    if (Operation *def = targets.getDefiningOp())
+    options.filter = [&](Operation *op) { return op->getBlock() == &body; };
+    if (Operation *def = value.getDefiningOp())
       if (failed(getBackwardSlice(def, &slice, options)))
-        return loss.emitOpError("its targets' computation cannot be followed");
+        return user->emitOpError("its ") << what << "' computation cannot "
+                                         << "be followed";
     for (Operation *op : slice) {
       if (op->getNumRegions() != 0 || !isPure(op) ||
           llvm::any_of(op->getOperands(), [&](Value operand) {
             return !isa<BlockArgument>(operand) && !slice.contains(
                                                        operand.getDefiningOp());
           }))
-        return loss.emitOpError("with ignore_index needs targets computed "
-                                "from the batch alone, to count them before "
-                                "the loss; ")
-               << op->getName() << " is not";
+        return user->emitOpError(needs) << op->getName() << " is not";
       if (mapping.contains(op))
         continue;
       // Before every micro-batch: not one of them (train.micro_batch
       // starts a micro-batch's forward pass, TrainStepPhases.cpp).
       b.clone(*op, mapping)->removeAttr("train.micro_batch");
     }
-    Value count = CountTargetsOp::create(
-        b, loss.getLoc(), RankedTensorType::get({}, b.getF32Type()),
-        mapping.lookupOrDefault(targets), loss.getIgnoreIndexAttr());
-    total = total ? tb.add(total, count) : count;
+    return mapping.lookupOrDefault(value);
+  };
+
+  if (!users.empty()) {
+    tb.setLoc(losses.front().getLoc());
+    Value total;
+    for (CrossEntropyOp loss : losses) {
+      FailureOr<Value> targets = recompute(
+          loss.getTargets(), loss, "targets",
+          "with ignore_index needs targets computed from the batch alone, "
+          "to count them before the loss; ");
+      if (failed(targets))
+        return failure();
+      Value count = CountTargetsOp::create(
+          b, loss.getLoc(), RankedTensorType::get({}, b.getF32Type()),
+          *targets, loss.getIgnoreIndexAttr());
+      total = total ? tb.add(total, count) : count;
+    }
+    Value global = sumOverRanks(b, tb.getLoc(), total);
+    Value share = tb.scale(global, 1.0 / parts);
+    for (Operation *op : users) {
+      if (auto loss = dyn_cast<CrossEntropyOp>(op))
+        loss.getCountMutable().assign(share);
+      else
+        cast<CrossEntropyGradOp>(op).getCountMutable().assign(share);
+    }
   }
-  Value global = sumOverRanks(b, loc, total);
-  Value share =
-      tb.scale(global, 1.0 / static_cast<double>(ranks * microBatches));
-  for (Operation *op : users) {
-    if (auto loss = dyn_cast<CrossEntropyOp>(op))
-      loss.getCountMutable().assign(share);
-    else
-      cast<CrossEntropyGradOp>(op).getCountMutable().assign(share);
+
+  // Each divisor: its value in each micro-batch (the first copy of it
+  // there), summed over the micro-batches and the ranks, over the number
+  // of parts, replaces every copy, in the forward pass and in backward
+  // (the dividend's gradient divides by it too).
+  for (auto &[number, sums] : divisors) {
+    llvm::MapVector<int64_t, SumOp> perMicroBatch;
+    for (SumOp sum : sums) {
+      auto m = sum->getAttrOfType<IntegerAttr>("train.micro_batch");
+      perMicroBatch.insert({m ? m.getInt() : 0, sum});
+    }
+    SumOp first = sums.front();
+    if (static_cast<int64_t>(perMicroBatch.size()) != microBatches)
+      return first.emitOpError("divides a mean over the batch (divisor ")
+             << number << ", train.batch_count), which needs it in each of "
+             << microBatches << " micro-batches, but @" << func.getSymName()
+             << " has it in " << perMicroBatch.size();
+    tb.setLoc(first.getLoc());
+    Type element = first.getResult().getType().getElementType();
+    Value total;
+    for (auto &[m, sum] : perMicroBatch) {
+      FailureOr<Value> input = recompute(
+          sum.getInput(), sum, "inputs",
+          "divides a mean over the batch and needs its input computed "
+          "from the batch alone, to sum it before the first micro-batch; ");
+      if (failed(input))
+        return failure();
+      Value count = tb.sum(*input, sum.getDims());
+      if (element != b.getF32Type())
+        count = tb.cast(count, b.getF32Type());
+      total = total ? tb.add(total, count) : count;
+    }
+    Value global = sumOverRanks(b, tb.getLoc(), total);
+    Value share = tb.scale(global, 1.0 / parts);
+    if (element != b.getF32Type())
+      share = tb.cast(share, element);
+    for (SumOp sum : sums) {
+      sum.getResult().replaceAllUsesWith(share);
+      sum.erase();
+    }
   }
   return success();
 }
@@ -289,16 +351,15 @@ public:
     if (!found)
       return success();
     BatchAxis in = *found;
-    // (Into one part, a sum stays whole: the generic form of a mean over
-    // the positions that cross-entropy's ignore_index keeps is a sum over
-    // the batch divided by a count.)
+    // A sum over the batch splits only as one of the two sums of a mean
+    // written out, sum / sum (checkBatchSums, once every op is followed).
+    // (Into one part, a sum stays whole.)
     if (auto sum = dyn_cast<SumOp>(op);
         split && denominator > 1 && sum &&
-        llvm::is_contained(sum.getDims(), in.dim))
-      return sum.emitOpError("sums over the batch dimension ")
-             << in.dim << ", which does not split across ranks: the loss "
-             << "must be a mean over the batch (train.mean, "
-             << "train.cross_entropy)";
+        llvm::is_contained(sum.getDims(), in.dim)) {
+      batchSums.push_back({sum, in.dim});
+      return success();
+    }
     if (isa<CrossEntropyOp>(op))
       return success(); // A mean over the batch yields a local mean.
     if (auto reshape = dyn_cast<ReshapeOp>(op))
@@ -475,17 +536,108 @@ public:
     return success();
   }
 
+  /// Accepts the sums over the batch that propagate set aside, once every
+  /// op of the function is followed, or refuses the first that is not one
+  /// of a masked mean's: a sum over the batch (the dividend, any shape)
+  /// read only as the left operand of train.div whose right operand is
+  /// the divisor, a 0-d sum over the batch of a value computed from the
+  /// batch arguments alone by pure ops (a mask of the targets; no
+  /// parameter), read only as such a right operand. Each part of the
+  /// batch then divides its own dividend by the global divisor over the
+  /// number of parts (globalizeTargetCounts, which finds each divisor by
+  /// its train.batch_count, the divisor's number), so that the average of
+  /// the parts' means is the mean over the global batch.
+  LogicalResult checkBatchSums() {
+    llvm::SmallPtrSet<Operation *, 8> pending;
+    for (auto [sum, dim] : batchSums)
+      pending.insert(sum);
+    auto pendingSum = [&](Value value) {
+      auto sum = value.getDefiningOp<SumOp>();
+      return sum && pending.contains(sum) ? sum : SumOp();
+    };
+    auto isDivisor = [&](SumOp sum) {
+      return typeOf(sum.getResult()).getRank() == 0 &&
+             fromBatchAlone(sum.getInput()) && !sum->use_empty() &&
+             llvm::all_of(sum->getUses(), [&](OpOperand &use) {
+               auto div = dyn_cast<DivOp>(use.getOwner());
+               return div && use.getOperandNumber() == 1 &&
+                      div.getLhs() != sum.getResult() &&
+                      pendingSum(div.getLhs());
+             });
+    };
+    auto isDividend = [&](SumOp sum) {
+      return !sum->use_empty() &&
+             llvm::all_of(sum->getUses(), [&](OpOperand &use) {
+               auto div = dyn_cast<DivOp>(use.getOwner());
+               SumOp divisor = div ? pendingSum(div.getRhs()) : SumOp();
+               return div && use.getOperandNumber() == 0 && divisor &&
+                      divisor != sum && isDivisor(divisor);
+             });
+    };
+    // The divisors' numbers: those of an earlier split (train-accumulate
+    // splits train-data-parallel's forward again), then new ones.
+    if (batchSums.empty())
+      return success();
+    auto marks = trainDialect(batchSums.front().first).getBatchCountAttrHelper();
+    int64_t next = 0;
+    for (auto [sum, dim] : batchSums)
+      if (IntegerAttr mark = marks.getAttr(sum))
+        next = std::max(next, mark.getInt() + 1);
+    for (auto [sum, dim] : batchSums) {
+      if (isDivisor(sum)) {
+        if (!marks.isAttrPresent(sum))
+          marks.setAttr(sum, Builder(sum->getContext()).getI64IntegerAttr(next++));
+        continue;
+      }
+      if (isDividend(sum))
+        continue;
+      return sum.emitOpError("sums over the batch dimension ")
+             << dim << ", which does not split across ranks: the loss "
+             << "must be a mean over the batch (train.mean, "
+             << "train.cross_entropy, or a sum over the batch divided by "
+             << "the 0-d sum over the batch of a value of the batch "
+             << "arguments alone, such as a mask of the targets)";
+    }
+    return success();
+  }
+
 private:
+  /// Whether `value` is computed from the batch arguments alone: by pure
+  /// ops without regions, from block arguments that carry the batch (no
+  /// train.read of a parameter).
+  bool fromBatchAlone(Value value) {
+    SmallVector<Value> work{value};
+    llvm::DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      if (isa<BlockArgument>(v)) {
+        if (!of(v))
+          return false;
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (def->getNumRegions() != 0 || !isPure(def))
+        return false;
+      llvm::append_range(work, def->getOperands());
+    }
+    return true;
+  }
+
   /// Operands of an elementwise `op` (aligned at their last dimension, the
   /// batch in result dimension `dim`, placed as `axis`) that do not carry
   /// the batch but have its global size there because they were built for
   /// it: a `train.fill` or a `train.broadcast` of a batch-free value (a
-  /// mask expanded to the scores' shape) read only here. They take the new
-  /// size, as sharding propagation shards a constant against its user.
+  /// mask expanded to the scores' shape, the zeros a masked mean selects).
+  /// They take the new size, as sharding propagation shards a constant
+  /// against its user; one read elsewhere too is copied for `op` first
+  /// (its other readers keep the global size or resize their own copy).
   void followBatch(Operation *op, int64_t dim, BatchAxis axis) {
     int64_t rank = typeOf(op->getResult(0)).getRank();
-    for (Value operand : op->getOperands()) {
-      if (of(operand) || !operand.hasOneUse() ||
+    for (OpOperand &use : op->getOpOperands()) {
+      Value operand = use.get();
+      if (of(operand) ||
           !isa_and_nonnull<FillOp, BroadcastOp>(operand.getDefiningOp()))
         continue;
       RankedTensorType type = typeOf(operand);
@@ -513,6 +665,11 @@ private:
         }
       if (!global)
         continue;
+      if (!operand.hasOneUse()) {
+        OpBuilder b(op);
+        operand = b.clone(*operand.getDefiningOp())->getResult(0);
+        use.set(operand);
+      }
       Shape shape(type.getShape());
       shape[d] = size * numerator / denominator;
       operand.setType(withShape(shape, type.getElementType()));
@@ -660,6 +817,9 @@ private:
   int64_t numerator, denominator;
   bool split;
   llvm::DenseMap<Value, BatchAxis> axes;
+  /// The sums over the batch dimension (given) met when splitting, for
+  /// checkBatchSums.
+  SmallVector<std::pair<SumOp, int64_t>> batchSums;
 };
 
 } // namespace
@@ -681,6 +841,8 @@ LogicalResult followArguments(func::FuncOp func, BatchDims &batch) {
   for (Operation &op : body.without_terminator())
     if (failed(batch.propagate(&op)) || failed(reinferResultTypes(&op)))
       return failure();
+  if (failed(batch.checkBatchSums()))
+    return failure();
   updateFunctionType(func);
   return success();
 }

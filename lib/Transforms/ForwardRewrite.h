@@ -25,7 +25,10 @@ mlir::LogicalResult reinferResultTypes(mlir::Operation *op);
 
 /// Divides the leading (batch) dimension of every argument of `func` by
 /// `ranks` and retypes everything computed from it; rejects what does not
-/// split (a sum over the batch, a reshape that moves it).
+/// split (a sum over the batch, a reshape that moves it). The two sums
+/// over the batch of a mean written out, sum / sum with a divisor computed
+/// from the batch arguments alone (a masked mean), split: the divisor, a
+/// 0-d train.sum, is marked train.batch_count for globalizeTargetCounts.
 mlir::LogicalResult splitBatch(mlir::func::FuncOp func, int64_t ranks);
 
 /// Sets the leading (batch) dimension of every argument of `func` to
@@ -45,8 +48,13 @@ mlir::LogicalResult resizeBatch(mlir::func::FuncOp func, int64_t batch);
 /// ignore_index divide by that global count over ranks x microBatches.
 /// The micro-batches are the module's train.grad_accum in the step
 /// function (train.step), 1 in any other. Needs one such
-/// train.cross_entropy per micro-batch; does nothing when the batch is not
-/// split or no cross-entropy ignores an index.
+/// train.cross_entropy per micro-batch. The generic form of such a mean,
+/// a sum divided by a 0-d train.sum marked train.batch_count (splitBatch),
+/// is made exact the same way: each micro-batch's divisor is recomputed at
+/// the top of the function, summed over the micro-batches and the ranks,
+/// and every copy of that divisor (forward and backward read it) becomes
+/// the total over ranks x microBatches. Does nothing when the batch is not
+/// split or there is no such mean.
 mlir::LogicalResult globalizeTargetCounts(
     mlir::func::FuncOp func, int64_t ranks,
     llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,

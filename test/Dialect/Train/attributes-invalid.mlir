@@ -127,6 +127,27 @@ module {
 
 // -----
 
+// train.batch_count: a masked mean's divisor number, on a train.sum.
+module {
+  func.func @f(%x: tensor<4xf32>) -> tensor<f32> {
+    // expected-error @+1 {{'train.batch_count' belongs on a train.sum, not on 'train.mean'}}
+    %y = train.mean %x dims = [0] {train.batch_count = 0 : i64} : tensor<4xf32> -> tensor<f32>
+    return %y : tensor<f32>
+  }
+}
+
+// -----
+
+module {
+  func.func @f(%x: tensor<4xf32>) -> tensor<f32> {
+    // expected-error @+1 {{'train.batch_count' must be a non-negative 64-bit integer, got -1 : i64}}
+    %y = train.sum %x dims = [0] {train.batch_count = -1 : i64} : tensor<4xf32> -> tensor<f32>
+    return %y : tensor<f32>
+  }
+}
+
+// -----
+
 // train.tied: a dictionary of second names to train.param symbols.
 // expected-error @+1 {{'train.tied' must be a dictionary of names to parameter symbols ({"lm_head.weight" = @transformer.wte.weight}), got {lm_head.weight = "w"}}}
 module attributes {train.tied = {"lm_head.weight" = "w"}} {

@@ -16,8 +16,81 @@ module {
   func.func @forward(%x: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
     %w = train.read @w : tensor<4xf32>
     %y = train.mul %x, %w : (tensor<10x4xf32>, tensor<4xf32>) -> tensor<10x4xf32>
-    // expected-error @below {{'train.sum' op sums over the batch dimension 0, which does not split across ranks: the loss must be a mean over the batch (train.mean, train.cross_entropy)}}
+    // expected-error @below {{'train.sum' op sums over the batch dimension 0, which does not split across ranks: the loss must be a mean over the batch (train.mean, train.cross_entropy, or a sum over the batch divided by the 0-d sum over the batch of a value of the batch arguments alone, such as a mask of the targets)}}
     %l = train.sum %y dims = [0, 1] : tensor<10x4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Near misses of a masked mean, sum(select(mask, y, 0)) / sum(mask): the
+// divisor reads a parameter.
+module {
+  train.param @w : tensor<4xf32> init = ones
+  func.func @forward(%x: tensor<10x4xf32>, %t: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
+    %w = train.read @w : tensor<4xf32>
+    %y = train.mul %x, %w : (tensor<10x4xf32>, tensor<4xf32>) -> tensor<10x4xf32>
+    %m = train.mul %t, %w : (tensor<10x4xf32>, tensor<4xf32>) -> tensor<10x4xf32>
+    %z = train.fill 0.0 : tensor<10x4xf32>
+    %k = train.select %m, %y, %z : tensor<10x4xf32>
+    // expected-error @below {{'train.sum' op sums over the batch dimension 0, which does not split across ranks}}
+    %s = train.sum %k dims = [0, 1] : tensor<10x4xf32> -> tensor<f32>
+    %n = train.sum %m dims = [0, 1] : tensor<10x4xf32> -> tensor<f32>
+    %l = train.div %s, %n : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// The divisor is read by another op too (the loss adds the count).
+module {
+  train.param @w : tensor<4xf32> init = ones
+  func.func @forward(%x: tensor<10x4xf32>, %t: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
+    %w = train.read @w : tensor<4xf32>
+    %y = train.mul %x, %w : (tensor<10x4xf32>, tensor<4xf32>) -> tensor<10x4xf32>
+    %z = train.fill 0.0 : tensor<10x4xf32>
+    %k = train.select %t, %y, %z : tensor<10x4xf32>
+    // expected-error @below {{'train.sum' op sums over the batch dimension 0, which does not split across ranks}}
+    %s = train.sum %k dims = [0, 1] : tensor<10x4xf32> -> tensor<f32>
+    %n = train.sum %t dims = [0, 1] : tensor<10x4xf32> -> tensor<f32>
+    %d = train.div %s, %n : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    %l = train.add %d, %n : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// The divisor sums over the batch only (a count per feature, not 0-d).
+module {
+  train.param @w : tensor<4xf32> init = ones
+  func.func @forward(%x: tensor<10x4xf32>, %t: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
+    %w = train.read @w : tensor<4xf32>
+    %y = train.mul %x, %w : (tensor<10x4xf32>, tensor<4xf32>) -> tensor<10x4xf32>
+    // expected-error @below {{'train.sum' op sums over the batch dimension 0, which does not split across ranks}}
+    %s = train.sum %y dims = [0] : tensor<10x4xf32> -> tensor<4xf32>
+    %n = train.sum %t dims = [0] : tensor<10x4xf32> -> tensor<4xf32>
+    %d = train.div %s, %n : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %l = train.mean %d dims = [0] : tensor<4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// A sum over the batch divided by a constant (the batch size) is not a
+// mean over the global batch either.
+module {
+  train.param @w : tensor<4xf32> init = ones
+  func.func @forward(%x: tensor<10x4xf32>) -> tensor<f32> attributes {train.forward} {
+    %w = train.read @w : tensor<4xf32>
+    %y = train.mul %x, %w : (tensor<10x4xf32>, tensor<4xf32>) -> tensor<10x4xf32>
+    // expected-error @below {{'train.sum' op sums over the batch dimension 0, which does not split across ranks}}
+    %s = train.sum %y dims = [0, 1] : tensor<10x4xf32> -> tensor<f32>
+    %n = train.fill 40.0 : tensor<f32>
+    %l = train.div %s, %n : (tensor<f32>, tensor<f32>) -> tensor<f32>
     return %l : tensor<f32>
   }
 }

@@ -132,6 +132,10 @@ def main():
                         help="also train the first configuration with --raise=false, "
                              "print which fast ops train-raise made and check that both "
                              "forms give the same losses (1e-5 relative)")
+    parser.add_argument("--raise-check-all", action="store_true",
+                        help="with --raise-check, train every configuration with "
+                             "--raise=false too (the generic ops on several ranks), "
+                             "each compared with PyTorch")
     parser.add_argument("--dropout-check", action="store_true",
                         help="the model drops out: train every configuration with and "
                              "without --raise=false and check that all the losses agree "
@@ -175,8 +179,10 @@ def main():
                 for flags in ([], ["--raise=false"])]
         report_raised(args, mlir, configs[0][0])
     elif args.raise_check:
-        # The same model with the raising passes off: the generic ops alone.
-        runs.append((configs[0][0], configs[0][1], ["--raise=false"]))
+        # The same model with the raising passes off: the generic ops alone
+        # (on the first configuration, or on each with --raise-check-all).
+        for stage, ranks in (configs if args.raise_check_all else configs[:1]):
+            runs.append((stage, ranks, ["--raise=false"]))
         report_raised(args, mlir, configs[0][0])
     for stage, ranks, flags in runs:
         tag = f"{args.model}, stage {stage}, {ranks} rank(s)" + \
@@ -224,7 +230,8 @@ def main():
     if args.raise_check:
         # The raised and the generic forms of the first configuration
         # compute the same losses (to float rounding), step by step.
-        raised, generic = run_losses[0], run_losses[-1]
+        raised = run_losses[0]
+        generic = run_losses[len(configs)]
         gap = max(abs(a - b) / abs(b) for a, b in zip(raised, generic))
         print(f"{args.model}: raised and --raise=false losses differ by at most {gap:.2e} "
               f"(relative)")

@@ -169,6 +169,9 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
     return expect(op->getParentOfType<func::FuncOp>() != nullptr,
                   "an op of a function", positive(0),
                   "a non-negative 64-bit integer");
+  if (name == getBatchCountAttrHelper().getName())
+    return expect(isa<SumOp>(op), "a train.sum", positive(0),
+                  "a non-negative 64-bit integer");
   if (name == getAccumulateAttrHelper().getName())
     return expect(op->getParentOfType<func::FuncOp>() != nullptr,
                   "an op of a function", isa<UnitAttr>(value),

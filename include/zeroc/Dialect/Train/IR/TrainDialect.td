@@ -86,7 +86,14 @@ def Train_Dialect : Dialect {
     "::mlir::IntegerAttr":$micro_batch,
     // An op of @loss_and_grads or the step: it adds one micro-batch's
     // gradient (or loss) into the step's accumulator (train-accumulate).
-    "::mlir::UnitAttr":$accumulate
+    "::mlir::UnitAttr":$accumulate,
+    // A 0-d train.sum over the batch of a value of the batch alone, the
+    // divisor of a mean written as sum / sum (a masked mean): which such
+    // divisor of the forward function it is (from 0). train-data-parallel
+    // and train-accumulate mark it when they split the batch;
+    // train-partition replaces it by the global batch's value over the
+    // number of parts (globalizeTargetCounts, ForwardRewrite.h).
+    "::mlir::IntegerAttr":$batch_count
   );
   let extraClassDeclaration = [{
     /// The dialect loaded in `context` (every zeroc tool loads it).
