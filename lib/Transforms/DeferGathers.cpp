@@ -381,13 +381,22 @@ struct TrainDeferGathersPass
     // The first max-in-flight gathers start at the top of the step; gather
     // i starts right after the wait of gather i - max-in-flight.
     OpBuilder b(step.getContext());
+    // The step's train.rank (one after cse) moves to the top, where the
+    // views of the ranks' slots use it.
+    IRMapping shared;
     Operation *top = &body.front();
+    if (auto ranks = body.getOps<RankOp>(); !ranks.empty()) {
+      RankOp rank = *ranks.begin();
+      rank->moveBefore(top);
+      shared.map(rank.getResult(), rank.getResult());
+      top = rank->getNextNode();
+    }
     for (auto [i, d] : llvm::enumerate(deferred)) {
       if (static_cast<int64_t>(i) < maxInFlight)
         b.setInsertionPoint(top);
       else
         b.setInsertionPointAfter(deferred[i - maxInFlight].wait);
-      IRMapping map;
+      IRMapping map = shared;
       Value send = cloneChain(b, d.start.getSend(), map);
       Value recv = cloneChain(b, d.start.getRecv(), map);
       d.start->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
