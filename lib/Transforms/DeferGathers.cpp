@@ -114,8 +114,9 @@ struct TrainDeferGathersPass
                 buffer && buffer.getShards().value_or(1) > 1 &&
                 buffer.getStorageType() == cast.getOperand().getType())
               master = buffer;
-      // An f32 bucket's updated shard lives nowhere but in this gather: it
-      // stays at the end of the step.
+      // An f32 bucket's updated shard lives only in the rank's slot of the
+      // parameter buffer, which no tensor op writes alone: its gather is
+      // deferred on the planned form (deferInPlaceGathers).
       if (!master)
         continue;
       write.erase();
