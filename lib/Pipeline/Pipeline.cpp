@@ -76,12 +76,14 @@ int64_t modelGradientBytes(mlir::ModuleOp module, llvm::StringRef precision) {
   return bytes;
 }
 
-void buildPlanningPipeline(mlir::OpPassManager &pm) {
+void buildPlanningPipeline(mlir::OpPassManager &pm, int64_t maxInFlight) {
   pm.addPass(createTrainFuseOptimizer());
   pm.addPass(createTrainFuseElementwise());
   pm.addPass(createTrainBufferizeOps());
   pm.addPass(createTrainEntryABI());
   pm.addPass(mlir::createCSEPass());
+  // The fp32 stage 1-2 parameter gathers, in place on the buffers.
+  pm.addPass(createTrainDeferGathers({maxInFlight}));
   pm.addPass(createTrainDeallocate());
   pm.addPass(createTrainVerifyEmittable());
 }
@@ -124,7 +126,9 @@ struct TrainingPipelineOptions
                               llvm::cl::init(25 << 20)};
   Option<int64_t> maxInFlight{
       *this, "max-in-flight",
-      llvm::cl::desc("Gradient buckets in flight at once"),
+      llvm::cl::desc("Gradient buckets in flight at once; also bounds the "
+                     "parameter gathers in flight (stage 3's prefetch, "
+                     "stages 1-2's deferred gathers)"),
       llvm::cl::init(2)};
   Option<std::string> remat{
       *this, "remat",

@@ -681,9 +681,17 @@ def TrainDeferGathers : Pass<"train-defer-gathers", "mlir::ModuleOp"> {
 
     The first step's gathers rewrite the initial parameters with themselves
     (every rank starts from the same parameters and masters). A bucket
-    without a master (f32 parameters, whose updated shard lives only in the
-    gather) keeps its gather at the end of the step. Other stages are left
-    alone.
+    without a master (f32 parameters) has its updated shard only in the
+    rank's slot of the replicated parameter buffer, which no tensor-level op
+    writes alone: on the tensor form it keeps its gather at the end of the
+    step, and the pass defers it when it runs again on the planned form (in
+    the planning pipeline, after `train-bufferize` and `cse`): the
+    `train.collective_start all_gather` from the rank's slot of the
+    buffer's `train.storage` into that storage moves to the top of the step
+    under the same bound, its `train.collective_wait` right before the first
+    op that uses the bucket's or a member's storage, and `@gather_params`
+    (the tensor run's, or a new planned one) gathers it too. Other stages
+    are left alone.
 
     ```mlir
     // before: ... the update, then

@@ -4,8 +4,9 @@
 // Stage 1, bf16 parameters in two buckets (@w1 in flat1, @w2 in flat0) and
 // one f32 bucket (@w3 in flat2, no master): the end-of-step gathers of the
 // bf16 buckets move to the top of the step, each waited right before the
-// bucket's first read; the f32 bucket's updated shard lives only in its
-// gather, which stays at the end.
+// bucket's first read; the f32 bucket's updated shard lives only in the
+// rank's slot of its parameter buffer, so on the tensor form its gather
+// stays at the end (the planned run defers it: in-place.test).
 
 module attributes {train.world_size = 2 : i64, train.zero_stage = 1 : i64} {
   shard.grid @dp(shape = 2)

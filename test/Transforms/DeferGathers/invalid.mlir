@@ -32,3 +32,33 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 1 : i64} {
     return
   }
 }
+
+// -----
+
+// The planned form: an fp32 bucket's in-place gather to defer, but the
+// module's @gather_params is not a planned function.
+module attributes {train.world_size = 2 : i64, train.zero_stage = 1 : i64} {
+  shard.grid @dp(shape = 2)
+  train.param @w : tensor<4xf32> init = zeros
+  train.buffer @zero.flat0.params : tensor<4xf32> <parameters> members [@w] offsets [0]
+  func.func @train_step(%x: memref<4xf32>) attributes {train.planned, train.step} {
+    %r = train.rank on @dp
+    %w = train.storage @w : memref<4xf32>
+    train.kernel ins(%x, %w : memref<4xf32>, memref<4xf32>) outs(%x : memref<4xf32>) {
+    ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+      %s = train.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      train.yield %s : tensor<4xf32>
+    }
+    %p = train.storage @zero.flat0.params : memref<4xf32>
+    %c2 = arith.constant 2 : index
+    %o = arith.muli %r, %c2 : index
+    %slot = memref.reinterpret_cast %p to offset: [%o], sizes: [2], strides: [1] : memref<4xf32> to memref<2xf32, strided<[1], offset: ?>>
+    %g = train.collective_start all_gather %slot, %p on @dp payload = 4 : memref<2xf32, strided<[1], offset: ?>>, memref<4xf32>
+    train.collective_wait %g
+    return
+  }
+  // expected-error @+1 {{train-defer-gathers: @gather_params must be a planned function of no result}}
+  func.func @gather_params() {
+    return
+  }
+}
