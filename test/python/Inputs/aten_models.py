@@ -25,6 +25,9 @@ torch.fx converter of earlier releases.
   causal mask on the scores),
   `MulViewInplace` (mul_ on a slice, a view of the activations),
   `InplaceActivation` (nn.ReLU(inplace=True), F.gelu then x.tanh_()).
+* `PermuteQKV`: timm's attention, ``qkv.reshape(B, T, 3, H, hd).permute(2,
+  0, 3, 1, 4)`` then ``q, k, v = qkv.unbind(0)`` (the batch moves to axis 1
+  and back), with a causal ``masked_fill`` of a registered ``tril`` buffer.
 * `AttentionDropout`: dropout on the attention probabilities, in
   nn.MultiheadAttention(dropout=p) (batch_first, a boolean causal mask) and
   in a nanoGPT-style attention written out with F.dropout(att, p).
@@ -292,3 +295,32 @@ class ComputedIds(nn.Module):
         x = x[:, 1:] + self.prev[tokens[:, :-1]]
         logits = self.head(torch.tanh(x))
         return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets[:, 1:].reshape(-1))
+
+
+class PermuteQKV(nn.Module):
+    """timm's Attention (ViT) made causal: one qkv projection permuted to
+    [3, B, H, T, hd], unbound along its first axis, the causal mask a
+    registered tril buffer applied with masked_fill."""
+
+    def __init__(self, vocab_size=256, d=32, heads=4, block=16):
+        super().__init__()
+        self.heads, self.hd = heads, d // heads
+        self.emb = nn.Embedding(vocab_size, d)
+        # No qkv bias: its k part's gradient is softmax-cancelled rounding
+        # noise (as in TorchTransformer), which AdamW amplifies.
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.proj = nn.Linear(d, d)
+        self.head = nn.Linear(d, vocab_size)
+        self.register_buffer("bias", torch.tril(torch.ones(block, block)))
+
+    def forward(self, tokens, targets):
+        b, t = tokens.shape
+        x = self.emb(tokens)
+        qkv = self.qkv(x).reshape(b, t, 3, self.heads, self.hd).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        att = (q @ k.transpose(-2, -1)) * self.hd ** -0.5
+        att = att.masked_fill(self.bias[:t, :t] == 0, float("-inf")).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, -1)
+        x = x + self.proj(y)
+        logits = self.head(x)
+        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))

@@ -63,6 +63,7 @@ MODELS = {
     "nll-smoothing": ("aten_models:NLLSmoothing", {}),
     "padding-idx": ("aten_models:PaddingIdx", {}),
     "alias-add": ("aten_models:AliasAdd", {}),
+    "permute-qkv": ("aten_models:PermuteQKV", {}),
     "masked-fill-inplace": ("aten_models:MaskedFillInplace", {}),
     "mul-view-inplace": ("aten_models:MulViewInplace", {}),
     "inplace-activation": ("aten_models:InplaceActivation", {}),
