@@ -16,17 +16,14 @@ def Train_Flat : 1DTensorOf<[F32, BF16]>;
 def Train_PackOp : Train_Op<"pack", [Pure, InferTypeOpAdaptor]> {
   let summary = "packs tensors into one flat buffer, rank-major";
   let description = [{
-    Flattens every input (row-major), pads each with zeros to a multiple of
-    `shards` elements and cuts it into `shards` equal chunks; the buffer
-    holds chunk 0 of every input, then chunk 1 of every input, and so on.
-    With `K_i = ceil(n_i / shards)` the buffer has
-    `shards * sum(K_i)` elements, and its r-th segment of `sum(K_i)` elements
-    is exactly rank r's shard of every input: a reduce-scatter of the buffer
-    hands each rank its shards, and an all-gather of the segments rebuilds
-    the buffer. With `shards = 1` it is a plain concatenation.
+    Flattens every input (row-major) and lays them end to end: a plain
+    concatenation, as a bucket's gradients are packed before its collective
+    (a zero-filled input pads the bucket to N equal shards). `shards` must
+    be 1 (the verifier rejects other values: the rank-major per-tensor
+    layout is gone; a bucket buffer is cut into contiguous shards).
 
     ```mlir
-    %b = train.pack %g0, %g1 shards = 4 : tensor<65x48xf32>, tensor<48xf32> -> tensor<3168xf32>
+    %b = train.pack %g0, %g1 shards = 1 : tensor<65x48xf32>, tensor<48xf32> -> tensor<3168xf32>
     ```
   }];
   let arguments = (ins Variadic<Train_FloatTensor>:$inputs,
@@ -42,12 +39,11 @@ def Train_UnpackOp : Train_Op<"unpack", [Pure]> {
   let summary = "the inverse of train.pack";
   let description = [{
     Reads tensors of the result types out of a buffer laid out as
-    `train.pack` with the same `shards` lays it out, dropping the padding.
-    With `shards = 1` and 1-D results it splits a rank's segment into its
-    per-tensor shards.
+    `train.pack` lays it out (end to end, the buffer exactly as long as the
+    results together). `shards` must be 1, as for `train.pack`.
 
     ```mlir
-    %g0, %g1 = train.unpack %b shards = 4 : tensor<3168xf32> -> tensor<65x48xf32>, tensor<48xf32>
+    %g0, %g1 = train.unpack %b shards = 1 : tensor<3168xf32> -> tensor<65x48xf32>, tensor<48xf32>
     %s0, %s1 = train.unpack %seg shards = 1 : tensor<792xf32> -> tensor<780xf32>, tensor<12xf32>
     ```
   }];

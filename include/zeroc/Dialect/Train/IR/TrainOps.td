@@ -23,10 +23,9 @@ def Train_ParamOp : Train_Op<"param", [Symbol, HasParent<"mlir::ModuleOp">]> {
     (`zeros`, `ones`, or `normal` with mean 0 and standard deviation `std`),
     and `decay` marks it for weight decay.
 
-    `shards = N` (written by ZeRO stage 3) means each of the N ranks stores
-    only its shard: the parameter flattened, zero-padded to a multiple of N
-    and cut into N equal chunks; rank r holds chunk r. Reads and writes then
-    see that chunk as a 1-D tensor.
+    `shards` is not accepted (the verifier rejects it): ZeRO's sharded
+    storage is a `train.buffer` with `shards` whose members are parameters,
+    never a parameter sharded on its own.
 
     ```mlir
     train.param @transformer.wte.weight : tensor<65x48xf32> init = normal std = 2.000000e-02 decay
@@ -104,8 +103,7 @@ def Train_ReadOp : Train_Op<"read", [
   let summary = "reads the current value of a parameter or optimizer state";
   let description = [{
     Yields the value of the `train.param` or `train.state` named by `name`. The result type
-    must equal the parameter's declared type (its storage type: this rank's
-    flat shard with `shards = N`). A `train.buffer` reads as the whole
+    must equal the parameter's declared type. A `train.buffer` reads as the whole
     buffer, or this rank's shard of a sharded one (its storage type).
 
     ```mlir
@@ -128,8 +126,9 @@ def Train_StateOp : Train_Op<"state", [Symbol, HasParent<"mlir::ModuleOp">,
     gradient there between its reduction and the update). A master copy
     starts as the parameter's initial value, every other kind as zeros. The
     type has the parameter's shape; it is f32 except for `grad`, which has
-    the parameter's element type. `shards = N` stores one flat shard per
-    rank, as for train.param. Passes declare these; models do not.
+    the parameter's element type. As for train.param, `shards` is rejected
+    (sharded states are members of a sharded `train.buffer`). Passes declare
+    these; models do not.
 
     ```mlir
     train.state @transformer.wte.weight.exp_avg : tensor<65x48xf32> exp_avg of @transformer.wte.weight
