@@ -29,6 +29,19 @@ using namespace zeroc::train;
 
 namespace {
 
+/// Calls `fn` with `op` typed, when `op` draws a dropout mask by where its
+/// elements sit in the global batch: a train.dropout, or a train.attention
+/// or train.attention_grad with `dropout` (their fields are the same).
+template <typename Fn>
+void withDropout(Operation *op, Fn &&fn) {
+  if (auto dropout = dyn_cast<DropoutOp>(op))
+    fn(dropout);
+  else if (auto a = dyn_cast<AttentionOp>(op); a && a.getDropoutAttr())
+    fn(a);
+  else if (auto g = dyn_cast<AttentionGradOp>(op); g && g.getDropoutAttr())
+    fn(g);
+}
+
 constexpr StringLiteral kMicroBatchAttr = "train.micro_batch";
 constexpr StringLiteral kAccumulateAttr = "train.accumulate";
 
@@ -95,14 +108,7 @@ FailureOr<func::FuncOp> TrainAccumulatePass::differentiateMicroBatch(
     dropout.removeBatchDimAttr();
     dropout.removeRanksAttr();
   };
-  micro.walk([&](Operation *op) {
-    if (auto dropout = dyn_cast<DropoutOp>(op))
-      forget(dropout);
-    else if (auto a = dyn_cast<AttentionOp>(op); a && a.getDropoutAttr())
-      forget(a);
-    else if (auto g = dyn_cast<AttentionGradOp>(op); g && g.getDropoutAttr())
-      forget(g);
-  });
+  micro.walk([&](Operation *op) { withDropout(op, forget); });
   for (auto [op, ranks] : ranksOf)
     if (ranks < 0)
       return op->emitOpError("already records a micro-batch");
@@ -116,14 +122,7 @@ FailureOr<func::FuncOp> TrainAccumulatePass::differentiateMicroBatch(
     dropout.setMicroBatchAttr(b.getI64IntegerAttr(0));
     dropout.setMicroBatchesAttr(b.getI64IntegerAttr(count));
   };
-  micro.walk([&](Operation *op) {
-    if (auto dropout = dyn_cast<DropoutOp>(op))
-      mark(dropout);
-    else if (auto a = dyn_cast<AttentionOp>(op); a && a.getDropoutAttr())
-      mark(a);
-    else if (auto g = dyn_cast<AttentionGradOp>(op); g && g.getDropoutAttr())
-      mark(g);
-  });
+  micro.walk([&](Operation *op) { withDropout(op, mark); });
 
   // Each micro-batch contributes 1/count of the loss (the mean over the
   // rank's batch), and so of every gradient.
@@ -230,12 +229,10 @@ LogicalResult TrainAccumulatePass::accumulate(ModuleOp module, int64_t count) {
     for (Operation &op : microBody.without_terminator()) {
       Operation *copy = builder.clone(op, mapping);
       copy->setAttr(kMicroBatchAttr, index);
-      if (auto dropout = dyn_cast<DropoutOp>(copy);
-          dropout && dropout.getMicroBatchAttr())
-        dropout.setMicroBatchAttr(index);
-      if (isa<AttentionOp, AttentionGradOp>(copy) &&
-          copy->getInherentAttr("micro_batch").value_or(Attribute()))
-        copy->setInherentAttr(builder.getStringAttr("micro_batch"), index);
+      withDropout(copy, [&](auto dropout) {
+        if (dropout.getMicroBatchAttr())
+          dropout.setMicroBatchAttr(index);
+      });
     }
     // Each gradient (and the loss) is added to the running total right
     // after the micro-batch produces it, so the micro-batch's own dies.
