@@ -33,7 +33,7 @@ StateOp getOrDeclareState(OpBuilder &builder, SymbolTable &symbols,
                      : builder.getF32Type();
   auto type = RankedTensorType::get(param.getTensorType().getShape(), element);
   auto state = StateOp::create(builder, param.getLoc(), name, type, kind,
-                               param.getSymName(), /*shards=*/IntegerAttr());
+                               param.getSymName());
   symbols.insert(state);
   return state;
 }

@@ -164,7 +164,6 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
     RankedTensorType type = param ? param.getTensorType() : state.getTensorType();
     RankedTensorType storage =
         param ? param.getStorageType() : state.getStorageType();
-    std::optional<uint64_t> shards = param ? param.getShards() : state.getShards();
     table.index[name] = index;
     shapesOs << "static const int64_t shape_" << index << "[] = {";
     llvm::interleaveComma(type.getShape(), shapesOs);
@@ -185,9 +184,9 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
       std = param.getStdAttr().getValueAsDouble();
     }
     // A member of a sharded buffer has the buffer's shards and no storage
-    // of its own (zrt.h: zrt_state).
+    // of its own (zrt.h: zrt_state); any other state is stored whole.
     auto member = memberOf.find(name);
-    int64_t stateShards = shards ? static_cast<int64_t>(*shards) : 1;
+    int64_t stateShards = 1;
     int64_t storageNumel = storage.getNumElements();
     if (member != memberOf.end() && bufferShards[member->second.first] > 1) {
       stateShards = bufferShards[member->second.first];

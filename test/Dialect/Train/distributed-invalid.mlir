@@ -8,26 +8,6 @@ module {
 
 // -----
 
-// expected-error @+1 {{'train.param' op attribute 'shards' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
-train.param @w : tensor<4xf32> init = zeros shards = 0
-
-// -----
-
-// The per-tensor sharded layout is gone: a rank's shard is a slice of a
-// sharded train.buffer.
-// expected-error @+1 {{'train.param' op @w has the attribute `shards = 4` (the per-tensor sharded layout), which is no longer accepted: declare it whole and make it a member of a train.buffer with `shards` (train-zero's bucket buffers)}}
-train.param @w : tensor<10xf32> init = zeros shards = 4
-
-// -----
-
-module {
-  train.param @w : tensor<10xf32> init = zeros
-  // expected-error @+1 {{'train.state' op @w.exp_avg has the attribute `shards = 1` (the per-tensor sharded layout), which is no longer accepted}}
-  train.state @w.exp_avg : tensor<10xf32> exp_avg of @w shards = 1
-}
-
-// -----
-
 func.func @pack_size(%a: tensor<7xf32>, %b: tensor<2xf32>) {
   // expected-error @+1 {{'train.pack' op result type 'tensor<8xf32>' does not match the expected 'tensor<9xf32>'}}
   %c = train.pack %a, %b shards = 1 : tensor<7xf32>, tensor<2xf32> -> tensor<8xf32>

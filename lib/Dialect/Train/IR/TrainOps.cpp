@@ -77,20 +77,6 @@ static std::optional<double> valueOf(FloatAttr attr) {
   return attr.getValueAsDouble();
 }
 
-/// The per-tensor sharded layout (`shards = N` on a train.param or
-/// train.state: each rank storing its own flat chunk of every tensor) is
-/// gone: a rank's shard is a slice of a sharded train.buffer.
-static LogicalResult verifyNotShardedPerTensor(Operation *op, StringRef name,
-                                               std::optional<uint64_t> shards) {
-  if (!shards)
-    return success();
-  return op->emitOpError("@")
-         << name << " has the attribute `shards = " << *shards
-         << "` (the per-tensor sharded layout), which is no longer "
-            "accepted: declare it whole and make it a member of a train.buffer "
-            "with `shards` (train-zero's bucket buffers)";
-}
-
 LogicalResult ParamOp::verify() {
   if (failed(verifyTensorShape(getType(), ("type of @" + getSymName()).str(),
                                [&] { return emitOpError(); })))
@@ -109,7 +95,7 @@ LogicalResult ParamOp::verify() {
     return emitOpError("std is only meaningful with init = normal, but @")
            << getSymName() << " has init = " << stringifyInitKind(getInit());
   }
-  return verifyNotShardedPerTensor(*this, getSymName(), getShards());
+  return success();
 }
 
 /// The learning-rate schedule's settings, shared by train.optimizer and
@@ -206,11 +192,6 @@ LogicalResult OptimizerOp::verify() {
                         getMinLrAttr(), getMaxStepsAttr());
 }
 
-// `shards` is rejected by the verifiers: the storage is the declared tensor.
-RankedTensorType ParamOp::getStorageType() { return getTensorType(); }
-
-RankedTensorType StateOp::getStorageType() { return getTensorType(); }
-
 /// The storage type of the train.param or train.state named `name`, or null
 /// after reporting why there is none.
 static Type lookupStateType(Operation *user, FlatSymbolRefAttr name,
@@ -257,7 +238,7 @@ LogicalResult StateOp::verify() {
   if (getKind() != StateKind::grad && !type.getElementType().isF32())
     return emitOpError("optimizer state is kept in f32, but @")
            << getSymName() << " has type " << type;
-  return verifyNotShardedPerTensor(*this, getSymName(), getShards());
+  return success();
 }
 
 // What depends on the parameter, through the module's cached symbol table

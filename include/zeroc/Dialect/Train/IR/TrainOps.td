@@ -23,9 +23,9 @@ def Train_ParamOp : Train_Op<"param", [Symbol, HasParent<"mlir::ModuleOp">]> {
     (`zeros`, `ones`, or `normal` with mean 0 and standard deviation `std`),
     and `decay` marks it for weight decay.
 
-    `shards` is not accepted (the verifier rejects it): ZeRO's sharded
-    storage is a `train.buffer` with `shards` whose members are parameters,
-    never a parameter sharded on its own.
+    A parameter is always stored whole: ZeRO's sharded storage is a
+    `train.buffer` with `shards` whose members are parameters, never a
+    parameter sharded on its own.
 
     ```mlir
     train.param @transformer.wte.weight : tensor<65x48xf32> init = normal std = 2.000000e-02 decay
@@ -37,20 +37,19 @@ def Train_ParamOp : Train_Op<"param", [Symbol, HasParent<"mlir::ModuleOp">]> {
     TypeAttrOf<Train_FloatTensor>:$type,
     Train_InitKind:$init,
     OptionalAttr<F64Attr>:$std,
-    UnitAttr:$weight_decay,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$shards
+    UnitAttr:$weight_decay
   );
   let assemblyFormat = [{
     $sym_name `:` $type `init` `=` $init (`std` `=` $std^)?
-    (`decay` $weight_decay^)? (`shards` `=` $shards^)? attr-dict
+    (`decay` $weight_decay^)? attr-dict
   }];
   let extraClassDeclaration = [{
     mlir::RankedTensorType getTensorType() {
       return llvm::cast<mlir::RankedTensorType>(getType());
     }
-    /// What train.read and train.write see: the declared type, or with
-    /// `shards = N` this rank's flat shard of ceil(numel / N) elements.
-    mlir::RankedTensorType getStorageType();
+    /// What train.read and train.write see: the declared type (as
+    /// train.state's and train.buffer's getStorageType).
+    mlir::RankedTensorType getStorageType() { return getTensorType(); }
   }];
   let hasVerifier = 1;
 }
@@ -126,7 +125,7 @@ def Train_StateOp : Train_Op<"state", [Symbol, HasParent<"mlir::ModuleOp">,
     gradient there between its reduction and the update). A master copy
     starts as the parameter's initial value, every other kind as zeros. The
     type has the parameter's shape; it is f32 except for `grad`, which has
-    the parameter's element type. As for train.param, `shards` is rejected
+    the parameter's element type. As a train.param, it is stored whole
     (sharded states are members of a sharded `train.buffer`). Passes declare
     these; models do not.
 
@@ -138,18 +137,17 @@ def Train_StateOp : Train_Op<"state", [Symbol, HasParent<"mlir::ModuleOp">,
     SymbolNameAttr:$sym_name,
     TypeAttrOf<Train_FloatTensor>:$type,
     Train_StateKind:$kind,
-    FlatSymbolRefAttr:$of,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$shards
+    FlatSymbolRefAttr:$of
   );
   let assemblyFormat = [{
-    $sym_name `:` $type $kind `of` $of (`shards` `=` $shards^)? attr-dict
+    $sym_name `:` $type $kind `of` $of attr-dict
   }];
   let extraClassDeclaration = [{
     mlir::RankedTensorType getTensorType() {
       return llvm::cast<mlir::RankedTensorType>(getType());
     }
-    /// What train.read and train.write see (see train.param's `shards`).
-    mlir::RankedTensorType getStorageType();
+    /// What train.read and train.write see: the declared type.
+    mlir::RankedTensorType getStorageType() { return getTensorType(); }
   }];
   let hasVerifier = 1;
 }
