@@ -51,6 +51,10 @@ struct TrainShardOptimizerPass
 
   void runOnOperation() override;
   FailureOr<Section> readSection(TrainStep &step);
+  /// Every buffer the updates read and the reduced gradients they start
+  /// from are there.
+  LogicalResult checkInputs(Block &body, const Partition &partition,
+                            OptimizerOp optimizer, SymbolTable &symbols);
   /// At stage 1 the averaged gradient shard train-reduce-gradients left as
   /// a value: the reduce-scatter of what it writes to the gradient buffer.
   Value reducedShard(Block &body, const FlatBucket &b);
@@ -77,6 +81,8 @@ void TrainShardOptimizerPass::runOnOperation() {
   if (failed(section))
     return signalPassFailure();
   Block &body = step->func.getBody().front();
+  if (failed(checkInputs(body, *partition, step->optimizer, symbols)))
+    return signalPassFailure();
   Operation *ret = body.getTerminator();
   OpBuilder builder(ret);
   TrainBuilder tb(builder, step->optimizer.getLoc());
@@ -142,6 +148,37 @@ FailureOr<Section> TrainShardOptimizerPass::readSection(TrainStep &step) {
   for (auto [param, update] : llvm::zip(step.params, updates))
     section.updateOf[param] = update;
   return section;
+}
+
+LogicalResult TrainShardOptimizerPass::checkInputs(Block &body,
+                                                   const Partition &partition,
+                                                   OptimizerOp optimizer,
+                                                   SymbolTable &symbols) {
+  SmallVector<StringRef> kinds = {"grads"};
+  if (optimizer.getKind() == OptimizerKind::adamw)
+    kinds.append({"exp_avg", "exp_avg_sq"});
+  else
+    kinds.push_back("momentum_buffer");
+  for (const FlatBucket &b : partition.buckets) {
+    SmallVector<StringRef> needed = kinds;
+    if (!b.element.isF32())
+      needed.push_back("master");
+    for (StringRef kind : needed)
+      if (!symbols.lookup<BufferOp>(b.name + "." + kind.str()))
+        return optimizer.emitError("train-shard-optimizer finds no buffer @")
+               << b.name << "." << kind << ": run train-shard-states first";
+    bool reduced = llvm::any_of(body.getOps<WriteOp>(), [&](WriteOp write) {
+      return write.getName() == b.name + ".grads" &&
+             (S != 1 || llvm::any_of(write.getValue().getUsers(), [](auto *u) {
+                return isa<shard::ReduceScatterOp>(u);
+              }));
+    });
+    if (!reduced)
+      return body.getParentOp()->emitError("train-shard-optimizer finds no "
+                                           "reduction into @")
+             << b.name << ".grads: run train-reduce-gradients first";
+  }
+  return success();
 }
 
 Value TrainShardOptimizerPass::reducedShard(Block &body, const FlatBucket &b) {
