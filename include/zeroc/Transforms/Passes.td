@@ -508,7 +508,7 @@ def TrainAssignBuckets : Pass<"train-assign-buckets", "mlir::ModuleOp"> {
     It writes the decision as the module attribute `train.buckets`: an
     array of buckets, each the array of its parameters end to end. The
     dialect verifies it (every entry a `train.param`, named once, one
-    element type per bucket). `train-partition` reads it, declares each
+    element type per bucket). `train-shard-states` reads it, declares each
     bucket's `train.buffer`s (whose members and offsets carry the decision
     from then on) and removes the attribute; nothing recomputes it.
 
