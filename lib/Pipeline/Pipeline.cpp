@@ -12,10 +12,20 @@
 
 namespace zeroc {
 
+/// What train-partition runs: everything of train-zero after the buckets,
+/// one decision per pass, each reading the earlier ones from the IR.
+static void addPartitionPasses(mlir::OpPassManager &pm, int64_t stage,
+                               int64_t worldSize) {
+  pm.addPass(createTrainShardStates({stage, worldSize}));
+  pm.addPass(createTrainGatherParams());
+  pm.addPass(createTrainReduceGradients());
+  pm.addPass(createTrainShardOptimizer());
+}
+
 static void addZeroPasses(mlir::OpPassManager &pm, int64_t stage,
                           int64_t worldSize, int64_t bucketBytes) {
   pm.addPass(createTrainAssignBuckets({bucketBytes}));
-  pm.addPass(createTrainPartition({stage, worldSize}));
+  addPartitionPasses(pm, stage, worldSize);
 }
 
 void buildTrainingPipelineSection(mlir::OpPassManager &pm,
@@ -105,6 +115,17 @@ struct ZeroPipelineOptions
       llvm::cl::init(26214400)};
 };
 
+/// train-partition's options: train-shard-states'.
+struct PartitionPipelineOptions
+    : public mlir::PassPipelineOptions<PartitionPipelineOptions> {
+  Option<int64_t> stage{*this, "stage",
+                        llvm::cl::desc("ZeRO stage: 0, 1, 2 or 3"),
+                        llvm::cl::init(0)};
+  Option<int64_t> worldSize{*this, "world-size",
+                            llvm::cl::desc("Number of data-parallel ranks"),
+                            llvm::cl::init(1)};
+};
+
 struct TrainingPipelineOptions
     : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
   Option<int64_t> stage{*this, "stage", llvm::cl::desc("ZeRO stage (0-3)"),
@@ -153,8 +174,9 @@ void registerTrainingPipeline() {
   // looked at the module.
   mlir::registerPassPipeline(
       "train-zero",
-      "ZeRO's partition of a training step: train-assign-buckets (the "
-      "buckets), then train-partition (the rest)",
+      "ZeRO's partition of a training step: train-assign-buckets, "
+      "train-shard-states, train-gather-params, train-reduce-gradients, "
+      "train-shard-optimizer",
       [](mlir::OpPassManager &pm, llvm::StringRef text,
          llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)> error) {
         ZeroPipelineOptions o;
@@ -174,6 +196,13 @@ void registerTrainingPipeline() {
       },
       [](llvm::function_ref<void(const mlir::detail::PassOptions &)> handler) {
         handler(ZeroPipelineOptions());
+      });
+  mlir::PassPipelineRegistration<PartitionPipelineOptions>(
+      "train-partition",
+      "train-zero after its buckets: train-shard-states, "
+      "train-gather-params, train-reduce-gradients, train-shard-optimizer",
+      [](mlir::OpPassManager &pm, const PartitionPipelineOptions &o) {
+        addPartitionPasses(pm, o.stage, o.worldSize);
       });
   mlir::PassPipelineRegistration<>(
       "train-bufferize",

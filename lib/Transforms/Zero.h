@@ -1,23 +1,32 @@
 //===- Zero.h - what the passes of train-zero share -------------*- C++ -*-===//
 //
 // train-zero is a pipeline whose passes write their decisions into the IR
-// for the next: train-assign-buckets (the module attribute `train.buckets`)
-// and train-partition (buffers, collectives, per-bucket optimizer).
+// for the next: train-assign-buckets (the module attribute `train.buckets`),
+// train-shard-states (the buckets' train.buffers, the grid, the stage),
+// train-gather-params (stage 3's parameter gathers), train-reduce-gradients
+// (the gradient collectives, the global loss) and train-shard-optimizer (one
+// update per bucket shard). Each later pass reads the earlier decisions from
+// the IR through the helpers below.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ZEROC_LIB_TRANSFORMS_ZERO_H
 #define ZEROC_LIB_TRANSFORMS_ZERO_H
 
+#include "zeroc/Dialect/Train/IR/TrainBuilder.h"
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace zeroc {
 
 /// train-assign-buckets' decision: [[@p3, @p2], [@p1]], each bucket's
 /// parameters end to end in backward order (the dialect verifies it).
 constexpr llvm::StringLiteral kBucketsAttr = "train.buckets";
+
+/// The 1-D grid train-shard-states declares.
+constexpr llvm::StringLiteral kGrid = "dp";
 
 /// @train_step as train-optimizer writes it: the parameters of
 /// train.gradients, the gradient each one's squared norm reads, and the
@@ -33,6 +42,69 @@ struct TrainStep {
 /// Finds and checks @train_step, reporting what is missing.
 mlir::FailureOr<TrainStep> findTrainStep(mlir::ModuleOp module,
                                          mlir::SymbolTable &symbols);
+
+/// The function marked train.forward, or null.
+mlir::func::FuncOp findForward(mlir::ModuleOp module);
+
+/// What train-shard-states decided, as the later passes read it back:
+/// the stage and world size (`train.zero_stage`, `train.world_size`) and
+/// each bucket from its parameter buffer `@zero.flat<k>.params`.
+struct FlatBucket {
+  std::string name; // zero.flat<k>; its buffers are <name>.params, ...
+  llvm::SmallVector<train::ParamOp> members;
+  llvm::SmallVector<int64_t> offsets;
+  llvm::SmallVector<int64_t> numels; // of each member
+  int64_t shard = 0; // a rank's elements (the whole buffer at stage 0)
+  int64_t size = 0;  // of the buffer: N shards, or (stage 0) the members
+  mlir::Type element;
+
+  /// Elements after the last member.
+  int64_t padding() const { return size - (offsets.back() + numels.back()); }
+};
+
+struct Partition {
+  int64_t stage = 0, worldSize = 1;
+  llvm::SmallVector<FlatBucket> buckets;
+  /// Each parameter's bucket (by name).
+  llvm::StringMap<unsigned> bucketOf;
+};
+
+/// Reads train-shard-states' decisions, naming `pass` in the error when
+/// they are missing.
+mlir::FailureOr<Partition> readPartition(mlir::ModuleOp module,
+                                         mlir::SymbolTable &symbols,
+                                         llvm::StringRef pass);
+
+/// Upstream shard collectives on the 1-D grid @dp, over dimension 0.
+class Collectives {
+public:
+  Collectives(mlir::OpBuilder &builder, int64_t ranks)
+      : b(builder), ranks(ranks) {}
+
+  mlir::Value allReduce(mlir::Location loc, mlir::Value flat);
+  mlir::Value reduceScatter(mlir::Location loc, mlir::Value flat);
+  mlir::Value allGather(mlir::Location loc, mlir::Value flat);
+  mlir::Value allSlice(mlir::Location loc, mlir::Value flat);
+  /// zeroc's side-effecting gather, which CSE cannot merge with another.
+  mlir::Value gatherStart(mlir::Location loc, mlir::Value flat);
+  /// Averages a scalar over ranks (the loss, through a 1-element buffer).
+  mlir::Value averageScalar(train::TrainBuilder &tb, mlir::Value scalar);
+  mlir::Value sumScalar(train::TrainBuilder &tb, mlir::Value scalar);
+
+private:
+  mlir::RankedTensorType resized(mlir::Value flat, int64_t mul, int64_t div);
+
+  mlir::OpBuilder &b;
+  int64_t ranks;
+};
+
+/// The micro-batch contributions of a value that train-accumulate summed
+/// (a chain of `train.add` marked `train.accumulate`, the running total on
+/// the left), in micro-batch order; just `value` without accumulation.
+llvm::SmallVector<mlir::Value> microBatchParts(mlir::Value value);
+
+/// Erases the accumulation adds of `value` that nothing reads any more.
+void eraseDeadAccumulation(mlir::Value value);
 
 } // namespace zeroc
 

@@ -508,7 +508,7 @@ def TrainAssignBuckets : Pass<"train-assign-buckets", "mlir::ModuleOp"> {
     It writes the decision as the module attribute `train.buckets`: an
     array of buckets, each the array of its parameters end to end. The
     dialect verifies it (every entry a `train.param`, named once, one
-    element type per bucket). `train-partition` reads it, declares each
+    element type per bucket). `train-shard-states` reads it, declares each
     bucket's `train.buffer`s (whose members and offsets carry the decision
     from then on) and removes the attribute; nothing recomputes it.
 
@@ -544,72 +544,60 @@ def TrainAssignBuckets : Pass<"train-assign-buckets", "mlir::ModuleOp"> {
   let dependentDialects = ["zeroc::train::TrainDialect"];
 }
 
-def TrainPartition : Pass<"train-partition", "mlir::ModuleOp"> {
-  let summary = "Partitions a training step with its buckets across data-parallel ranks per ZeRO stage";
+def TrainShardStates : Pass<"train-shard-states", "mlir::ModuleOp"> {
+  let summary = "Declares each bucket's buffers, sharded as the ZeRO stage says";
   let description = [{
     The second pass of the `train-zero` pipeline (after
-    `train-assign-buckets`, whose `train.buckets` it reads and removes;
-    it still makes the sharding and collective decisions described here
-    together). Turns `@train_step` (after `train-data-parallel`, `train-autodiff` and
-    `train-optimizer`) into the program of one of `world-size` ranks on the
-    1-D grid `shard.grid @dp`, as the ZeRO paper (Rajbhandari et al., SC20)
-    defines its stages:
+    `train-assign-buckets`, whose `train.buckets` it reads and removes). It
+    decides what each rank stores, as the ZeRO paper (Rajbhandari et al.,
+    SC20) defines its stages, in the one layout of Megatron's distributed
+    optimizer: each bucket `k` (one element type) becomes a set of
+    `train.buffer @zero.flat<k>.<what>` declarations whose members are the
+    usual per-parameter declarations, end to end in the bucket's order:
 
-    * stage 0: gradients are packed into their buckets (`train.buckets`),
-      and each bucket is averaged with
-      one `shard.all_reduce` into its gradient `train.buffer`; every rank
-      runs the full optimizer on the members of those buffers.
-    * stage 1: optimizer state (fp32 master copies, moments) is sharded,
-      and each bucket is reduced with `shard.reduce_scatter`, so each rank
-      receives exactly its shard; the full local gradients stay whole.
-      Each rank updates its shards, and the updated parameters are rebuilt
-      with one `shard.all_gather` per bucket.
-    * stage 2: as stage 1, but gradients are sharded too: only the reduced
-      shard is kept (in a sharded gradient buffer) and the full gradients
-      die as soon as their bucket is reduced.
-    * stage 3: as stage 2, and parameters are sharded between steps. Each
-      bucket of parameters is gathered with
-      `train.all_gather_start`/`train.wait` before its first use in
-      forward and released (`train.release`) after its last, then
-      gathered and released again around its use in backward. These ops
-      have side effects, so CSE cannot merge the two gathers.
+    * `params` (the parameters themselves): replicated at stages 0-2,
+      `shards = N` at stage 3;
+    * `grads` (`train.state ... grad`): whole at stages 0-1, `shards = N`
+      from stage 2;
+    * `master` (bf16 buckets only: the fp32 masters), and the moments
+      (`exp_avg`, `exp_avg_sq` for AdamW, `momentum_buffer` for SGD): whole
+      at stage 0, `shards = N` from stage 1.
 
-    Every stage uses one layout, that of Megatron's distributed optimizer:
-    each bucket (one element type) is a set of `train.buffer` declarations
-    -- at stage 0 its gradients (whole, not padded); from stage 1 its
-    parameters (replicated at stages 1-2, `shards = N` at stage 3),
-    gradients (replicated at stage 1, `shards = N` from stage 2), fp32
-    masters and moments (`shards = N`) -- whose members are the
-    usual per-parameter declarations, end to end in backward order (from
-    stage 1 padded to N equal shards). Backward packs the bucket's gradients end to
-    end (a zero tail for the padding) and reduce-scatters them, so rank r
-    receives the contiguous elements `[r * S, (r + 1) * S)`; the optimizer
-    (stages 1-3) runs one `train.adamw_update` / `train.sgd_update` per
-    bucket on those elements, with `decay_ranges` naming the members that take weight
-    decay, and (stages 1-2) one all-gather rebuilds the parameter buffer.
-    There is no unpack: members are views of their buffer. With
-    micro-batches, stages 2-3 reduce-scatter each micro-batch's bucket and
-    sum it into the sharded gradient buffer.
+    From stage 1 a bucket is padded at its end to N equal shards; stage 0
+    keeps whole buffers. It declares the 1-D grid `shard.grid @dp(shape =
+    N)` and records `train.world_size` and `train.zero_stage` on the
+    module. The step itself is unchanged: the later passes read the
+    buffers (their members and offsets are the bucket decision from now
+    on) and the two attributes, never recompute them.
 
-    At stage 3 the rank stores only its shard of each parameter buffer
-    and the update writes it in place. Before a bucket's first use in
-    forward (in @train_step, @forward and @logits), and again before its
-    first use in backward, the shard is gathered whole
-    (`train.all_gather_start` / `train.wait`) and the members are views of
-    the gathered buffer (`train.unpack` with `shards = 1`, the padding its
-    last result), released (`train.release`) after the bucket's last use
-    in that phase; per micro-batch with micro-batches. A bucket whose last
-    use in forward comes after every other bucket's and whose first use in
-    backward comes before every other's (the output projection: GPT-2's
-    tied embedding) is gathered once for both phases, instead of twice with
-    the two gathers live together; a model of one bucket keeps the two
-    gathers.
+    Example (`stage=2 world-size=2`, one AdamW bucket of 4 + 3 elements):
 
-    The loss is averaged over ranks; the gradient norm combines every
-    rank's partial squared norm with an all-reduce, so clipping is global.
-    From stage 1 a bucket whose size N does not divide is zero-padded at
-    its end (the last `train.pack` operand); the padding adds nothing to
-    norms. The module records `train.world_size` and `train.zero_stage`.
+    ```mlir
+    module attributes {train.batch_split = 2 : i64,
+                       train.buckets = [[@b, @w]]} {
+      train.param @w : tensor<3xf32> init = zeros
+      train.param @b : tensor<4xf32> init = zeros
+      ...
+    ```
+
+    becomes
+
+    ```mlir
+    module attributes {train.batch_split = 2 : i64, train.world_size = 2 : i64,
+                       train.zero_stage = 2 : i64} {
+      shard.grid @dp(shape = 2)
+      train.param @w : tensor<3xf32> init = zeros
+      train.state @w.grad : tensor<3xf32> grad of @w
+      train.state @w.exp_avg : tensor<3xf32> exp_avg of @w
+      ...
+      train.buffer @zero.flat0.params : tensor<8xf32> <parameters>
+          members [@b, @w] offsets [0, 4]
+      train.buffer @zero.flat0.grads : tensor<8xf32> <gradients>
+          members [@b.grad, @w.grad] offsets [0, 4] shards = 2
+      train.buffer @zero.flat0.exp_avg : tensor<8xf32> <optimizer_states>
+          members [@b.exp_avg, @w.exp_avg] offsets [0, 4] shards = 2
+      ...
+    ```
   }];
   let options = [
     Option<"stage", "stage", "int64_t", "0", "ZeRO stage: 0, 1, 2 or 3">,
@@ -617,7 +605,151 @@ def TrainPartition : Pass<"train-partition", "mlir::ModuleOp"> {
            "Number of data-parallel ranks">
   ];
   let dependentDialects = ["zeroc::train::TrainDialect",
-                           "mlir::func::FuncDialect",
+                           "mlir::shard::ShardDialect"];
+}
+
+def TrainGatherParams : Pass<"train-gather-params", "mlir::ModuleOp"> {
+  let summary = "Places stage 3's parameter gathers around their uses";
+  let description = [{
+    The third pass of the `train-zero` pipeline; it does nothing below
+    stage 3 (`train.zero_stage`, which with the parameter buffers it reads
+    from `train-shard-states`). At stage 3 a rank stores only its shard of
+    each parameter buffer. Before a bucket's first use in forward (in
+    `@train_step`, `@forward` and `@logits`), and again before its first
+    use in backward, the shard is gathered whole
+    (`train.all_gather_start` / `train.wait`, side-effecting, so CSE
+    cannot merge two gathers) and the members are views of the gathered
+    buffer (`train.unpack` with `shards = 1`, the padding its last
+    result), released (`train.release`) after the bucket's last use in
+    that phase; per micro-batch with micro-batches (`train.micro_batch`,
+    split at each micro-batch's loss, which `@train_step` still returns:
+    run it before `train-reduce-gradients`). `train-optimizer`'s section
+    keeps its own reads. A bucket whose last use in forward comes after
+    every other bucket's and whose first use in backward comes before
+    every other's (the output projection: GPT-2's tied embedding) is
+    gathered once for both phases, instead of twice with the two gathers
+    live together; a model of one bucket keeps the two gathers.
+    `train-schedule` bounds the gathers in flight (`max-in-flight`).
+
+    Example (one bucket `[@b, @w]` of 7 elements on 2 ranks):
+
+    ```mlir
+    %w = train.read @w : tensor<3xf32>
+    %y = train.mul %x, %w : tensor<3xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %s = train.read @zero.flat0.params : tensor<4xf32>
+    %f = train.all_gather_start %s on @dp : tensor<4xf32> -> !train.future<tensor<8xf32>>
+    %g = train.wait %f : !train.future<tensor<8xf32>> -> tensor<8xf32>
+    %b, %w, %pad = train.unpack %g shards = 1 : tensor<8xf32> -> tensor<4xf32>, tensor<3xf32>, tensor<1xf32>
+    %y = train.mul %x, %w : tensor<3xf32>
+    train.release %g : tensor<8xf32>
+    ```
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect"];
+}
+
+def TrainReduceGradients : Pass<"train-reduce-gradients", "mlir::ModuleOp"> {
+  let summary = "Places the gradient and loss reductions over ranks";
+  let description = [{
+    The fourth pass of the `train-zero` pipeline. For each bucket (the
+    parameter buffers `train-shard-states` declared, `train.zero_stage`
+    and `train.world_size`), right after backward has computed the last of
+    its gradients (the values `train-optimizer`'s `train.squared_norm`s
+    read), the gradients are packed end to end (`train.pack`, the padding
+    a zero tail) and averaged over ranks:
+
+    * stage 0: one `shard.all_reduce`, scaled by 1/N and written to the
+      bucket's gradient buffer;
+    * stage 1: the full local gradients are written to the gradient
+      buffer, and one `shard.reduce_scatter` (scaled by 1/N) gives the
+      rank's averaged shard, the value `train-shard-optimizer` updates
+      with;
+    * stages 2-3: the reduce-scatter (scaled by 1/N) is written to the
+      sharded gradient buffer; with micro-batches (`train-accumulate`'s
+      sums, `train.accumulate`) once per micro-batch, each micro-batch's
+      shard added to the buffer's (`train.accumulate`,
+      `train.micro_batch`).
+
+    The loss `@train_step` and `@forward` return becomes the mean over
+    ranks (an all-reduce of a 1-element tensor, scaled by 1/N), and a
+    cross-entropy with `ignore_index` divides by the global batch's token
+    count (the counts summed over ranks). `train-optimizer`'s section is
+    left to `train-shard-optimizer`, still reading the per-parameter
+    gradients.
+
+    Example (stage 2, one bucket `[@b, @w]` of 7 elements on 2 ranks):
+
+    ```mlir
+    %gw = ...   // the last gradient of the bucket
+    ```
+
+    is followed by
+
+    ```mlir
+    %pad = train.fill 0.0 : tensor<1xf32>
+    %p = train.pack %gb, %gw, %pad shards = 1 : ... -> tensor<8xf32>
+    %r = shard.reduce_scatter %p on @dp mesh_axes = [0] scatter_dim = 0 : tensor<8xf32> -> tensor<4xf32>
+    %a = train.scale %r by 5.000000e-01 : tensor<4xf32>
+    train.write %a to @zero.flat0.grads : tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect",
+                           "mlir::shard::ShardDialect"];
+}
+
+def TrainShardOptimizer : Pass<"train-shard-optimizer", "mlir::ModuleOp"> {
+  let summary = "Merges train-optimizer's per-parameter updates into one per bucket shard";
+  let description = [{
+    The last pass of the `train-zero` pipeline. It consumes the optimizer
+    section `train-optimizer` wrote at the end of `@train_step` (from its
+    `train.lr_schedule`: the squared norms, the `train.clip_coef`, and per
+    parameter a cast, clip, master read, `train.adamw_update` /
+    `train.sgd_update` and writes). The `train.lr_schedule`, the
+    `train.sqrt` of the gradient norm the step returns and the
+    `train.clip_coef` are kept and moved after the reductions; the norm now
+    reads the squared norms of each bucket's averaged gradient shard
+    (summed over ranks from stage 1, so clipping stays global). The
+    per-parameter updates of a bucket merge into one update over the
+    rank's shard of the bucket's buffers (at stage 0 the whole buffer,
+    `replicated`), whose `decay_ranges` are the members whose own update
+    decays; a bf16 bucket updates its fp32 master and rounds it into the
+    parameters; at stages 1-2 one `shard.all_gather` rebuilds the
+    replicated parameter buffer (from an `shard.all_slice` of it for an
+    f32 bucket's master), at stage 3 the shard is the parameters' storage.
+    Then nothing reads the per-parameter gradients' micro-batch sums any
+    more, and they go.
+
+    Example (stage 2, AdamW, one f32 bucket `[@b, @w]` of 7 elements on 2
+    ranks; `@b` takes no weight decay):
+
+    ```mlir
+    %lr = train.lr_schedule %step lr = 0.01 schedule = constant ...
+    ...
+    %u:3 = train.adamw_update %pw, %cw, %mw, %vw, %lr, %step ... weight_decay = 0.1 ...
+    train.write %u#0 to @w : tensor<3xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %g = train.read @zero.flat0.grads : tensor<4xf32>
+    %lr = train.lr_schedule %step lr = 0.01 schedule = constant ...
+    %n = train.squared_norm %g : tensor<4xf32> -> tensor<f32>
+    ...   // the norm summed over ranks, the clip coefficient
+    %p = shard.all_slice ...   // of train.read @zero.flat0.params
+    %m = train.read @zero.flat0.exp_avg : tensor<4xf32>
+    %v = train.read @zero.flat0.exp_avg_sq : tensor<4xf32>
+    %u:3 = train.adamw_update %p, %c, %m, %v, %lr, %step ...
+        weight_decay = 0.1 decay_ranges = [4, 7] ...
+    %all = shard.all_gather %u#0 on @dp ... : tensor<4xf32> -> tensor<8xf32>
+    train.write %all to @zero.flat0.params : tensor<8xf32>
+    ```
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect",
                            "mlir::shard::ShardDialect"];
 }
 

@@ -1,11 +1,12 @@
-// RUN: zeroc-opt %s "--train-partition=stage=0 world-size=2" | FileCheck %s --check-prefix=S0
-// RUN: zeroc-opt %s "--train-partition=stage=2 world-size=2" | FileCheck %s --check-prefix=S2
+// RUN: zeroc-opt %s "--train-shard-states=stage=0 world-size=2" --train-reduce-gradients | FileCheck %s --check-prefix=S0
+// RUN: zeroc-opt %s "--train-shard-states=stage=2 world-size=2" --train-reduce-gradients | FileCheck %s --check-prefix=S2
 
-// train-partition at its own input stage: a step as train-optimizer
-// writes it (by hand), with the buckets train-assign-buckets decided in
-// train.buckets. Here they are not backward's order (which would be
+// train-shard-states and train-reduce-gradients at their own input stage:
+// a step as train-optimizer writes it (by hand, the optimizer section cut
+// short: train-shard-optimizer is not run), with the buckets
+// train-assign-buckets decided in train.buckets. Here they are not backward's order (which would be
 // [[@b2, @w2, @w1, @b1]]): the buffers follow the attribute, which
-// train-partition reads, never recomputes, and removes.
+// train-shard-states reads, never recomputes, and removes.
 // S0: module attributes {train.batch_split = 2 : i64, train.world_size = 2 : i64, train.zero_stage = 0 : i64}
 // S0-DAG: train.buffer @zero.flat0.grads : tensor<17xf32> <gradients> members [@w1.grad, @b2.grad] offsets [0, 12]{{$}}
 // S0-DAG: train.buffer @zero.flat1.grads : tensor<24xf32> <gradients> members [@w2.grad, @b1.grad] offsets [0, 20]{{$}}

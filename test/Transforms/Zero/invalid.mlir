@@ -1,7 +1,7 @@
 // RUN: zeroc-opt %s --split-input-file "--train-zero=stage=1 world-size=2" --verify-diagnostics
 
 // The first and third modules have a step that train-assign-buckets (the first
-// pass of train-zero) accepts, so that train-partition meets them.
+// pass of train-zero) accepts, so that train-shard-states meets them.
 
 // expected-error @below {{the batch is split for 1 rank(s) but world-size is 2; run train-data-parallel with world-size=2 first}}
 module {

@@ -1,0 +1,247 @@
+//===- ShardOptimizer.cpp - train-optimizer's step over bucket shards -----===//
+//
+// Consumes the optimizer section train-optimizer wrote (one update per
+// parameter) and turns it into one update per bucket over the rank's shard
+// of the bucket buffers train-shard-states declared: the learning rate, the
+// gradient norm and the clip coefficient train-optimizer computed are kept
+// (the norm now over the shards, summed over ranks), each bucket's members'
+// updates merge into one whose `decay_ranges` are the members whose update
+// decays, and at stages 1-2 one all-gather rebuilds the parameter buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OptimizerEmitter.h"
+#include "Zero.h"
+
+#include "zeroc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+
+namespace zeroc {
+#define GEN_PASS_DEF_TRAINSHARDOPTIMIZER
+#include "zeroc/Transforms/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc;
+using namespace zeroc::train;
+
+namespace {
+
+/// train-optimizer's section of @train_step: its step scalars and one
+/// update per parameter (in train.gradients order).
+struct Section {
+  SmallVector<Operation *> ops;
+  LRScheduleOp lr;
+  Operation *gradNorm = nullptr; // the train.sqrt the step returns
+  ClipCoefOp clip;
+  llvm::DenseMap<Operation *, Operation *> updateOf; // param -> update
+};
+
+/// The decay train-optimizer gave an update.
+double decayOf(Operation *update) {
+  if (auto adamw = dyn_cast<AdamWUpdateOp>(update))
+    return adamw.getWeightDecay().convertToDouble();
+  return cast<SGDUpdateOp>(update).getWeightDecay().convertToDouble();
+}
+
+struct TrainShardOptimizerPass
+    : zeroc::impl::TrainShardOptimizerBase<TrainShardOptimizerPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+  FailureOr<Section> readSection(TrainStep &step);
+  /// Every buffer the updates read and the reduced gradients they start
+  /// from are there.
+  LogicalResult checkInputs(Block &body, const Partition &partition,
+                            OptimizerOp optimizer, SymbolTable &symbols);
+  /// At stage 1 the averaged gradient shard train-reduce-gradients left as
+  /// a value: the reduce-scatter of what it writes to the gradient buffer.
+  Value reducedShard(Block &body, const FlatBucket &b);
+  void updateBucket(TrainBuilder &tb, const FlatBucket &b, Value grad,
+                    Section &section, OptimizerOp optimizer, Value step,
+                    SymbolTable &symbols, Collectives &collectives);
+
+  int64_t S = 0, N = 1;
+};
+
+void TrainShardOptimizerPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SymbolTable symbols(module);
+  FailureOr<Partition> partition =
+      readPartition(module, symbols, "train-shard-optimizer");
+  if (failed(partition))
+    return signalPassFailure();
+  S = partition->stage;
+  N = partition->worldSize;
+  FailureOr<TrainStep> step = findTrainStep(module, symbols);
+  if (failed(step))
+    return signalPassFailure();
+  FailureOr<Section> section = readSection(*step);
+  if (failed(section))
+    return signalPassFailure();
+  Block &body = step->func.getBody().front();
+  if (failed(checkInputs(body, *partition, step->optimizer, symbols)))
+    return signalPassFailure();
+  Operation *ret = body.getTerminator();
+  OpBuilder builder(ret);
+  TrainBuilder tb(builder, step->optimizer.getLoc());
+  Collectives collectives(builder, N);
+  // Each bucket's averaged gradient shard (at stage 0 the whole bucket).
+  SmallVector<Value> shardGrads;
+  for (const FlatBucket &b : partition->buckets)
+    shardGrads.push_back(
+        S == 1 ? reducedShard(body, b)
+               : tb.read(RankedTensorType::get({b.shard}, b.element),
+                         b.name + ".grads"));
+  // train-optimizer's scalars, now after the reductions; the norm over
+  // the shards, summed over ranks from stage 1.
+  section->lr->moveBefore(ret);
+  Value squaredNorm;
+  for (Value grad : shardGrads) {
+    Value partial = SquaredNormOp::create(builder, tb.getLoc(), grad);
+    squaredNorm = squaredNorm ? tb.add(squaredNorm, partial) : partial;
+  }
+  if (S > 0)
+    squaredNorm = collectives.sumScalar(tb, squaredNorm);
+  section->gradNorm->moveBefore(ret);
+  section->gradNorm->setOperand(0, squaredNorm);
+  if (section->clip) {
+    section->clip->moveBefore(ret);
+    section->clip.getSquaredNormMutable().assign(squaredNorm);
+  }
+  for (auto [b, grad] : llvm::zip(partition->buckets, shardGrads))
+    updateBucket(tb, b, grad, *section, step->optimizer,
+                 body.getArguments().back(), symbols, collectives);
+  // The per-parameter section is consumed.
+  for (Operation *op : llvm::reverse(section->ops))
+    if (op != section->lr && op != section->gradNorm && op != section->clip)
+      op->erase();
+  for (Value grad : step->grads)
+    eraseDeadAccumulation(grad);
+}
+
+FailureOr<Section> TrainShardOptimizerPass::readSection(TrainStep &step) {
+  Section section;
+  section.lr = cast<LRScheduleOp>(step.optimizerStart);
+  Operation *ret = step.func.getBody().front().getTerminator();
+  for (Operation *op = step.optimizerStart; op != ret; op = op->getNextNode())
+    section.ops.push_back(op);
+  SmallVector<Operation *> updates;
+  for (Operation *op : section.ops) {
+    if (isa<AdamWUpdateOp, SGDUpdateOp>(op))
+      updates.push_back(op);
+    else if (auto clip = dyn_cast<ClipCoefOp>(op))
+      section.clip = clip;
+  }
+  section.gradNorm = ret->getNumOperands() == 2
+                         ? ret->getOperand(1).getDefiningOp<SqrtOp>()
+                         : nullptr;
+  if (updates.size() != step.params.size() || !section.gradNorm ||
+      !llvm::is_contained(section.ops, section.gradNorm))
+    return step.func.emitError("train-shard-optimizer needs @")
+           << step.func.getSymName()
+           << "'s optimizer section as train-optimizer writes it: one "
+              "update per entry of train.gradients ("
+           << updates.size() << " for " << step.params.size()
+           << ") and the train.sqrt of the gradient norm it returns";
+  for (auto [param, update] : llvm::zip(step.params, updates))
+    section.updateOf[param] = update;
+  return section;
+}
+
+LogicalResult TrainShardOptimizerPass::checkInputs(Block &body,
+                                                   const Partition &partition,
+                                                   OptimizerOp optimizer,
+                                                   SymbolTable &symbols) {
+  SmallVector<StringRef> kinds = {"grads"};
+  if (optimizer.getKind() == OptimizerKind::adamw)
+    kinds.append({"exp_avg", "exp_avg_sq"});
+  else
+    kinds.push_back("momentum_buffer");
+  for (const FlatBucket &b : partition.buckets) {
+    SmallVector<StringRef> needed = kinds;
+    if (!b.element.isF32())
+      needed.push_back("master");
+    for (StringRef kind : needed)
+      if (!symbols.lookup<BufferOp>(b.name + "." + kind.str()))
+        return optimizer.emitError("train-shard-optimizer finds no buffer @")
+               << b.name << "." << kind << ": run train-shard-states first";
+    bool reduced = llvm::any_of(body.getOps<WriteOp>(), [&](WriteOp write) {
+      return write.getName() == b.name + ".grads" &&
+             (S != 1 || llvm::any_of(write.getValue().getUsers(), [](auto *u) {
+                return isa<shard::ReduceScatterOp>(u);
+              }));
+    });
+    if (!reduced)
+      return body.getParentOp()->emitError("train-shard-optimizer finds no "
+                                           "reduction into @")
+             << b.name << ".grads: run train-reduce-gradients first";
+  }
+  return success();
+}
+
+Value TrainShardOptimizerPass::reducedShard(Block &body, const FlatBucket &b) {
+  for (auto write : body.getOps<WriteOp>())
+    if (write.getName() == b.name + ".grads")
+      for (Operation *user : write.getValue().getUsers())
+        if (isa<shard::ReduceScatterOp>(user))
+          return *user->getResult(0).getUsers().begin()->getResults().begin();
+  llvm_unreachable("train-reduce-gradients reduce-scatters every bucket");
+}
+
+void TrainShardOptimizerPass::updateBucket(TrainBuilder &tb,
+                                           const FlatBucket &b, Value grad,
+                                           Section &section,
+                                           OptimizerOp optimizer, Value step,
+                                           SymbolTable &symbols,
+                                           Collectives &collectives) {
+  // One update over this rank's shard (at stage 0 the whole bucket, as
+  // every rank holds the averaged gradients), weight decay on the members
+  // whose update decays; at stages 1-2 one all-gather of the updated shards
+  // into the replicated parameter buffer, at stage 3 the shard is the
+  // parameters' storage.
+  OpBuilder &builder = tb.builder();
+  Type f32 = builder.getF32Type();
+  auto shardF32 = RankedTensorType::get({b.shard}, f32);
+  Value g = tb.cast(grad, f32);
+  if (section.clip)
+    g = tb.mul(g, section.clip);
+  // An f32 bucket's master is the parameters' own shard.
+  Value master;
+  if (!b.element.isF32())
+    master = tb.read(shardF32, b.name + ".master");
+  else if (S == 0 || S == 3) // the whole buffer, or the rank's shard
+    master = tb.read(shardF32, b.name + ".params");
+  else
+    master = collectives.allSlice(
+        tb.getLoc(), tb.read(RankedTensorType::get({N * b.shard}, f32),
+                             b.name + ".params"));
+  SmallVector<int64_t> ranges;
+  for (auto [param, offset, numel] : llvm::zip(b.members, b.offsets, b.numels)) {
+    if (decayOf(section.updateOf.lookup(param)) == 0.0)
+      continue;
+    if (!ranges.empty() && ranges.back() == offset)
+      ranges.back() = offset + numel;
+    else
+      ranges.append({offset, offset + numel});
+  }
+  Value updated = emitUpdate(
+      tb, optimizer, master, g, section.lr, step,
+      optimizer.getWeightDecayAttr(), builder.getDenseI64ArrayAttr(ranges),
+      /*replicated=*/S == 0, [&](StateKind kind) {
+        return symbols
+            .lookup<BufferOp>(b.name + "." + stringifyStateKind(kind).str())
+            .getSymName();
+      });
+  Value shard = updated;
+  if (!b.element.isF32()) {
+    tb.write(updated, b.name + ".master");
+    shard = tb.cast(updated, b.element);
+  }
+  tb.write(S == 0 || S == 3 ? shard
+                            : collectives.allGather(tb.getLoc(), shard),
+           b.name + ".params");
+}
+
+} // namespace
