@@ -792,7 +792,12 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](RankOp rank) {
-        alias(rank.getRank(), "((int64_t)zrt_rank(comm))");
+        // A local, read once: an expression calling zrt_rank would be
+        // evaluated per element inside the loops that index a rank's slot
+        // (an opaque call the compiler cannot hoist, which also keeps the
+        // loop from vectorizing).
+        os << "  const int64_t " << var(rank.getRank())
+           << " = (int64_t)zrt_rank(comm);\n";
         return success();
       })
       .Case([&](StorageOp storage) {

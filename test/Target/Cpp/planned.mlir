@@ -8,12 +8,15 @@
 // CHECK-LABEL: static void train_step(zrt_comm *comm, const void *tokens, const void *targets, int64_t step, float *loss, float *grad_norm, float *lr) {
 // CHECK-NEXT: (void)comm;
 // CHECK-NEXT: const int64_t step_arg[1] = {step};
+// The rank, read once into a local (an expression calling zrt_rank would
+// run per element in loops over a rank's slot).
+// CHECK-NEXT: const int64_t [[RANK:v[0-9]+]] = (int64_t)zrt_rank(comm);
 // An allocation in its category, the embedding kernel into it.
 // CHECK-NEXT: float *[[X:v[0-9]+]] = (float *)zrt_alloc(64, ZRT_MEM_ACTIVATIONS); /* tensor<2x2x4xf32> */
 // CHECK-NEXT: zrt_embedding(ZRT_F32, ((float *)S[0].data), ((const int32_t *)tokens), ZRT_I32, [[X]], 4, 5, 4);
 // A view at a rank's offset; a collective from it; the wait.
 // CHECK-NEXT: float *[[B:v[0-9]+]] = (float *)zrt_alloc(16, ZRT_MEM_GRADIENT_BUCKETS); /* tensor<4xf32> */
-// CHECK-NEXT: zrt_request *[[R:v[0-9]+]] = zrt_all_gather_start(comm, ([[X]] + (((int64_t)zrt_rank(comm)) * 2)), [[B]], 2, ZRT_F32, NULL);
+// CHECK-NEXT: zrt_request *[[R:v[0-9]+]] = zrt_all_gather_start(comm, ([[X]] + ([[RANK]] * 2)), [[B]], 2, ZRT_F32, NULL);
 // CHECK-NEXT: zrt_wait([[R]]);
 // A fused loop over the view at a static offset, into a state's buffer.
 // CHECK-NEXT: #pragma omp simd
