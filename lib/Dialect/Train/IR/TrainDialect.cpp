@@ -68,7 +68,7 @@ static constexpr llvm::StringLiteral kTiedAttrName = "train.tied";
 /// module: train-assign-buckets' decision, [[@p3, @p2], [@p1]]: the
 /// parameters of each gradient bucket, end to end in that order (the
 /// buckets in backward order, one element type each); read and removed by
-/// train-partition, which declares the buckets' train.buffers from it. Not
+/// train-shard-states, which declares the buckets' train.buffers from it. Not
 /// among the ODS discardable attributes, as train.tied.
 static constexpr llvm::StringLiteral kBucketsAttrName = "train.buckets";
 
