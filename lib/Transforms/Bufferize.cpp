@@ -304,10 +304,8 @@ LogicalResult FunctionBufferizer::readDestinations(Block &block) {
     auto marked = op.getAttrOfType<DenseI64ArrayAttr>(kEmplaceAttrName);
     StringRef into = intoOf(&op);
     if (!into.empty()) {
-      auto buffer = symbols.lookup<BufferOp>(into);
       Type type = tensorOf(op.getResult(0).getType());
-      if (!buffer || buffer.getStorageType() != buffer.getTensorType() ||
-          buffer.getTensorType() != type)
+      if (!replicatedBuffer(symbols, into, type))
         return op.emitOpError("is placed into @")
                << into << " ('train.into'), which is not a replicated "
                << "train.buffer of type " << type;

@@ -93,6 +93,17 @@ inline mlir::Value throughReshapes(mlir::Value input) {
   return value;
 }
 
+/// The replicated tensor-level train.buffer `name` names, whose storage
+/// has `type`, or null.
+inline train::BufferOp replicatedBuffer(mlir::SymbolTable &symbols,
+                                        llvm::StringRef name, mlir::Type type) {
+  auto buffer = symbols.lookup<train::BufferOp>(name);
+  if (!buffer || buffer.getStorageType() != buffer.getTensorType() ||
+      buffer.getTensorType() != type)
+    return nullptr;
+  return buffer;
+}
+
 /// A function's block: each op's position, the accesses of each memory
 /// (the train.buffer a member belongs to, else the symbol), and liveness.
 struct BlockFacts {

@@ -96,17 +96,6 @@ struct Emplacer : BlockFacts {
     return value;
   }
 
-  /// The replicated tensor-level train.buffer `name` names, whose storage
-  /// has `type`, or null.
-  static BufferOp replicatedBuffer(SymbolTable &symbols, StringRef name,
-                                   Type type) {
-    auto buffer = symbols.lookup<BufferOp>(name);
-    if (!buffer || buffer.getStorageType() != buffer.getTensorType() ||
-        buffer.getTensorType() != type)
-      return nullptr;
-    return buffer;
-  }
-
   /// Whether a read of `root` other than `except` is live at `at`.
   bool readLiveAt(StringRef root, unsigned at, Operation *except) const {
     auto it = accesses.find(root);
@@ -168,14 +157,7 @@ struct Emplacer : BlockFacts {
       if (Value value = write.getValue();
           value != pack.getResult() && !value.getDefiningOp<WaitOp>())
         destination.insert(value);
-      int64_t index = 0;
-      for (Value input : pack.getInputs()) {
-        if (Value value = placeable(input, block)) {
-          destination.insert(value);
-          slots[pack].push_back(index);
-        }
-        ++index;
-      }
+      placeInputs(pack, block);
       flatPacks[pack] = write.getName();
     }
   }
@@ -290,15 +272,18 @@ struct Emplacer : BlockFacts {
       if (!pack || flatPacks.count(pack) ||
           !isa_and_nonnull<ReduceScatterStartOp>(onlyUser(pack.getResult())))
         continue;
-      int64_t index = 0;
-      for (Value input : pack.getInputs()) {
-        if (Value value = placeable(input, block)) {
-          destination.insert(value);
-          slots[pack].push_back(index);
-        }
-        ++index;
-      }
+      placeInputs(pack, block);
     }
+  }
+
+  /// Each input of a bucket or segment that can be is computed into its
+  /// slot.
+  void placeInputs(PackOp pack, Block &block) {
+    for (auto [index, input] : llvm::enumerate(pack.getInputs()))
+      if (Value value = placeable(input, block)) {
+        destination.insert(value);
+        slots[pack].push_back(index);
+      }
   }
 
   void findInPlaceUpdates(Block &block) {
@@ -318,7 +303,6 @@ struct Emplacer : BlockFacts {
       }
     }
   }
-
 };
 
 struct TrainEmplacePass : zeroc::impl::TrainEmplaceBase<TrainEmplacePass> {
