@@ -2,12 +2,13 @@
 //
 // train-bufferize-ops (Passes.td, docs/backend.md): every function of a
 // scheduled, fused per-rank program into the buffer form the back ends
-// print. Reads are their state's buffer (or a copy while the state is
-// written), views are reinterpret_casts, updates run in place on their
-// state, gradients are computed into their bucket's slice, collectives run
-// in place where train-zero's buffers allow, and every other op is a
-// train.kernel into a new allocation in its memory category. The entry
-// signature is train-entry-abi's, deallocation train-deallocate's.
+// print, executing the decisions train-emplace and train-elide-copies wrote
+// into the IR (BufferizeFacts.h) and making none: a read is its state's
+// buffer or, marked train.copy, a copy; views are reinterpret_casts; an
+// operand train.emplace lists is computed in place (a bucket's slice, a
+// segment's slot, the rank's slot, a state, a whole storage); every other
+// op is a train.kernel into a new allocation in its memory category. The
+// entry signature is train-entry-abi's, deallocation train-deallocate's.
 //
 //===----------------------------------------------------------------------===//
 
