@@ -23,6 +23,7 @@
 // CHECK-NEXT: train.collective_wait %[[R]]
 // CHECK-NEXT: %[[V2:.*]] = train.storage @v : memref<4xf32>
 // CHECK-NEXT: memref.copy %arg0, %[[V2]]
+// CHECK-NEXT: memref.alloc() {train.category = #train.category<activations>} : memref<f32>
 // CHECK-NEXT: train.kernel ins(%[[V]] : memref<4xf32>)
 // CHECK-NOT: memref.copy
 // CHECK: return
