@@ -78,11 +78,13 @@ int64_t modelGradientBytes(mlir::ModuleOp module, llvm::StringRef precision) {
 
 /// train-bufferize: each decision a pass that writes it into the IR
 /// (where producers compute, which reads copy), then the rewrite that
-/// executes them, then the entry point's signature.
+/// executes them, the allocations' memory categories, and the entry
+/// point's signature.
 static void addBufferizePasses(mlir::OpPassManager &pm) {
   pm.addPass(createTrainEmplace());
   pm.addPass(createTrainElideCopies());
   pm.addPass(createTrainBufferizeOps());
+  pm.addPass(createTrainAllocate());
   pm.addPass(createTrainEntryABI());
 }
 
@@ -187,7 +189,8 @@ void registerTrainingPipeline() {
   mlir::PassPipelineRegistration<>(
       "train-bufferize",
       "Each function of a per-rank step into buffers: train-emplace, "
-      "train-elide-copies, train-bufferize-ops, then train-entry-abi",
+      "train-elide-copies, train-bufferize-ops, train-allocate, then "
+      "train-entry-abi",
       [](mlir::OpPassManager &pm) { addBufferizePasses(pm); });
   mlir::PassPipelineRegistration<>(
       "train-planning",

@@ -7,8 +7,9 @@
 // buffer or, marked train.copy, a copy; views are reinterpret_casts; an
 // operand train.emplace lists is computed in place (a bucket's slice, a
 // segment's slot, the rank's slot, a state, a whole storage); every other
-// op is a train.kernel into a new allocation in its memory category. The
-// entry signature is train-entry-abi's, deallocation train-deallocate's.
+// op is a train.kernel into a new allocation. Memory categories are
+// train-allocate's, the entry signature train-entry-abi's, deallocation
+// train-deallocate's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,12 +68,6 @@ struct Destination {
   int64_t offset;
 };
 
-/// The category a collective's buffers are counted in.
-MemoryCategory collectiveCategory(Operation *start) {
-  return isa<AllGatherStartOp>(start) ? MemoryCategory::gathered_parameters
-                                      : MemoryCategory::gradient_buckets;
-}
-
 /// Elements of a collective's full buffer that are not padding: the real
 /// elements of the tensors packed into its input (reduce), or unpacked from
 /// its result (gather), else all of them.
@@ -123,10 +118,9 @@ private:
 
   Location loc() const { return current->getLoc(); }
 
-  Value alloc(RankedTensorType type, MemoryCategory category) {
+  /// A new buffer (its memory category is train-allocate's).
+  Value alloc(RankedTensorType type) {
     auto op = memref::AllocOp::create(builder, loc(), memrefOf(type));
-    trainDialect(op).getCategoryAttrHelper().setAttr(
-        op, MemoryCategoryAttr::get(builder.getContext(), category));
     places[op.getResult()] = {op.getResult(), 0, nullptr};
     return op.getResult();
   }
@@ -253,8 +247,7 @@ private:
   Value segmentBuffer(Operation *pack) {
     auto [it, inserted] = segments.try_emplace(pack, Value());
     if (inserted)
-      it->second = alloc(tensorOf(pack->getResult(0).getType()),
-                         collectiveCategory(*pack->getUsers().begin()));
+      it->second = alloc(tensorOf(pack->getResult(0).getType()));
     return it->second;
   }
 
@@ -405,7 +398,7 @@ void FunctionBufferizer::rewriteCollective(Operation &op) {
   else if (StringRef into = intoOf(&op); !into.empty())
     recv = storage(into, type);
   else
-    recv = alloc(type, collectiveCategory(&op));
+    recv = alloc(type);
   CollectiveKind kind = isa<AllReduceStartOp>(op) ? CollectiveKind::all_reduce
                         : isa<ReduceScatterStartOp>(op)
                             ? CollectiveKind::reduce_scatter
@@ -423,14 +416,6 @@ void FunctionBufferizer::rewriteCollective(Operation &op) {
 }
 
 LogicalResult FunctionBufferizer::rewrite(Operation &op) {
-  auto category = [&](Operation *producer) {
-    if (auto pack = dyn_cast<PackOp>(producer))
-      for (Operation *user : pack.getResult().getUsers())
-        if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(user))
-          return collectiveCategory(user);
-    return MemoryCategory::activations;
-  };
-
   if (isa<func::ReturnOp>(op)) {
     func::ReturnOp::create(builder, loc(), buffersOf(op.getOperands()));
     return success();
@@ -439,7 +424,7 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     Value buffer = storage(read.getName(), read.getType());
     if (read->hasAttr(kCopyAttrName)) {
       Value state = buffer;
-      buffer = alloc(read.getType(), MemoryCategory::activations);
+      buffer = alloc(read.getType());
       memref::CopyOp::create(builder, loc(), state, buffer);
     }
     buffers[read.getResult()] = buffer;
@@ -492,8 +477,7 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     for (unsigned i : updatedOperands(&op)) {
       Value target = ins[i];
       if (!isEmplaced(&op, i)) {
-        target = alloc(tensorOf(op.getOperand(i).getType()),
-                       MemoryCategory::activations);
+        target = alloc(tensorOf(op.getOperand(i).getType()));
         memref::CopyOp::create(builder, loc(), ins[i], target);
         ins[i] = target;
       }
@@ -520,7 +504,7 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     auto dest = destinations.find(result);
     outs.push_back(dest != destinations.end()
                        ? destinationBuffer(result, dest->second)
-                       : alloc(tensorOf(result.getType()), category(&op)));
+                       : alloc(tensorOf(result.getType())));
     buffers[result] = outs.back();
   }
   kernel(&op, ins, outs);

@@ -908,10 +908,12 @@ def TrainBufferizeOps : Pass<"train-bufferize-ops", "mlir::ModuleOp"> {
   let summary = "Rewrites each function of a per-rank step into buffers";
   let description = [{
     The third pass of the `train-bufferize` pipeline (`train-emplace`,
-    `train-elide-copies`, `train-bufferize-ops`, then `train-entry-abi`;
-    docs/backend.md): it executes the decisions the first two wrote into
-    the IR and makes none of its own; after it, where every value lives is
-    in the IR, and the function is marked `train.planned`.
+    `train-elide-copies`, `train-bufferize-ops`, `train-allocate`, then
+    `train-entry-abi`; docs/backend.md): it executes the decisions the
+    first two wrote into the IR and makes none of its own; after it, where
+    every value lives is in the IR, and the function is marked
+    `train.planned`. Its allocations have no memory category yet
+    (`train-allocate`'s).
 
     * Each tensor argument and result becomes a memref of the same shape in
       device memory; the entry point's signature (host memory, out
@@ -942,9 +944,7 @@ def TrainBufferizeOps : Pass<"train-bufferize-ops", "mlir::ModuleOp"> {
       state's buffer.
     * Every other op, a `train.fused` region included, becomes a
       `train.kernel` from the buffers of its operands into new
-      allocations, each with the `train.category` the memory report counts
-      it in (gradient buckets and gathered parameters for what collectives
-      send and receive, activations otherwise).
+      allocations.
     * Collectives become `train.collective_start` / `train.collective_wait`
       with their payload (the elements that are not padding); `train.release`
       disappears (liveness places the end of the buffer's life).
@@ -954,7 +954,7 @@ def TrainBufferizeOps : Pass<"train-bufferize-ops", "mlir::ModuleOp"> {
     %y = train.matmul %x, %w transpose_rhs : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
     // becomes
     %0 = train.storage @w : memref<4x8xf32>
-    %1 = memref.alloc() {train.category = #train.category<activations>} : memref<2x4xf32>
+    %1 = memref.alloc() : memref<2x4xf32>
     train.kernel ins(%x, %0 : memref<2x8xf32>, memref<4x8xf32>) outs(%1 : memref<2x4xf32>) {
     ^bb0(%a: tensor<2x8xf32>, %b: tensor<4x8xf32>):
       %c = train.matmul %a, %b transpose_rhs : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
@@ -977,10 +977,42 @@ def TrainBufferizeOps : Pass<"train-bufferize-ops", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def TrainAllocate : Pass<"train-allocate", "mlir::ModuleOp"> {
+  let summary = "Gives each allocation its memory category";
+  let description = [{
+    The fourth pass of the `train-bufferize` pipeline, on the buffer form
+    `train-bufferize-ops` leaves: each `memref.alloc` without a
+    `train.category` gets the one the memory report counts it in, from
+    what the allocation is for.
+
+    * The receive buffer of a `train.collective_start`: gathered
+      parameters for an all-gather, gradient buckets otherwise.
+    * The send buffer of one, when nothing writes it but a `train.kernel`
+      running a `train.pack` or writes through its views (a bucket packed
+      for the collective, a reduce-scatter segment its gradients are
+      computed into): the same.
+    * Anything else (a kernel's result, a read's copy, an update's copy,
+      even when a collective sends it): activations.
+
+    An allocation that already has a category keeps it.
+
+    ```mlir
+    %seg = memref.alloc() : memref<10xf32>
+    %mine = memref.reinterpret_cast %seg to offset: [%o], sizes: [5], strides: [1] : ...
+    %r = train.collective_start reduce_scatter %seg, %mine on @dp payload = 10 : ...
+    // becomes
+    %seg = memref.alloc() {train.category = #train.category<gradient_buckets>} : memref<10xf32>
+    ```
+
+    The pass emits no errors.
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect"];
+}
+
 def TrainEntryABI : Pass<"train-entry-abi", "mlir::ModuleOp"> {
   let summary = "Gives each planned function the entry point's signature";
   let description = [{
-    The second pass of the `train-bufferize` pipeline: on each function
+    The last pass of the `train-bufferize` pipeline: on each function
     `train-bufferize-ops` put in buffer form, the signature the runtime
     calls (docs/backend.md).
 

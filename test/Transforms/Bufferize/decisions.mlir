@@ -6,16 +6,17 @@
 // bucket's write is no copy, the read of @w copies though nothing writes
 // @w (train.copy), and the read of @v, which is written while live, is
 // its storage (no train.copy) -- the write is a copy into that storage.
+// The allocations have no memory category (train-allocate's).
 
 // CHECK-LABEL: func.func @decided(
 // CHECK: %[[W:.*]] = train.storage @w : memref<4xf32>
-// CHECK-NEXT: %[[COPY:.*]] = memref.alloc() {train.category = #train.category<activations>} : memref<4xf32>
+// CHECK-NEXT: %[[COPY:.*]] = memref.alloc() : memref<4xf32>
 // CHECK-NEXT: memref.copy %[[W]], %[[COPY]]
 // CHECK-NEXT: %[[V:.*]] = train.storage @v : memref<4xf32>
 // CHECK-NEXT: %[[B:.*]] = train.storage @grads : memref<8xf32>
 // CHECK-NEXT: %[[S0:.*]] = memref.reinterpret_cast %[[B]] to offset: [0], sizes: [4]
 // CHECK-NEXT: train.kernel ins(%[[COPY]] : memref<4xf32>) outs(%[[S0]] : memref<4xf32>)
-// CHECK: %[[G1:.*]] = memref.alloc() {train.category = #train.category<activations>} : memref<4xf32>
+// CHECK: %[[G1:.*]] = memref.alloc() : memref<4xf32>
 // CHECK-NEXT: train.kernel ins(%[[V]] : memref<4xf32>) outs(%[[G1]] : memref<4xf32>)
 // CHECK: %[[SLOT:.*]] = memref.reinterpret_cast %[[B]] to offset: [4]
 // CHECK-NEXT: memref.copy %[[G1]], %[[SLOT]]
@@ -23,7 +24,7 @@
 // CHECK-NEXT: train.collective_wait %[[R]]
 // CHECK-NEXT: %[[V2:.*]] = train.storage @v : memref<4xf32>
 // CHECK-NEXT: memref.copy %arg0, %[[V2]]
-// CHECK-NEXT: memref.alloc() {train.category = #train.category<activations>} : memref<f32>
+// CHECK-NEXT: memref.alloc() : memref<f32>
 // CHECK-NEXT: train.kernel ins(%[[V]] : memref<4xf32>)
 // CHECK-NOT: memref.copy
 // CHECK: return
