@@ -86,11 +86,22 @@ int64_t modelGradientBytes(mlir::ModuleOp module, llvm::StringRef precision) {
   return bytes;
 }
 
+/// train-bufferize: each decision a pass that writes it into the IR
+/// (where producers compute, which reads copy), then the rewrite that
+/// executes them, the allocations' memory categories, and the entry
+/// point's signature.
+static void addBufferizePasses(mlir::OpPassManager &pm) {
+  pm.addPass(createTrainEmplace());
+  pm.addPass(createTrainElideCopies());
+  pm.addPass(createTrainBufferizeOps());
+  pm.addPass(createTrainAllocate());
+  pm.addPass(createTrainEntryABI());
+}
+
 void buildPlanningPipeline(mlir::OpPassManager &pm, int64_t maxInFlight) {
   pm.addPass(createTrainFuseOptimizer());
   pm.addPass(createTrainFuseElementwise());
-  pm.addPass(createTrainBufferizeOps());
-  pm.addPass(createTrainEntryABI());
+  addBufferizePasses(pm);
   pm.addPass(mlir::createCSEPass());
   // The fp32 stage 1-2 parameter gathers, in place on the buffers.
   pm.addPass(createTrainDeferGathers({maxInFlight}));
@@ -206,12 +217,10 @@ void registerTrainingPipeline() {
       });
   mlir::PassPipelineRegistration<>(
       "train-bufferize",
-      "Each function of a per-rank step into buffers: train-bufferize-ops, "
-      "then train-entry-abi",
-      [](mlir::OpPassManager &pm) {
-        pm.addPass(createTrainBufferizeOps());
-        pm.addPass(createTrainEntryABI());
-      });
+      "Each function of a per-rank step into buffers: train-emplace, "
+      "train-elide-copies, train-bufferize-ops, train-allocate, then "
+      "train-entry-abi",
+      [](mlir::OpPassManager &pm) { addBufferizePasses(pm); });
   mlir::PassPipelineRegistration<>(
       "train-planning",
       "The planning passes: the scheduled per-rank step to the buffer form "

@@ -956,63 +956,137 @@ def TrainFuseOptimizer : Pass<"train-fuse-optimizer", "mlir::ModuleOp"> {
   let dependentDialects = ["zeroc::train::TrainDialect"];
 }
 
+def TrainEmplace : Pass<"train-emplace", "mlir::ModuleOp"> {
+  let summary = "Decides which producers compute into a slice of a buffer";
+  let description = [{
+    The first pass of the `train-bufferize` pipeline (docs/backend.md): on
+    each function of a scheduled, fused per-rank step still in tensor form,
+    which values are computed where they end up instead of into a new
+    buffer that is then copied. It decides on the tensor IR and writes each
+    decision on the op it concerns; `train-elide-copies` and
+    `train-bufferize-ops` read them, nothing recomputes them.
+
+    * `train.into = @bucket` on a `train.pack` (`shards = 1`): the pack is
+      the storage of the replicated gradient `train.buffer` it is written
+      to (stage 1), or all-reduced, averaged and written to (stage 0), when
+      nothing touches the buffer before that write.
+    * `train.emplace = array<i64: i, ...>` on such a pack, or on a pack
+      only reduce-scattered (a segment, stages 2-3): its inputs `i` are
+      computed into their slots (through the reshapes that lead to them,
+      each used only on the way), when a kernel of the function computes
+      them and they have no other use.
+    * `train.emplace = array<i64: 0>` on a `train.write`: the value is
+      already in the storage and the write disappears -- the bucket's own
+      write, an update in place, an all-gather in place, or a kernel's
+      result whose only use is a write of the whole storage of a buffer,
+      parameter or state that nothing else accesses (nor a live read
+      reads) from the kernel to the write; an elementwise producer may
+      read that storage itself (stage 2's sum of micro-batches, a bf16
+      cast of its master).
+    * `train.emplace` on `train.adamw_update` / `train.sgd_update`: the
+      state operands updated in place on their state's buffer (a
+      `train.read` used by the update alone, whose result is written back
+      to that state; or stages 1-2's rank slice of the parameter buffer
+      that the result is all-gathered into).
+    * `train.into = @params` on a `train.all_gather_start` whose result is
+      written to a replicated buffer: it receives into that buffer; with
+      `train.emplace = array<i64: 0>` its send is computed into the rank's
+      slot of it (else the send is an update in place there). Not when a
+      read of the buffer is live at the gather.
+
+    ```mlir
+    %g = train.matmul %x, %dy transpose_lhs : (tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<8x4xf32>
+    %b = train.pack %g, %h {shards = 1 : i64} : tensor<8x4xf32>, tensor<4xf32> -> tensor<36xf32>
+    %f = train.all_reduce_start %b {grid = @dp} : tensor<36xf32> -> !train.future<tensor<36xf32>>
+    %r = train.wait %f : !train.future<tensor<36xf32>> -> tensor<36xf32>
+    train.write @grads, %r : tensor<36xf32>
+    // becomes
+    %b = train.pack %g, %h {shards = 1 : i64, train.emplace = array<i64: 0>, train.into = @grads} : ...
+    train.write @grads, %r {train.emplace = array<i64: 0>} : tensor<36xf32>
+    ```
+
+    The pass emits no errors: an op it cannot place keeps no attribute
+    and is copied. Functions already in buffer form are left alone.
+  }];
+}
+
+def TrainElideCopies : Pass<"train-elide-copies", "mlir::ModuleOp"> {
+  let summary = "Marks the reads that must copy their state";
+  let description = [{
+    The second pass of the `train-bufferize` pipeline, after
+    `train-emplace`: a `train.read` is its state's buffer unless the state
+    (or any member of the same `train.buffer`) is written while the read
+    is live -- by a `train.write` that remains (no `train.emplace`) or by
+    an update in place (`train.emplace`) through another read -- then it
+    gets `train.copy` and `train-bufferize-ops` reads it into a new
+    buffer. A read is live until its last use through views; an update in
+    place keeps the read it updates alive as long as its result; a
+    collective's input until its wait.
+
+    ```mlir
+    %w = train.read @w : tensor<4xf32>
+    train.write @w, %new : tensor<4xf32>
+    %y = train.add %w, %w : ...
+    // becomes
+    %w = train.read @w {train.copy} : tensor<4xf32>
+    ```
+
+    The pass emits no errors. Functions already in buffer form are left
+    alone.
+  }];
+}
+
 def TrainBufferizeOps : Pass<"train-bufferize-ops", "mlir::ModuleOp"> {
   let summary = "Rewrites each function of a per-rank step into buffers";
   let description = [{
-    The second planning pass (docs/backend.md), the first of the
-    `train-bufferize` pipeline (`train-bufferize-ops`, then
-    `train-entry-abi`): after it, where every value lives is in the IR, and
-    the function is marked `train.planned`.
+    The third pass of the `train-bufferize` pipeline (`train-emplace`,
+    `train-elide-copies`, `train-bufferize-ops`, `train-allocate`, then
+    `train-entry-abi`; docs/backend.md): it executes the decisions the
+    first two wrote into the IR and makes none of its own; after it, where
+    every value lives is in the IR, and the function is marked
+    `train.planned`. Its allocations have no memory category yet
+    (`train-allocate`'s).
 
     * Each tensor argument and result becomes a memref of the same shape in
       device memory; the entry point's signature (host memory, out
       parameters) is `train-entry-abi`'s. `train.lr_schedule` writes a new
       allocation, which `train-entry-abi` makes the learning rate's
       out-parameter.
-    * `train.read` is its state's buffer (`train.storage`), or an
-      allocation and a `memref.copy` of it when the state is written while
-      the read is live.
+    * `train.read` is its state's buffer (`train.storage`), or, marked
+      `train.copy` (`train-elide-copies`), an allocation and a
+      `memref.copy` of it.
     * Views are `memref.reinterpret_cast` of their source's buffer: a
       reshape, a `train.unpack` with `shards = 1` (at each part's offset), a
       `shard.all_slice` (at the rank's offset, from `train.rank`), a
       `train.wait` (the collective's receive buffer).
-    * An optimizer update whose state operand is a `train.read` used by it
-      alone, and whose result is written back to that state, runs in place
-      on the state's buffer and its `train.write` disappears; any other
-      state operand is copied first and updated in place on the copy.
+    * An optimizer update runs in place on the buffers of the state
+      operands `train.emplace` lists; any other state operand is copied
+      first and updated in place on the copy.
+    * A `train.pack` with `train.into = @b` is the storage of `@b`; one
+      with `train.emplace` only (a reduce-scatter's segment) an allocation
+      made when its first input is computed. Each input it lists is
+      computed into its slot (through its reshapes), any other is copied
+      there. A collective of such a pack runs in place (an all-reduce with
+      `send == recv`, a reduce-scatter into the rank's slot); an
+      all-gather with `train.into = @p` receives into `@p`, and the send
+      it lists is computed into the rank's slot of `@p`.
+    * A `train.write` with `train.emplace` disappears (its value was
+      computed into the storage: a kernel whose result it writes computes
+      into the whole storage); any other is a `memref.copy` into the
+      state's buffer.
     * Every other op, a `train.fused` region included, becomes a
       `train.kernel` from the buffers of its operands into new
-      allocations, each with the `train.category` the memory report counts
-      it in (gradient buckets and gathered parameters for what collectives
-      send and receive, activations otherwise); a `train.write` that
-      remains is a `memref.copy` into the state's buffer.
+      allocations.
     * Collectives become `train.collective_start` / `train.collective_wait`
       with their payload (the elements that are not padding); `train.release`
       disappears (liveness places the end of the buffer's life).
-    * Gradient buckets (the `train.buffer`s train-zero declared): a
-      `train.pack` with `shards = 1` written to its replicated gradient
-      buffer (stage 1), or all-reduced, averaged and written there (stage
-      0), is that buffer, when nothing touches the buffer before the
-      write. Each gradient that is only packed is computed into its slice
-      of the buffer (through the reshapes that lead to it), any other is
-      copied there; the all-reduce runs in place (`send == recv`), the
-      averaging in place, and the write disappears: no gradient-bucket
-      allocation remains.
-    * Reduce-scatter segments (stages 2-3): the bucket a rank
-      reduce-scatters (a `train.pack` with `shards = 1` in no buffer) is
-      allocated before its first gradient, and each gradient used only by
-      the pack is computed into its slot; any other is copied there.
-    * All-gathers in place (stages 1-2): an all-gather whose result is
-      written to a replicated parameter buffer receives into it, and what
-      it sends (the rank's updated shard) is computed into the rank's slot
-      of that buffer.
 
     ```mlir
     %w = train.read @w : tensor<4x8xf32>
     %y = train.matmul %x, %w transpose_rhs : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
     // becomes
     %0 = train.storage @w : memref<4x8xf32>
-    %1 = memref.alloc() {train.category = #train.category<activations>} : memref<2x4xf32>
+    %1 = memref.alloc() : memref<2x4xf32>
     train.kernel ins(%x, %0 : memref<2x8xf32>, memref<4x8xf32>) outs(%1 : memref<2x4xf32>) {
     ^bb0(%a: tensor<2x8xf32>, %b: tensor<4x8xf32>):
       %c = train.matmul %a, %b transpose_rhs : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
@@ -1022,7 +1096,11 @@ def TrainBufferizeOps : Pass<"train-bufferize-ops", "mlir::ModuleOp"> {
 
     Errors: a function already in buffer form (`train.planned`); a
     non-tensor argument; a blocking upstream collective ("run
-    train-schedule"); an op with memory effects the pass does not know. (A
+    train-schedule"); an op with memory effects the pass does not know;
+    a `train.into` that names no replicated `train.buffer` of the op's
+    type; an all-gather with `train.emplace` and no `train.into`; a
+    `train.emplace` operand of a pack or all-gather that no kernel
+    computes. (A
     `train.*_start` not waited for exactly once becomes a
     `train.collective_start` that `train-verify-emittable` rejects.)
   }];
@@ -1031,10 +1109,42 @@ def TrainBufferizeOps : Pass<"train-bufferize-ops", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def TrainAllocate : Pass<"train-allocate", "mlir::ModuleOp"> {
+  let summary = "Gives each allocation its memory category";
+  let description = [{
+    The fourth pass of the `train-bufferize` pipeline, on the buffer form
+    `train-bufferize-ops` leaves: each `memref.alloc` without a
+    `train.category` gets the one the memory report counts it in, from
+    what the allocation is for.
+
+    * The receive buffer of a `train.collective_start`: gathered
+      parameters for an all-gather, gradient buckets otherwise.
+    * The send buffer of one, when nothing writes it but a `train.kernel`
+      running a `train.pack` or writes through its views (a bucket packed
+      for the collective, a reduce-scatter segment its gradients are
+      computed into): the same.
+    * Anything else (a kernel's result, a read's copy, an update's copy,
+      even when a collective sends it): activations.
+
+    An allocation that already has a category keeps it.
+
+    ```mlir
+    %seg = memref.alloc() : memref<10xf32>
+    %mine = memref.reinterpret_cast %seg to offset: [%o], sizes: [5], strides: [1] : ...
+    %r = train.collective_start reduce_scatter %seg, %mine on @dp payload = 10 : ...
+    // becomes
+    %seg = memref.alloc() {train.category = #train.category<gradient_buckets>} : memref<10xf32>
+    ```
+
+    The pass emits no errors.
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect"];
+}
+
 def TrainEntryABI : Pass<"train-entry-abi", "mlir::ModuleOp"> {
   let summary = "Gives each planned function the entry point's signature";
   let description = [{
-    The second pass of the `train-bufferize` pipeline: on each function
+    The last pass of the `train-bufferize` pipeline: on each function
     `train-bufferize-ops` put in buffer form, the signature the runtime
     calls (docs/backend.md).
 

@@ -72,6 +72,13 @@ static constexpr llvm::StringLiteral kTiedAttrName = "train.tied";
 /// among the ODS discardable attributes, as train.tied.
 static constexpr llvm::StringLiteral kBucketsAttrName = "train.buckets";
 
+/// The decisions of train-emplace and train-elide-copies on a step's
+/// tensor ops, read by train-bufferize-ops (lib/Transforms/BufferizeFacts.h).
+/// Not among the ODS discardable attributes, as train.tied.
+static constexpr llvm::StringLiteral kEmplaceAttrName = "train.emplace";
+static constexpr llvm::StringLiteral kIntoAttrName = "train.into";
+static constexpr llvm::StringLiteral kCopyAttrName = "train.copy";
+
 /// Checks `train.buckets` on `op` (see kBucketsAttrName).
 static LogicalResult verifyBuckets(Operation *op, Attribute value) {
   auto buckets = dyn_cast<ArrayAttr>(value);
@@ -209,6 +216,24 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kBucketsAttrName)
     return verifyBuckets(op, value);
+  if (name == kEmplaceAttrName) {
+    auto operands = dyn_cast<DenseI64ArrayAttr>(value);
+    bool inRange = operands && llvm::all_of(operands.asArrayRef(), [&](int64_t i) {
+                     return i >= 0 && i < op->getNumOperands();
+                   });
+    return expect(isa<PackOp, WriteOp, AllGatherStartOp, AdamWUpdateOp,
+                      SGDUpdateOp>(op),
+                  "a train.pack, train.write, train.all_gather_start or "
+                  "optimizer update",
+                  inRange, "an array of the op's operand numbers");
+  }
+  if (name == kIntoAttrName)
+    return expect(isa<PackOp, AllGatherStartOp>(op),
+                  "a train.pack or train.all_gather_start",
+                  isa<FlatSymbolRefAttr>(value), "a train.buffer symbol (@name)");
+  if (name == kCopyAttrName)
+    return expect(isa<ReadOp>(op), "a train.read", isa<UnitAttr>(value),
+                  "a unit attribute");
   if (name == getCategoryAttrHelper().getName())
     return expect(isa<memref::AllocOp>(op), "a memref.alloc",
                   isa<MemoryCategoryAttr>(value),

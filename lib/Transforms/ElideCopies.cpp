@@ -1,0 +1,84 @@
+//===- ElideCopies.cpp - which reads alias their state's storage ---------===//
+//
+// train-elide-copies (Passes.td, docs/backend.md): after train-emplace, on
+// a step's tensor IR, each train.read is its state's storage unless the
+// state is written while the read is live -- by a train.write that remains
+// or by an update in place through another read -- then it is marked
+// train.copy and train-bufferize-ops copies it. Liveness counts the
+// updates train-emplace placed in place (train.emplace).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BufferizeFacts.h"
+
+#include "zeroc/Transforms/Passes.h"
+
+namespace zeroc {
+#define GEN_PASS_DEF_TRAINELIDECOPIES
+#include "zeroc/Transforms/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc::train;
+using namespace zeroc::bufferize;
+
+namespace {
+
+bool inPlace(OpOperand &operand) {
+  return isEmplaced(operand.getOwner(), operand.getOperandNumber());
+}
+
+/// Whether `next`, an access of `read`'s memory, writes it: a train.write
+/// that remains, or an update in place through another read of it.
+bool writes(const BlockFacts &facts, ReadOp read, Operation *next) {
+  if (isa<WriteOp>(next))
+    return !isEmplaced(next, 0);
+  if (!isStateUpdate(next))
+    return false;
+  for (unsigned i : updatedOperands(next))
+    if (auto other = next->getOperand(i).getDefiningOp<ReadOp>();
+        other && inPlace(next->getOpOperand(i)) && other != read &&
+        facts.rootOf(other.getName()) == facts.rootOf(read.getName()))
+      return true;
+  return false;
+}
+
+/// Marks the reads of `block` whose memory is written while they are live
+/// (through the memory's accesses only: a scan of the block from each read
+/// to its last use was quadratic in a large model's parameters).
+void markCopyingReads(Block &block) {
+  BlockFacts facts(block);
+  facts.computeLiveness(block, inPlace);
+  for (Operation &op : block) {
+    auto read = dyn_cast<ReadOp>(op);
+    if (!read)
+      continue;
+    unsigned at = facts.position.lookup(read);
+    unsigned last = facts.end.count(read.getResult())
+                        ? facts.end.lookup(read.getResult())
+                        : at;
+    for (Operation *next : facts.accesses[facts.rootOf(read.getName())]) {
+      unsigned p = facts.position.lookup(next);
+      if (p <= at)
+        continue;
+      if (p >= last)
+        break;
+      if (writes(facts, read, next)) {
+        read->setAttr(kCopyAttrName, UnitAttr::get(read.getContext()));
+        break;
+      }
+    }
+  }
+}
+
+struct TrainElideCopiesPass
+    : zeroc::impl::TrainElideCopiesBase<TrainElideCopiesPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() &&
+          !trainDialect(func).getPlannedAttrHelper().isAttrPresent(func))
+        markCopyingReads(func.getBody().front());
+  }
+};
+
+} // namespace

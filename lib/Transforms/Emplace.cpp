@@ -1,0 +1,322 @@
+//===- Emplace.cpp - producers computed into their buffers' slices -------===//
+//
+// train-emplace (Passes.td, docs/backend.md): on a step's tensor IR, before
+// train-bufferize-ops, which values are computed where they end up rather
+// than into a new buffer and copied: gradients into their bucket buffer's
+// slice or a reduce-scatter segment's slot, an all-gather's send into the
+// rank's slot of the parameter buffer it receives into, optimizer updates
+// in place on their state, a value into the whole storage it is written
+// to. The decisions are train.emplace and train.into (BufferizeFacts.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BufferizeFacts.h"
+
+#include "zeroc/Transforms/Passes.h"
+
+namespace zeroc {
+#define GEN_PASS_DEF_TRAINEMPLACE
+#include "zeroc/Transforms/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc::train;
+using namespace zeroc::bufferize;
+
+namespace {
+
+/// The decisions for one function's block, made before anything changes.
+struct Emplacer : BlockFacts {
+  /// Updates computed in place on the state an operand reads, and the
+  /// writes that this makes redundant.
+  llvm::DenseSet<OpOperand *> inPlace;
+  llvm::DenseSet<Operation *> elidedWrites;
+  /// Gradient bucket packs (by the train.buffer they are), and the inputs
+  /// of each bucket or reduce-scatter segment computed into their slots.
+  llvm::DenseMap<Operation *, StringRef> flatPacks;
+  llvm::DenseMap<Operation *, SmallVector<int64_t>> slots;
+  /// The values computed into a bucket or a segment.
+  llvm::DenseSet<Value> destination;
+  /// An all-gather whose result is written to a replicated train.buffer
+  /// receives into it, and the value it sends is computed into the rank's
+  /// slot of that buffer (by value) -- the collective then runs in place.
+  llvm::DenseMap<Operation *, StringRef> gatherInto;
+  llvm::DenseSet<Value> rankSlot;
+
+  Emplacer(Block &block, SymbolTable &symbols) : BlockFacts(block) {
+    findFlatLayout(block, symbols);
+    findSegments(block);
+    findInPlaceUpdates(block);
+    computeLiveness(block,
+                    [&](OpOperand &operand) { return inPlace.contains(&operand); });
+    findInPlaceGathers(block, symbols);
+    findWritesIntoBuffers(block, symbols);
+  }
+
+  /// The decisions as attributes on the ops they concern.
+  void record(Block &block) {
+    MLIRContext *context = block.getParentOp()->getContext();
+    auto mark = [&](Operation *op, ArrayRef<int64_t> operands) {
+      op->setAttr(kEmplaceAttrName, DenseI64ArrayAttr::get(context, operands));
+    };
+    for (Operation &op : block) {
+      if (auto it = flatPacks.find(&op); it != flatPacks.end())
+        op.setAttr(kIntoAttrName, FlatSymbolRefAttr::get(context, it->second));
+      if (auto it = gatherInto.find(&op); it != gatherInto.end()) {
+        op.setAttr(kIntoAttrName, FlatSymbolRefAttr::get(context, it->second));
+        if (rankSlot.contains(op.getOperand(0)))
+          mark(&op, {0});
+      }
+      if (auto it = slots.find(&op); it != slots.end() && !it->second.empty())
+        mark(&op, it->second);
+      if (elidedWrites.contains(&op))
+        mark(&op, {0});
+      if (isStateUpdate(&op)) {
+        SmallVector<int64_t> operands;
+        for (unsigned i : updatedOperands(&op))
+          if (inPlace.contains(&op.getOpOperand(i)))
+            operands.push_back(i);
+        if (!operands.empty())
+          mark(&op, operands);
+      }
+    }
+  }
+
+  /// The value to compute directly into a pack's slice for `input`: the
+  /// input, or what the reshapes leading to it reshape, when each is used
+  /// only on the way to the pack and its producer is a kernel of this
+  /// block; null otherwise.
+  Value placeable(Value input, Block &block) const {
+    if (!input.hasOneUse() || destination.contains(input))
+      return nullptr;
+    Value value = throughReshapes(input);
+    Operation *producer = value.getDefiningOp();
+    if (!computedByKernel(producer) || producer->getBlock() != &block)
+      return nullptr;
+    return value;
+  }
+
+  /// Whether a read of `root` other than `except` is live at `at`.
+  bool readLiveAt(StringRef root, unsigned at, Operation *except) const {
+    auto it = accesses.find(root);
+    if (it == accesses.end())
+      return false;
+    for (Operation *access : it->second) {
+      auto read = dyn_cast<ReadOp>(access);
+      if (!read || access == except || position.lookup(access) > at)
+        continue;
+      auto last = end.find(read.getResult());
+      if (last != end.end() && last->second >= at)
+        return true;
+    }
+    return false;
+  }
+
+  /// The write that makes a bucket's pack its gradient buffer: stage 1's
+  /// write of the pack itself (also reduce-scattered), stage 0's write of
+  /// its all-reduce, averaged in place or not at all; null otherwise.
+  static WriteOp bucketWrite(PackOp pack) {
+    if (auto start =
+            dyn_cast_or_null<AllReduceStartOp>(onlyUser(pack.getResult()))) {
+      auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
+      Operation *next = wait ? onlyUser(wait.getResult()) : nullptr;
+      if (next && !isa<WriteOp>(next) && next->getNumResults() == 1 &&
+          (isa<FusedOp>(next) || isElementwise(next)) &&
+          next->getResult(0).getType() == pack.getType())
+        next = onlyUser(next->getResult(0)); // the averaging
+      return dyn_cast_or_null<WriteOp>(next);
+    }
+    WriteOp write;
+    bool scatters = false, other = false;
+    for (Operation *user : pack.getResult().getUsers()) {
+      if (auto w = dyn_cast<WriteOp>(user); w && !write)
+        write = w;
+      else if (isa<ReduceScatterStartOp>(user))
+        scatters = true;
+      else
+        other = true;
+    }
+    return scatters && !other ? write : WriteOp();
+  }
+
+  /// The buckets train-zero declared: each pack whose
+  /// bucketWrite names a replicated train.buffer that nothing touches
+  /// before is that buffer, its gradients computed into their slices.
+  void findFlatLayout(Block &block, SymbolTable &symbols) {
+    for (Operation &op : block) {
+      auto pack = dyn_cast<PackOp>(op);
+      WriteOp write = pack ? bucketWrite(pack) : WriteOp();
+      if (!write || !replicatedBuffer(symbols, write.getName(), pack.getType()))
+        continue;
+      auto &list = accesses[rootOf(write.getName())];
+      if (list.empty() || list.front() != write.getOperation())
+        continue;
+      // The pack is the buffer, the all-reduce runs in place, and the
+      // averaging is computed into the buffer: the write is a view.
+      elidedWrites.insert(write);
+      if (Value value = write.getValue();
+          value != pack.getResult() && !value.getDefiningOp<WaitOp>())
+        destination.insert(value);
+      placeInputs(pack, block);
+      flatPacks[pack] = write.getName();
+    }
+  }
+
+  /// The storage type of a tensor-level buffer, or of a parameter or state
+  /// in no buffer; null otherwise.
+  Type wholeStorageType(SymbolTable &symbols, StringRef name) const {
+    if (auto buffer = symbols.lookup<BufferOp>(name))
+      return buffer.getStorageType();
+    if (rootOf(name) != name)
+      return {};
+    if (auto param = symbols.lookup<ParamOp>(name))
+      return param.getStorageType();
+    if (auto state = symbols.lookup<StateOp>(name))
+      return state.getStorageType();
+    return {};
+  }
+
+  /// A kernel's result whose only use is a write of the whole storage of a
+  /// tensor-level buffer, or of a parameter or state in no buffer (the
+  /// cast of an updated fp32 master into its bf16 parameter), when nothing
+  /// reads that storage from the kernel on and nothing else accesses it in
+  /// between.
+  void findWritesIntoBuffers(Block &block, SymbolTable &symbols) {
+    for (Operation &op : block) {
+      auto write = dyn_cast<WriteOp>(op);
+      if (!write || elidedWrites.contains(write))
+        continue;
+      Type storageType = wholeStorageType(symbols, write.getName());
+      Value value = write.getValue();
+      if (!storageType || storageType != value.getType() ||
+          !value.hasOneUse() || placeable(value, block) != value ||
+          rankSlot.contains(value))
+        continue;
+      unsigned from = position.lookup(value.getDefiningOp());
+      unsigned at = position.lookup(write);
+      StringRef root = rootOf(write.getName());
+      // An elementwise producer may read the buffer's whole storage as an
+      // operand of its result's type, read by it alone: element i is read
+      // before it is written (stage 2's sum of micro-batches).
+      Operation *producer = value.getDefiningOp();
+      Operation *own = nullptr;
+      if (isa<FusedOp>(producer) || isElementwise(producer))
+        for (Value operand : producer->getOperands())
+          if (auto read = operand.getDefiningOp<ReadOp>();
+              read && read.getName() == write.getName() &&
+              operand.getType() == value.getType() && operand.hasOneUse())
+            own = read;
+      bool touched = readLiveAt(root, from, own);
+      for (Operation *access : accesses[root]) {
+        unsigned p = position.lookup(access);
+        touched |= access != write.getOperation() && access != own &&
+                   p >= from && p <= at;
+      }
+      if (touched)
+        continue;
+      elidedWrites.insert(write);
+    }
+  }
+
+  /// All-gather -> wait -> write to the parameter buffer (after liveness).
+  void findInPlaceGathers(Block &block, SymbolTable &symbols) {
+    for (Operation &op : block) {
+      auto start = dyn_cast<AllGatherStartOp>(op);
+      if (!start)
+        continue;
+      auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
+      auto write = wait ? dyn_cast_or_null<WriteOp>(onlyUser(wait.getResult()))
+                        : WriteOp();
+      if (!write ||
+          !replicatedBuffer(symbols, write.getName(), wait.getResult().getType()))
+        continue;
+      StringRef root = rootOf(write.getName());
+      Value send = start.getOperand();
+      // The send computed into the rank's slot: a kernel's result, or an
+      // update in place on the rank's slice of the buffer it goes back to.
+      Operation *producer = send.getDefiningOp();
+      Operation *sliceRead = nullptr;
+      bool placed = false;
+      if (producer && isStateUpdate(producer) && send == producer->getResult(0)) {
+        auto slice = producer->getOperand(0).getDefiningOp<shard::AllSliceOp>();
+        auto read = slice ? slice.getInput().getDefiningOp<ReadOp>() : ReadOp();
+        if (read && read.getName() == write.getName() &&
+            producer->getOperand(0).hasOneUse() && slice.getInput().hasOneUse() &&
+            send.hasOneUse()) {
+          inPlace.insert(&producer->getOpOperand(0));
+          sliceRead = read;
+          placed = true;
+        }
+      } else if (send.hasOneUse() && placeable(send, block) == send) {
+        rankSlot.insert(send);
+        placed = true;
+      }
+      if (!placed || readLiveAt(root, position.lookup(start), sliceRead)) {
+        if (placed && !sliceRead)
+          rankSlot.erase(send);
+        if (placed && sliceRead)
+          inPlace.erase(&producer->getOpOperand(0));
+        continue;
+      }
+      gatherInto[start] = write.getName();
+      elidedWrites.insert(write);
+    }
+  }
+
+  /// Stages 2-3: the bucket a rank reduce-scatters (a pack in no buffer) is
+  /// allocated when its first gradient is computed, and each gradient that
+  /// is only packed is computed into its slot (no pack copy).
+  void findSegments(Block &block) {
+    for (Operation &op : block) {
+      auto pack = dyn_cast<PackOp>(op);
+      if (!pack || flatPacks.count(pack) ||
+          !isa_and_nonnull<ReduceScatterStartOp>(onlyUser(pack.getResult())))
+        continue;
+      placeInputs(pack, block);
+    }
+  }
+
+  /// Each input of a bucket or segment that can be is computed into its
+  /// slot.
+  void placeInputs(PackOp pack, Block &block) {
+    for (auto [index, input] : llvm::enumerate(pack.getInputs()))
+      if (Value value = placeable(input, block)) {
+        destination.insert(value);
+        slots[pack].push_back(index);
+      }
+  }
+
+  void findInPlaceUpdates(Block &block) {
+    for (Operation &op : block) {
+      if (!isStateUpdate(&op))
+        continue;
+      for (unsigned i : updatedOperands(&op)) {
+        auto read = op.getOperand(i).getDefiningOp<ReadOp>();
+        if (!read || !op.getOperand(i).hasOneUse())
+          continue;
+        for (Operation *user : op.getResult(updateResultOf(i)).getUsers())
+          if (auto write = dyn_cast<WriteOp>(user);
+              write && write.getName() == read.getName()) {
+            inPlace.insert(&op.getOpOperand(i));
+            elidedWrites.insert(write);
+          }
+      }
+    }
+  }
+};
+
+struct TrainEmplacePass : zeroc::impl::TrainEmplaceBase<TrainEmplacePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() ||
+          trainDialect(func).getPlannedAttrHelper().isAttrPresent(func))
+        continue;
+      Block &block = func.getBody().front();
+      Emplacer(block, symbols).record(block);
+    }
+  }
+};
+
+} // namespace
