@@ -1,16 +1,18 @@
 #!/usr/bin/python3
 """The memory-budget planner's table as a figure, for docs/guide.md.
 
-    /usr/bin/python3 docs/plot_plan.py PLAN.json [-o docs/images/plan-gpt2-1558m.png]
-        [--budgets 16 24 40 80] [--dpi 80]
+    /usr/bin/python3 docs/plot_plan.py PLAN.json [BUDGET_PLAN.json ...]
+        [-o docs/images/plan-gpt2-1558m.png] [--dpi 80]
 
-PLAN.json is `zeroc MODEL --world-size=N --memory-budget=B --emit=plan-json`
-(benchmarks/planner.py --json-dir writes the guide's). One group of bars
-per ZeRO stage, one bar per --remat policy (the largest bucket size of
-each): the persistent model states of one rank, and hatched on top the
-transient peak of the step, both read from the plan as printed; the
-horizontal lines are the budgets (GiB), each labelled with the candidate
-the planner's rule (docs/planner.md) picks under it.
+Each PLAN.json is `zeroc MODEL --world-size=N --memory-budget=B
+--emit=plan-json` (benchmarks/planner.py --json-dir writes the guide's:
+plan-gpt2-1558m-n8-{16,24,40,80}GiB.json). The first plan's one-micro-batch
+candidates are the bars: one group per ZeRO stage, one bar per --remat
+policy (the largest bucket size of each), the persistent model states of
+one rank and hatched on top the transient peak of the step, both read from
+the plan as printed. Each plan's budget is a horizontal line labelled with
+the candidate zeroc picked under it (`picked`; the rule is the planner's,
+docs/planner.md, and is not decided again here).
 
 Standard library and matplotlib only.
 """
@@ -27,34 +29,42 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 POLICIES = (("none", "#4c72b0"), ("selective", "#55a868"), ("full", "#c44e52"))
-COST = {"none": 0, "selective": 1, "full": 2}
 GIB = 1 << 30
 
 
-def pick(candidates, budget):
-    """The planner's rule on the plan's figures (docs/planner.md)."""
-    fits = [c for c in candidates if c["peak_bytes_per_rank"] <= budget]
-    if not fits:
-        return None
-    least = min(c["comm_bytes_per_step"] for c in fits)
-    near = [c for c in fits if c["comm_bytes_per_step"] <= least + least // 1000]
-    return min(near, key=lambda c: (COST[c["remat"]], c["micro_batches"], -c["bucket_bytes"],
-                                    c["stage"], c["comm_bytes_per_step"]))
+def describe(plan):
+    """The label of a plan's budget line: what zeroc picked under it."""
+    budget = plan["budget_bytes"] / GIB
+    if plan.get("picked") is None:
+        return f"{budget:g} GiB: nothing fits"
+    c = plan["candidates"][plan["picked"]]
+    micro = c["micro_batches"]
+    more = f", {micro} micro-batches" if micro > 1 else ""
+    return f"{budget:g} GiB: stage {c['stage']}, {c['remat']}{more}"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("plan", help="zeroc --emit=plan-json output")
+    parser.add_argument("plans", nargs="+", metavar="PLAN.json",
+                        help="zeroc --emit=plan-json output, one per budget")
     parser.add_argument("-o", "--output", default="docs/images/plan-gpt2-1558m.png")
-    parser.add_argument("--budgets", type=float, nargs="+", default=[16, 24, 40, 80])
     parser.add_argument("--dpi", type=int, default=80)
     args = parser.parse_args()
-    with open(args.plan) as f:
-        plan = json.load(f)
-    if "candidates" not in plan:
-        sys.exit(f"plot_plan.py: {args.plan}: not a zeroc plan (no 'candidates')")
+    plans = []
+    for path in args.plans:
+        try:
+            with open(path) as f:
+                got = json.load(f)
+        except (OSError, ValueError) as error:
+            sys.exit(f"plot_plan.py: {path}: {error}")
+        if not isinstance(got, dict) or "candidates" not in got or "budget_bytes" not in got:
+            sys.exit(f"plot_plan.py: {path}: not a zeroc plan (no 'candidates' or 'budget_bytes')")
+        plans.append(got)
+    plan = plans[0]
     rows = {}
     for c in plan["candidates"]:
+        if c["micro_batches"] != 1:
+            continue
         key = (c["stage"], c["remat"])
         if key not in rows or c["bucket_bytes"] > rows[key]["bucket_bytes"]:
             rows[key] = c
@@ -77,13 +87,11 @@ def main():
             ax.annotate(f"{s + t:.1f}", (x, s + t), ha="center", va="bottom", fontsize=7,
                         xytext=(0, 1), textcoords="offset points")
     top = max(c["peak_bytes_per_rank"] for c in rows.values()) / GIB
-    for budget in args.budgets:
-        chosen = pick(list(plan["candidates"]), budget * GIB)
-        label = (f"{budget:g} GiB: stage {chosen['stage']}, {chosen['remat']}" if chosen
-                 else f"{budget:g} GiB: nothing fits")
+    for budget_plan in plans:
+        budget = budget_plan["budget_bytes"] / GIB
         ax.axhline(budget, color="#555555", linestyle="--", linewidth=0.8)
-        ax.text(1.01, budget, label, ha="left", va="center", fontsize=7, color="#333333",
-                transform=ax.get_yaxis_transform())
+        ax.text(1.01, budget, describe(budget_plan), ha="left", va="center", fontsize=7,
+                color="#333333", transform=ax.get_yaxis_transform())
         top = max(top, budget)
     ax.set_xticks(range(len(stages)))
     ax.set_xticklabels([f"stage {s}" for s in stages])
