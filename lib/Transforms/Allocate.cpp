@@ -23,6 +23,14 @@ using namespace zeroc::train;
 
 namespace {
 
+/// What a collective's buffers are counted in: gathered parameters for an
+/// all-gather, gradient buckets for the reductions.
+MemoryCategory categoryOf(CollectiveStartOp start) {
+  return start.getKind() == CollectiveKind::all_gather
+             ? MemoryCategory::gathered_parameters
+             : MemoryCategory::gradient_buckets;
+}
+
 /// The category of an allocation: that of the collective it is the
 /// receive buffer of, or the send buffer of when nothing but a train.pack
 /// or writes through views write it (a bucket packed for the collective, a
@@ -34,9 +42,7 @@ MemoryCategory categoryOf(memref::AllocOp alloc) {
     Operation *user = use.getOwner();
     if (auto start = dyn_cast<CollectiveStartOp>(user)) {
       if (use.get() == start.getRecv())
-        return start.getKind() == CollectiveKind::all_gather
-                   ? MemoryCategory::gathered_parameters
-                   : MemoryCategory::gradient_buckets;
+        return categoryOf(start);
       sent = start;
     } else if (auto kernel = dyn_cast<KernelOp>(user)) {
       bool writes = llvm::is_contained(kernel.getOuts(), alloc.getResult());
@@ -45,11 +51,7 @@ MemoryCategory categoryOf(memref::AllocOp alloc) {
       packed &= copy.getTarget() != alloc.getResult();
     }
   }
-  if (!sent || !packed)
-    return MemoryCategory::activations;
-  return sent.getKind() == CollectiveKind::all_gather
-             ? MemoryCategory::gathered_parameters
-             : MemoryCategory::gradient_buckets;
+  return sent && packed ? categoryOf(sent) : MemoryCategory::activations;
 }
 
 struct TrainAllocatePass : zeroc::impl::TrainAllocateBase<TrainAllocatePass> {

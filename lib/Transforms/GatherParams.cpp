@@ -249,7 +249,7 @@ void TrainGatherParamsPass::gatherParameters(func::FuncOp func,
     // its members (and the padding) are views of the result.
     const FlatBucket &fb = partition.buckets[group.bucket];
     Value shard = tb.read(RankedTensorType::get({fb.shard}, fb.element),
-                          fb.name + ".params");
+                          fb.buffer("params"));
     Value future = collectives.gatherStart(tb.getLoc(), shard);
     Value gathered = WaitOp::create(b, tb.getLoc(), future);
     SmallVector<Type> memberTypes;

@@ -149,11 +149,12 @@ void TrainReduceGradientsPass::reduceBucket(const FlatBucket &b,
   }
   auto packType = RankedTensorType::get({b.size}, b.element);
   auto shardType = RankedTensorType::get({b.shard}, b.element);
+  std::string grads = b.buffer("grads");
   for (size_t m = 0; m < count; ++m) {
     SmallVector<Value> values;
     TrainBuilder tb(builder,
                     afterMicroBatch(builder, body, parts, m, values, loc));
-    Value accumulated = m > 0 ? tb.read(shardType, b.name + ".grads") : Value();
+    Value accumulated = m > 0 ? tb.read(shardType, grads) : Value();
     if (b.padding() > 0)
       values.push_back(
           tb.fill(RankedTensorType::get({b.padding()}, b.element), 0.0));
@@ -161,11 +162,11 @@ void TrainReduceGradientsPass::reduceBucket(const FlatBucket &b,
     if (S == 0) {
       Value reduced = collectives.allReduce(tb.getLoc(), buffer);
       tb.write(tb.scale(reduced, 1.0 / static_cast<double>(N)),
-               b.name + ".grads");
+               grads);
       continue;
     }
     if (S == 1)
-      tb.write(buffer, b.name + ".grads"); // the full local gradients
+      tb.write(buffer, grads); // the full local gradients
     Value reduced = collectives.reduceScatter(tb.getLoc(), buffer);
     Value averaged = tb.scale(reduced, 1.0 / static_cast<double>(N));
     if (accumulated) {
@@ -177,7 +178,7 @@ void TrainReduceGradientsPass::reduceBucket(const FlatBucket &b,
           builder.getI64IntegerAttr(static_cast<int64_t>(m)));
     }
     if (S != 1)
-      tb.write(averaged, b.name + ".grads");
+      tb.write(averaged, grads);
   }
 }
 

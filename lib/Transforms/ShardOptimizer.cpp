@@ -93,7 +93,7 @@ void TrainShardOptimizerPass::runOnOperation() {
     shardGrads.push_back(
         S == 1 ? reducedShard(body, b)
                : tb.read(RankedTensorType::get({b.shard}, b.element),
-                         b.name + ".grads"));
+                         b.buffer("grads")));
   // train-optimizer's scalars, now after the reductions; the norm over
   // the shards, summed over ranks from stage 1.
   section->lr->moveBefore(ret);
@@ -164,11 +164,12 @@ LogicalResult TrainShardOptimizerPass::checkInputs(Block &body,
     if (!b.element.isF32())
       needed.push_back("master");
     for (StringRef kind : needed)
-      if (!symbols.lookup<BufferOp>(b.name + "." + kind.str()))
+      if (!symbols.lookup<BufferOp>(b.buffer(kind)))
         return optimizer.emitError("train-shard-optimizer finds no buffer @")
-               << b.name << "." << kind << ": run train-shard-states first";
+               << b.buffer(kind) << ": run train-shard-states first";
+    std::string grads = b.buffer("grads");
     bool reduced = llvm::any_of(body.getOps<WriteOp>(), [&](WriteOp write) {
-      return write.getName() == b.name + ".grads" &&
+      return write.getName() == grads &&
              (S != 1 || llvm::any_of(write.getValue().getUsers(), [](auto *u) {
                 return isa<shard::ReduceScatterOp>(u);
               }));
@@ -176,14 +177,15 @@ LogicalResult TrainShardOptimizerPass::checkInputs(Block &body,
     if (!reduced)
       return body.getParentOp()->emitError("train-shard-optimizer finds no "
                                            "reduction into @")
-             << b.name << ".grads: run train-reduce-gradients first";
+             << grads << ": run train-reduce-gradients first";
   }
   return success();
 }
 
 Value TrainShardOptimizerPass::reducedShard(Block &body, const FlatBucket &b) {
+  std::string grads = b.buffer("grads");
   for (auto write : body.getOps<WriteOp>())
-    if (write.getName() == b.name + ".grads")
+    if (write.getName() == grads)
       for (Operation *user : write.getValue().getUsers())
         if (isa<shard::ReduceScatterOp>(user))
           return *user->getResult(0).getUsers().begin()->getResults().begin();
@@ -210,13 +212,13 @@ void TrainShardOptimizerPass::updateBucket(TrainBuilder &tb,
   // An f32 bucket's master is the parameters' own shard.
   Value master;
   if (!b.element.isF32())
-    master = tb.read(shardF32, b.name + ".master");
+    master = tb.read(shardF32, b.buffer("master"));
   else if (S == 0 || S == 3) // the whole buffer, or the rank's shard
-    master = tb.read(shardF32, b.name + ".params");
+    master = tb.read(shardF32, b.buffer("params"));
   else
     master = collectives.allSlice(
         tb.getLoc(), tb.read(RankedTensorType::get({N * b.shard}, f32),
-                             b.name + ".params"));
+                             b.buffer("params")));
   SmallVector<int64_t> ranges;
   for (auto [param, offset, numel] : llvm::zip(b.members, b.offsets, b.numels)) {
     if (decayOf(section.updateOf.lookup(param)) == 0.0)
@@ -231,17 +233,17 @@ void TrainShardOptimizerPass::updateBucket(TrainBuilder &tb,
       optimizer.getWeightDecayAttr(), builder.getDenseI64ArrayAttr(ranges),
       /*replicated=*/S == 0, [&](StateKind kind) {
         return symbols
-            .lookup<BufferOp>(b.name + "." + stringifyStateKind(kind).str())
+            .lookup<BufferOp>(b.buffer(stringifyStateKind(kind)))
             .getSymName();
       });
   Value shard = updated;
   if (!b.element.isF32()) {
-    tb.write(updated, b.name + ".master");
+    tb.write(updated, b.buffer("master"));
     shard = tb.cast(updated, b.element);
   }
   tb.write(S == 0 || S == 3 ? shard
                             : collectives.allGather(tb.getLoc(), shard),
-           b.name + ".params");
+           b.buffer("params"));
 }
 
 } // namespace

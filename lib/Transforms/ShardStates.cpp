@@ -153,7 +153,7 @@ void TrainShardStatesPass::declareBuffers(ModuleOp module, Operation *before,
     for (ParamOp param : b.members)
       members.push_back(FlatSymbolRefAttr::get(ctx, memberOf(param)));
     auto buffer = BufferOp::create(
-        builder, module.getLoc(), (b.name + "." + what).str(),
+        builder, module.getLoc(), b.buffer(what),
         RankedTensorType::get({b.size}, element), category,
         builder.getArrayAttr(members), b.offsets,
         sharded ? builder.getI64IntegerAttr(worldSize) : IntegerAttr());

@@ -60,6 +60,11 @@ struct FlatBucket {
 
   /// Elements after the last member.
   int64_t padding() const { return size - (offsets.back() + numels.back()); }
+  /// The name of the bucket's buffer of `kind` (`params`, `grads`,
+  /// `master`, or a moment's state kind), as train-shard-states declares it.
+  std::string buffer(llvm::StringRef kind) const {
+    return name + "." + kind.str();
+  }
 };
 
 struct Partition {
