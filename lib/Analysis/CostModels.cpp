@@ -216,7 +216,9 @@ OpCost costOf(WriteOp write) {
   return OpCost::memory(2 * bytesOf(write.getValue()));
 }
 
-OpCost costOf(MatmulOp mm) {
+/// A product's FLOPs, every operand read and the result written once (a
+/// train.matmul_bias's bias is preset into the output: no FLOPs of its own).
+template <typename MatmulLike> OpCost gemmCost(MatmulLike mm) {
   RankedTensorType lhs = typeOf(mm.getLhs()), rhs = typeOf(mm.getRhs());
   ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
   double m = a[a.size() - (mm.getTransposeLhs() ? 1 : 2)];
@@ -227,6 +229,9 @@ OpCost costOf(MatmulOp mm) {
                       bytesOf(mm->getOperands()) + bytesOf(mm.getResult()),
                       elementBits(mm.getLhs()));
 }
+
+OpCost costOf(MatmulOp mm) { return gemmCost(mm); }
+OpCost costOf(MatmulBiasOp mm) { return gemmCost(mm); }
 
 /// The fraction of scores a causal kernel computes: the lower triangle.
 double visibleFraction(int64_t t, int64_t s, bool causal) {
@@ -485,7 +490,7 @@ template <typename... Ops> void attach(MLIRContext *context) {
 void registerCostModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, TrainDialect *) {
     attach<ParamOp, StateOp, OptimizerOp, ReadOp, WriteOp, ReshapeOp, ReleaseOp,
-           LRScheduleOp, MatmulOp, AttentionOp, AttentionGradOp, EmbeddingOp,
+           LRScheduleOp, MatmulOp, MatmulBiasOp, AttentionOp, AttentionGradOp, EmbeddingOp,
            EmbeddingGradOp, LayerNormOp, LayerNormGradOp, SoftmaxOp,
            SoftmaxGradOp, CausalMaskOp, TransposeOp, SplitOp, ConcatOp, SumOp,
            MeanOp, CrossEntropyOp, CrossEntropyGradOp, CountTargetsOp,

@@ -167,6 +167,22 @@ LogicalResult evalMatmul(MatmulOp op, Operands in, Results &out,
   return success();
 }
 
+/// The product, rounded to its type as train.matmul's result is (unless
+/// fp64), then the bias added to every row: the separate ops' rounding
+/// (train-fuse-matmul-bias is checked against them).
+LogicalResult evalMatmulBias(MatmulBiasOp op, Operands in, Results &out,
+                             RankContext &context) {
+  Tensor &result = out[0];
+  matmul(*in[0], *in[1], op.getTransposeLhs(), op.getTransposeRhs(), result);
+  if (!context.interpreter.options().fp64)
+    result.round();
+  const Tensor &bias = *in[2];
+  int64_t n = bias.numElements();
+  for (int64_t i = 0; i < result.numElements(); ++i)
+    result.data[i] += bias.data[i % n];
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Normalization, softmax, masks, attention
 //===----------------------------------------------------------------------===//
@@ -465,6 +481,7 @@ void registerForwardOps(OpRegistry &registry) {
   registry.add<CastOp>(evalCast);
   registry.add<EmbeddingOp>(evalEmbedding);
   registry.add<MatmulOp>(evalMatmul);
+  registry.add<MatmulBiasOp>(evalMatmulBias);
   registry.add<LayerNormOp>(evalLayerNorm);
   registry.add<SoftmaxOp>(evalSoftmax);
   registry.add<CausalMaskOp>(evalCausalMask);

@@ -182,6 +182,18 @@ void zrt_matmul(zrt_dtype dtype, const void *a, const void *b, void *c,
                 zrt_trans trans_a, zrt_trans trans_b, int64_t stride_a,
                 int64_t stride_b, int64_t stride_c);
 
+/* zrt_matmul plus bias (n elements, the dtype's) added to every row of every
+ * c[b]: a linear layer, train.matmul_bias. The output is preset to the bias
+ * and the product accumulated into it (sgemm's, cuBLASLt's beta = 1; on the
+ * CPU tile by tile), instead of zeroing it and adding the bias in a pass of
+ * its own; the bias joins each element's f32 sum (rounded once), so
+ * results may differ from zrt_matmul followed by the add in the last bits. */
+void zrt_matmul_bias(zrt_dtype dtype, const void *a, const void *b,
+                     const void *bias, void *c, int64_t batch, int64_t m,
+                     int64_t n, int64_t k, zrt_trans trans_a,
+                     zrt_trans trans_b, int64_t stride_a, int64_t stride_b,
+                     int64_t stride_c);
+
 void zrt_layernorm(zrt_dtype dtype, const void *x, const void *weight,
                    const void *bias, void *y, int64_t rows, int64_t cols,
                    double eps);

@@ -956,6 +956,38 @@ def TrainFuseOptimizer : Pass<"train-fuse-optimizer", "mlir::ModuleOp"> {
   let dependentDialects = ["zeroc::train::TrainDialect"];
 }
 
+def TrainFuseMatmulBias : Pass<"train-fuse-matmul-bias", "mlir::ModuleOp"> {
+  let summary = "Folds a linear layer's bias add into its matrix product";
+  let description = [{
+    A planning pass (docs/backend.md), after `train-fuse-optimizer` and
+    before `train-fuse-elementwise`. Where a `train.add` adds a vector of
+    the last dimension (a bias) to a `train.matmul` whose only use it is,
+    in the same block with no op between them that writes memory, and the
+    add's result has the product's type, both become one
+    `train.matmul_bias` at the add's place, carrying the product's
+    attributes (its trace site). The back ends compute it as one GEMM into
+    an output preset to the bias (`zrt_matmul_bias`, sgemm's beta = 1 on the
+    CPU) instead of a GEMM that zeroes its output and an add that reads and
+    writes it again: on a 6-layer GPT-2 the q/k/v and MLP input layers'
+    bias adds disappear (12 generated loops a step); where the sum goes on
+    into a residual add, that add stays an elementwise loop without the
+    bias.
+
+    ```mlir
+    %y0 = train.matmul %x, %w transpose_rhs : (tensor<4x16x8xf32>, tensor<12x8xf32>) -> tensor<4x16x12xf32>
+    %y = train.add %y0, %b : (tensor<4x16x12xf32>, tensor<12xf32>) -> tensor<4x16x12xf32>
+    // becomes
+    %y = train.matmul_bias %x, %w, %b transpose_rhs : (tensor<4x16x8xf32>, tensor<12x8xf32>, tensor<12xf32>) -> tensor<4x16x12xf32>
+    ```
+
+    The bias joins each output element's f32 sum, so the executable's
+    result may differ from the separate add in the last bits (the reference
+    evaluator computes the separate ops' rounding). The pass emits no
+    error.
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect"];
+}
+
 def TrainEmplace : Pass<"train-emplace", "mlir::ModuleOp"> {
   let summary = "Decides which producers compute into a slice of a buffer";
   let description = [{

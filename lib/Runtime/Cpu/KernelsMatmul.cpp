@@ -11,6 +11,10 @@
 // none is, an MPI_Testall at most every 0.1 ms on the MPI thread).
 //
 // f32: a tile is one sgemm on the operands in place.
+// zrt_matmul_bias: each tile's rows are first set to the bias and the
+// sgemm accumulates into them (beta = 1): OpenBLAS then skips its zeroing
+// of C (beta = 0), and the bias is added in the tile's own pass instead of
+// a separate one over the whole output.
 // bf16: a tile widens the blocks of A and B it needs into f32 scratch, chunk
 // by chunk of k, accumulates in f32 through sgemm, and is rounded once.
 // Scratch stays under 4 MiB per thread whatever the shapes (an lm_head's
@@ -24,6 +28,7 @@
 #include <cblas.h>
 
 #include <climits>
+#include <cstring>
 #include <type_traits>
 
 using namespace zeroc::rt;
@@ -90,28 +95,43 @@ Tiles tilesFor(int64_t batch, const Gemm &g, bool isF32) {
   return t;
 }
 
+/// Rows [i0, i0 + mc) of c (row length n), columns [j0, j0 + nc), set to
+/// bias[j0, j0 + nc).
+template <typename T>
+inline void presetRows(T *c, const T *bias, int64_t n, int64_t i0,
+                        int64_t mc, int64_t j0, int64_t nc) {
+  for (int64_t i = 0; i < mc; ++i)
+    std::memcpy(c + (i0 + i) * n + j0, bias + j0, nc * sizeof(T));
+}
+
 /// One output tile of an f32 product: one sgemm over the whole of k, on the
-/// operands in place.
+/// operands in place; with a bias, into the tile preset to it.
 void gemmTile(const Gemm &g, const Tiles &t, const float *a, const float *b,
-              float *c, int64_t i0, int64_t j0, float *) {
+              const float *bias, float *c, int64_t i0, int64_t j0, float *) {
   int64_t mc = std::min(t.mc, g.m - i0), nc = std::min(t.nc, g.n - j0);
+  if (bias)
+    presetRows(c, bias, g.n, i0, mc, j0, nc);
   cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
               g.transB ? CblasTrans : CblasNoTrans, static_cast<int>(mc),
               static_cast<int>(nc), static_cast<int>(g.k), 1.0f,
               a + (g.transA ? i0 : i0 * g.k), static_cast<int>(g.lda()),
-              b + (g.transB ? j0 * g.k : j0), static_cast<int>(g.ldb()), 0.0f,
-              c + i0 * g.n + j0, static_cast<int>(g.n));
+              b + (g.transB ? j0 * g.k : j0), static_cast<int>(g.ldb()),
+              bias ? 1.0f : 0.0f, c + i0 * g.n + j0, static_cast<int>(g.n));
 }
 
 /// One output tile of a bf16 product: rows [i0, i0 + mc) and columns
 /// [j0, j0 + nc) of c = op(a) op(b). The operands' blocks are widened into
 /// f32 scratch per chunk of k, the sgemm (single-threaded) accumulates into
-/// an f32 tile, which is rounded once. `scratch` holds mc*kc + kc*nc + mc*nc
-/// floats.
+/// an f32 tile (preset to the widened bias when there is one), which is
+/// rounded once. `scratch` holds mc*kc + kc*nc + mc*nc floats.
 void gemmTile(const Gemm &g, const Tiles &t, const bf16 *a, const bf16 *b,
-              bf16 *c, int64_t i0, int64_t j0, float *scratch) {
+              const bf16 *bias, bf16 *c, int64_t i0, int64_t j0,
+              float *scratch) {
   int64_t mc = std::min(t.mc, g.m - i0), nc = std::min(t.nc, g.n - j0);
   float *af = scratch, *bf = af + t.mc * t.kc, *cf = bf + t.kc * t.nc;
+  if (bias)
+    for (int64_t i = 0; i < mc; ++i)
+      bf16ToF32(bias + j0, cf + i * nc, nc);
   for (int64_t p0 = 0; p0 < g.k; p0 += t.kc) {
     int64_t kc = std::min(t.kc, g.k - p0);
     int64_t lda, ldb;
@@ -137,7 +157,7 @@ void gemmTile(const Gemm &g, const Tiles &t, const bf16 *a, const bf16 *b,
                 g.transB ? CblasTrans : CblasNoTrans, static_cast<int>(mc),
                 static_cast<int>(nc), static_cast<int>(kc), 1.0f, af,
                 static_cast<int>(lda), bf, static_cast<int>(ldb),
-                p0 == 0 ? 0.0f : 1.0f, cf, static_cast<int>(nc));
+                p0 == 0 && !bias ? 0.0f : 1.0f, cf, static_cast<int>(nc));
   }
   for (int64_t i = 0; i < mc; ++i)
     f32ToBf16(cf + i * nc, c + (i0 + i) * g.n + j0, nc);
@@ -150,12 +170,13 @@ void zeroc::rt::setMatmulTilesForTesting(int64_t mc, int64_t nc, int64_t kc) {
   baseTiles = testTiles ? Tiles{mc, nc, kc} : kDefaultTiles;
 }
 
-extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
-                           void *c, int64_t batch, int64_t m, int64_t n,
-                           int64_t k, zrt_trans trans_a, zrt_trans trans_b,
-                           int64_t stride_a, int64_t stride_b,
-                           int64_t stride_c) {
-  const char *kernel = "zrt_matmul";
+namespace {
+
+/// zrt_matmul (bias NULL) and zrt_matmul_bias.
+void matmul(const char *kernel, zrt_dtype dtype, const void *a, const void *b,
+            const void *bias, void *c, int64_t batch, int64_t m, int64_t n,
+            int64_t k, zrt_trans trans_a, zrt_trans trans_b, int64_t stride_a,
+            int64_t stride_b, int64_t stride_c) {
   checkTrans(kernel, "trans_a", trans_a);
   checkTrans(kernel, "trans_b", trans_b);
   checkMatmulSizes(kernel, batch, m, n, k, stride_a, stride_b, stride_c);
@@ -179,11 +200,17 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
     batch = 1;
   }
   size_t esz = zrt_dtype_size(dtype);
-  if (k == 0) { // empty sums
-    dispatchFloat(kernel, dtype, [&](auto) {});
-    for (int64_t i = 0; i < batch; ++i)
-      parallelZero(static_cast<char *>(c) + i * stride_c * esz,
-                   static_cast<size_t>(g.m * n) * esz);
+  if (k == 0) { // empty sums: zeros, or the bias
+    dispatchFloat(kernel, dtype, [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < batch; ++i) {
+        T *ci = static_cast<T *>(c) + i * stride_c;
+        if (!bias)
+          parallelZero(ci, static_cast<size_t>(g.m * n) * esz);
+        else
+          presetRows(ci, static_cast<const T *>(bias), n, 0, g.m, 0, n);
+      }
+    });
     return;
   }
 
@@ -196,6 +223,7 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
     using T = decltype(tag);
     const T *at = static_cast<const T *>(a);
     const T *bt = static_cast<const T *>(b);
+    const T *biast = static_cast<const T *>(bias);
     T *ct = static_cast<T *>(c);
     BlasSingleThreaded single;
     parallelFor(batch * perBatch, t.mc * t.nc * g.k / 4,
@@ -206,9 +234,33 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
       for (int64_t task = t0; task < t1; ++task) {
         pollCollectives(); // Progress.h: collectives in flight move on
         int64_t i = task / perBatch, tile = task % perBatch;
-        gemmTile(g, t, at + i * stride_a, bt + i * stride_b, ct + i * stride_c,
-                 (tile / tn) * t.mc, (tile % tn) * t.nc, scratch.get());
+        gemmTile(g, t, at + i * stride_a, bt + i * stride_b, biast,
+                 ct + i * stride_c, (tile / tn) * t.mc, (tile % tn) * t.nc,
+                 scratch.get());
       }
     });
   });
+}
+
+} // namespace
+
+extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
+                           void *c, int64_t batch, int64_t m, int64_t n,
+                           int64_t k, zrt_trans trans_a, zrt_trans trans_b,
+                           int64_t stride_a, int64_t stride_b,
+                           int64_t stride_c) {
+  matmul("zrt_matmul", dtype, a, b, nullptr, c, batch, m, n, k, trans_a,
+         trans_b, stride_a, stride_b, stride_c);
+}
+
+extern "C" void zrt_matmul_bias(zrt_dtype dtype, const void *a, const void *b,
+                                const void *bias, void *c, int64_t batch,
+                                int64_t m, int64_t n, int64_t k,
+                                zrt_trans trans_a, zrt_trans trans_b,
+                                int64_t stride_a, int64_t stride_b,
+                                int64_t stride_c) {
+  if (!bias && batch > 0 && m > 0 && n > 0)
+    zrt_fail("zrt_matmul_bias: NULL bias");
+  matmul("zrt_matmul_bias", dtype, a, b, bias, c, batch, m, n, k, trans_a,
+         trans_b, stride_a, stride_b, stride_c);
 }

@@ -377,6 +377,9 @@ struct GemmOp {
   bool transA, transB;
   int64_t strideA, strideB, strideC;
   float alpha;
+  /// c = alpha op(a) op(b) + beta c: 0 (c not read) or 1 (accumulate into
+  /// c as it is, zrt_matmul_bias's output preset to the bias).
+  float beta = 0.0f;
 };
 void gemm(const char *kernel, const GemmOp &op, const void *a, const void *b,
           void *c);

@@ -168,7 +168,7 @@ __global__ void gemmFallbackKernel(const TA *__restrict__ a,
                                    int64_t m, int64_t n, int64_t k, bool transA,
                                    bool transB, int64_t strideA,
                                    int64_t strideB, int64_t strideC,
-                                   float alpha) {
+                                   float alpha, float beta) {
   __shared__ float as[kTile][kTile + 1], bs[kTile][kTile + 1];
   int tx = threadIdx.x, ty = threadIdx.y;
   int64_t tilesM = (m + kTile - 1) / kTile, tilesN = (n + kTile - 1) / kTile;
@@ -193,8 +193,11 @@ __global__ void gemmFallbackKernel(const TA *__restrict__ a,
         acc += as[ty][q] * bs[q][tx];
       __syncthreads();
     }
-    if (i < m && j < n)
-      fromF32(alpha * acc, c[bi * strideC + i * n + j]);
+    if (i < m && j < n) {
+      TC &out = c[bi * strideC + i * n + j];
+      fromF32(beta == 0.0f ? alpha * acc : alpha * acc + beta * toF32(out),
+              out);
+    }
   }
 }
 
@@ -208,7 +211,7 @@ void gemmFallback(const GemmOp &op, const void *a, const void *b, void *c) {
                                computeStream()>>>(
       static_cast<const TA *>(a), static_cast<const TA *>(b),
       static_cast<TC *>(c), op.batch, op.m, op.n, op.k, op.transA, op.transB,
-      op.strideA, op.strideB, op.strideC, op.alpha);
+      op.strideA, op.strideB, op.strideC, op.alpha, op.beta);
   checkLaunch("gemmFallbackKernel");
 }
 
@@ -237,7 +240,7 @@ void gemm(const char *kernel, const GemmOp &given, const void *a,
     it = cache.emplace(key, makePlan(op, alignA, alignB, alignC)).first;
   const Plan &plan = it->second;
   if (plan.blas) {
-    float alpha = op.alpha, beta = 0.0f;
+    float alpha = op.alpha, beta = op.beta;
     ZRT_CUBLAS(cublasLtMatmul(blasLt(), plan.desc, &alpha, b, plan.layoutA,
                               a, plan.layoutB, &beta, c, plan.layoutC, c,
                               plan.layoutC, &plan.algo, blasWorkspace(),
@@ -257,12 +260,27 @@ void gemm(const char *kernel, const GemmOp &given, const void *a,
 
 } // namespace zeroc::rt::cuda
 
-extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
-                           void *c, int64_t batch, int64_t m, int64_t n,
-                           int64_t k, zrt_trans trans_a, zrt_trans trans_b,
-                           int64_t stride_a, int64_t stride_b,
-                           int64_t stride_c) {
-  const char *kernel = "zrt_matmul";
+namespace {
+
+/// c[b][i][j] = bias[j] for every product b of the batch (m x n each,
+/// strideC apart): zrt_matmul_bias's output before the product.
+template <typename T>
+__global__ void presetBiasKernel(T *__restrict__ c, const T *__restrict__ bias,
+                                 int64_t total, int64_t perProduct, int64_t n,
+                                 int64_t strideC) {
+  for (int64_t i = firstIndex(); i < total; i += indexStride()) {
+    int64_t product = i / perProduct, e = i % perProduct;
+    c[product * strideC + e] = bias[e % n];
+  }
+}
+
+/// zrt_matmul (bias NULL) and zrt_matmul_bias: with a bias, the output is
+/// preset to it and the product accumulated into it (beta = 1), in f32 and
+/// rounded once.
+void matmul(const char *kernel, zrt_dtype dtype, const void *a, const void *b,
+            const void *bias, void *c, int64_t batch, int64_t m, int64_t n,
+            int64_t k, zrt_trans trans_a, zrt_trans trans_b, int64_t stride_a,
+            int64_t stride_b, int64_t stride_c) {
   checkTrans(kernel, "trans_a", trans_a);
   checkTrans(kernel, "trans_b", trans_b);
   checkMatmulSizes(kernel, batch, m, n, k, stride_a, stride_b, stride_c);
@@ -273,7 +291,18 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
       return;
     if (!c || (k > 0 && (!a || !b)))
       zrt_fail("%s: NULL operand", kernel);
-    if (k == 0) { // empty sums
+    if (bias) {
+      constexpr int threads = 256;
+      int64_t total = batch * m * n;
+      presetBiasKernel<T><<<blocksFor(total, threads), threads, 0,
+                            computeStream()>>>(static_cast<T *>(c),
+                                               static_cast<const T *>(bias),
+                                               total, m * n, n, stride_c);
+      checkLaunch("presetBiasKernel");
+    }
+    if (k == 0) { // empty sums: zeros, or the bias
+      if (bias)
+        return;
       size_t rowBytes = static_cast<size_t>(m * n) * sizeof(T);
       if (batch == 1 || stride_c == m * n)
         ZRT_CUDA(cudaMemsetAsync(c, 0, rowBytes * batch, computeStream()));
@@ -285,7 +314,7 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
     }
     GemmOp op{cudaType(T{}), cudaType(T{}), batch,    m,        n,
               k,             trans_a == ZRT_TRANS, trans_b == ZRT_TRANS, stride_a, stride_b,
-              stride_c,      1.0f};
+              stride_c,      1.0f, bias ? 1.0f : 0.0f};
     // A batch of row blocks sharing B with contiguous A and C is one product
     // with batch * m rows (a linear layer's [B, T, C] x [N, C]^T).
     if (batch > 1 && stride_b == 0 && !op.transA && stride_a == m * k &&
@@ -295,4 +324,27 @@ extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
     }
     gemm(kernel, op, a, b, c);
   });
+}
+
+} // namespace
+
+extern "C" void zrt_matmul(zrt_dtype dtype, const void *a, const void *b,
+                           void *c, int64_t batch, int64_t m, int64_t n,
+                           int64_t k, zrt_trans trans_a, zrt_trans trans_b,
+                           int64_t stride_a, int64_t stride_b,
+                           int64_t stride_c) {
+  matmul("zrt_matmul", dtype, a, b, nullptr, c, batch, m, n, k, trans_a,
+         trans_b, stride_a, stride_b, stride_c);
+}
+
+extern "C" void zrt_matmul_bias(zrt_dtype dtype, const void *a, const void *b,
+                                const void *bias, void *c, int64_t batch,
+                                int64_t m, int64_t n, int64_t k,
+                                zrt_trans trans_a, zrt_trans trans_b,
+                                int64_t stride_a, int64_t stride_b,
+                                int64_t stride_c) {
+  if (!bias && batch > 0 && m > 0 && n > 0)
+    zrt_fail("zrt_matmul_bias: NULL bias");
+  matmul("zrt_matmul_bias", dtype, a, b, bias, c, batch, m, n, k, trans_a,
+         trans_b, stride_a, stride_b, stride_c);
 }

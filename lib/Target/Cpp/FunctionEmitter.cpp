@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <type_traits>
 
 using namespace mlir;
 using namespace zeroc::train;
@@ -515,7 +516,7 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
   };
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](MatmulOp mm) {
+      .Case<MatmulOp, MatmulBiasOp>([&](auto mm) {
         ArrayRef<int64_t> a = typeOf(mm.getLhs()).getShape();
         ArrayRef<int64_t> b = typeOf(mm.getRhs()).getShape();
         int64_t m = a[a.size() - (mm.getTransposeLhs() ? 1 : 2)];
@@ -528,12 +529,20 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
           m *= batch;
           batch = 1;
         }
-        os << "  zrt_matmul(" << dt(mm.getLhs()) << ", " << ptr(mm.getLhs())
-           << ", " << ptr(mm.getRhs()) << ", " << ptr(mm.getResult()) << ", "
-           << batch << ", " << m << ", " << n << ", " << k << ", "
+        // train.matmul_bias: the output preset to the bias, then the
+        // product added (zrt_matmul_bias).
+        constexpr bool hasBias =
+            std::is_same_v<decltype(mm), MatmulBiasOp>;
+        os << (hasBias ? "  zrt_matmul_bias(" : "  zrt_matmul(")
+           << dt(mm.getLhs()) << ", " << ptr(mm.getLhs()) << ", "
+           << ptr(mm.getRhs()) << ", ";
+        if constexpr (hasBias)
+          os << ptr(mm.getBias()) << ", ";
+        os << ptr(mm.getResult()) << ", " << batch << ", " << m << ", " << n
+           << ", " << k << ", "
            << (mm.getTransposeLhs() ? "ZRT_TRANS" : "ZRT_NO_TRANS") << ", "
-           << (mm.getTransposeRhs() ? "ZRT_TRANS" : "ZRT_NO_TRANS") << ", " << m * k << ", " << strideB
-           << ", " << m * n << ");\n";
+           << (mm.getTransposeRhs() ? "ZRT_TRANS" : "ZRT_NO_TRANS") << ", "
+           << m * k << ", " << strideB << ", " << m * n << ");\n";
         return success();
       })
       .Case([&](LayerNormOp ln) {

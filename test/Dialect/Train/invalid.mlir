@@ -418,6 +418,34 @@ func.func @matmul_batch_rank(%a: tensor<2x3x4x8xf32>, %b: tensor<3x8x5xf32>) {
 
 // -----
 
+//===----------------------------------------------------------------------===//
+// train.matmul_bias
+//===----------------------------------------------------------------------===//
+
+func.func @matmul_bias_length(%a: tensor<4x8xf32>, %b: tensor<16x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'train.matmul_bias' op bias must be a vector of the result's last dimension (16), got 8}}
+  %0 = train.matmul_bias %a, %b, %c transpose_rhs : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_bias_rank(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4x16xf32>) {
+  // expected-error @+1 {{'train.matmul_bias' op bias must be a vector of the result's last dimension (16), got 4x16}}
+  %0 = train.matmul_bias %a, %b, %c : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_bias_element_type(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<16xbf16>) {
+  // expected-error @+1 {{'train.matmul_bias' op lhs element type 'f32' differs from bias element type 'bf16'}}
+  %0 = train.matmul_bias %a, %b, %c : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xbf16>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
 func.func @matmul_batched_rhs_unbatched_lhs(%a: tensor<4x8xf32>, %b: tensor<2x8x5xf32>) {
   // expected-error @+1 {{'train.matmul' op rhs batch dimensions 2 must equal lhs batch dimensions (none: lhs has rank 2) or be absent}}
   %0 = train.matmul %a, %b : (tensor<4x8xf32>, tensor<2x8x5xf32>) -> tensor<2x4x5xf32>

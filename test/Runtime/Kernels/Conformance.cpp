@@ -367,7 +367,7 @@ void checkFd(const std::string &what, const Vec &analytic, const Vec &fd,
 
 void testMatmul(zrt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
                 bool ta, bool tb, int64_t sa, int64_t sb, int64_t sc,
-                int64_t offset, const char *note) {
+                int64_t offset, const char *note, bool bias) {
   sa = sa < 0 ? m * k : sa;
   sb = sb < 0 ? k * n : sb;
   sc = sc < 0 ? m * n : sc;
@@ -377,19 +377,25 @@ void testMatmul(zrt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
     return batch == 0 ? 0 : (batch - 1) * stride + size;
   };
   Tensor a(dt, extent(sa, m * k), offset), b(dt, extent(sb, k * n), offset);
-  Tensor c(dt, extent(sc, m * n), offset);
+  Tensor c(dt, extent(sc, m * n), offset), d(dt, n, offset);
   a.fillNormal(rng);
   b.fillNormal(rng);
+  d.fillNormal(rng);
   a.upload();
   b.upload();
+  d.upload();
   c.poison();
-  zrt_matmul(dt, a.dev, b.dev, c.dev, batch, m, n, k, transOf(ta), transOf(tb),
-             sa, sb, sc);
+  if (bias)
+    zrt_matmul_bias(dt, a.dev, b.dev, d.dev, c.dev, batch, m, n, k,
+                    transOf(ta), transOf(tb), sa, sb, sc);
+  else
+    zrt_matmul(dt, a.dev, b.dev, c.dev, batch, m, n, k, transOf(ta),
+               transOf(tb), sa, sb, sc);
   Vec all = c.download(), got, ref, atol;
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        double sum = 0, abs = 0;
+        double sum = bias ? d.v[j] : 0, abs = std::fabs(sum);
         for (int64_t p = 0; p < k; ++p) {
           double av = a.v[bi * sa + (ta ? p * m + i : i * k + p)];
           double bv = b.v[bi * sb + (tb ? j * k + p : p * n + j)];
@@ -400,9 +406,10 @@ void testMatmul(zrt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
         atol.push_back((dt == ZRT_BF16 ? 1e-4 : 1e-5) * abs + 1e-30);
         got.push_back(all[bi * sc + i * n + j]);
       }
-  checker.close(fmt("zrt_matmul %s batch %lld %lldx%lldx%lld %c%c strides "
+  checker.close(fmt("%s %s batch %lld %lldx%lldx%lld %c%c strides "
                     "%lld/%lld/%lld%s%s",
-                    name(dt), (long long)batch, (long long)m, (long long)n,
+                    bias ? "zrt_matmul_bias" : "zrt_matmul", name(dt),
+                    (long long)batch, (long long)m, (long long)n,
                     (long long)k, ta ? 'T' : 'N', tb ? 'T' : 'N',
                     (long long)sa, (long long)sb, (long long)sc,
                     offset ? " unaligned" : "", note),
@@ -433,6 +440,25 @@ void testMatmuls() {
                " (a linear layer: rows merged)");
     testMatmul(dt, 4, 7, 13, 0, false, false, -1, -1, -1, 0, " (k = 0)");
     testMatmul(dt, 0, 7, 13, 5, false, false, -1, -1, -1, 0, " (batch = 0)");
+    // zrt_matmul_bias: the bias in every row of every product, whatever
+    // the transposes, strides, tiles and k (0: the bias alone).
+    for (int t = 0; t < 4; ++t) {
+      bool ta = t & 2, tb = t & 1;
+      testMatmul(dt, 1, 7, 13, 5, ta, tb, -1, -1, -1, 0, "", true);
+      testMatmul(dt, 3, 7, 13, 5, ta, tb, 7 * 5 + 3, 13 * 5 + 1, 7 * 13 + 2,
+                 0, " (padded strides)", true);
+      testMatmul(dt, 2, 64, 48, 96, ta, tb, -1, -1, -1, 1, "", true);
+    }
+    testMatmul(dt, 1, 300, 257, 129, false, true, -1, -1, -1, 0,
+               " (many tiles)", true);
+    testMatmul(dt, 4, 128, 96, 64, false, true, -1, 0, -1, 0,
+               " (a linear layer: rows merged)", true);
+    testMatmul(dt, 1, 600, 1100, 40, false, true, -1, -1, -1, 0,
+               " (several tiles, uneven edges)", true);
+    testMatmul(dt, 4, 7, 13, 0, false, false, -1, -1, -1, 0, " (k = 0)",
+               true);
+    testMatmul(dt, 0, 7, 13, 5, false, false, -1, -1, -1, 0, " (batch = 0)",
+               true);
   }
 }
 

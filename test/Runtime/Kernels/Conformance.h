@@ -159,10 +159,12 @@ void checkFd(const std::string &what, const Vec &analytic, const Vec &fd,
 // Cases that a backend's own checks run again in another configuration
 //===----------------------------------------------------------------------===//
 
-/// zrt_matmul against the double reference; strides of -1 are dense.
+/// zrt_matmul (zrt_matmul_bias with `bias`: plus a vector of n added to
+/// every row) against the double reference; strides of -1 are dense.
 void testMatmul(zrt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
                 bool ta, bool tb, int64_t sa = -1, int64_t sb = -1,
-                int64_t sc = -1, int64_t offset = 0, const char *note = "");
+                int64_t sc = -1, int64_t offset = 0, const char *note = "",
+                bool bias = false);
 /// zrt_attention and zrt_attention_grad against the double reference;
 /// `group` query heads per key/value head (grouped-query attention).
 void testAttention(zrt_dtype dt, int64_t bh, int64_t t, int64_t s, int64_t d,

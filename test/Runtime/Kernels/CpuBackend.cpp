@@ -109,6 +109,9 @@ void runtimeSpecificTests() {
                  " (5x7 tiles, k chunks of 4)");
       testMatmul(ZRT_BF16, 3, 7, 13, 5, ta, tb, 0, 13 * 5 + 1, 7 * 13 + 2, 0,
                  " (5x7 tiles, k chunks of 4, shared a)");
+      // The bias preset into the f32 tile before the first chunk.
+      testMatmul(ZRT_BF16, 2, 23, 13, 21, ta, tb, -1, -1, -1, 0,
+                 " (5x7 tiles, k chunks of 4)", true);
     }
   zeroc::rt::setMatmulTilesForTesting(0, 0, 0);
 }

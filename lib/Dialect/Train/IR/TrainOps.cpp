@@ -334,6 +334,38 @@ LogicalResult MatmulOp::verify() {
   return verifyInferredTypes(*this);
 }
 
+LogicalResult MatmulBiasOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> location,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  if (failed(sameElementType(errors, "lhs", adaptor.getLhs(), "rhs",
+                             adaptor.getRhs())) ||
+      failed(sameElementType(errors, "lhs", adaptor.getLhs(), "bias",
+                             adaptor.getBias())))
+    return failure();
+  FailureOr<Shape> shape = matmulShape(
+      tensorType(adaptor.getLhs()).getShape(),
+      tensorType(adaptor.getRhs()).getShape(), adaptor.getTransposeLhs(),
+      adaptor.getTransposeRhs(), errors.emitter());
+  if (failed(shape))
+    return failure();
+  ArrayRef<int64_t> bias = tensorType(adaptor.getBias()).getShape();
+  if (bias.size() != 1 || bias[0] != shape->back())
+    return report(errors, "bias must be a vector of the result's last "
+                          "dimension (",
+                  shape->back(), "), got ", formatShape(bias));
+  types.push_back(RankedTensorType::get(
+      *shape, tensorType(adaptor.getLhs()).getElementType()));
+  return success();
+}
+
+LogicalResult MatmulBiasOp::verify() {
+  if (failed(verifyStaticShapes(*this)))
+    return failure();
+  return verifyInferredTypes(*this);
+}
+
 /// The type rule of the broadcasting binary ops.
 template <typename BinaryOp>
 static LogicalResult

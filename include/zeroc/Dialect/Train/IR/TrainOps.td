@@ -229,6 +229,40 @@ def Train_MatmulOp : Train_Op<"matmul", [Pure, InferTypeOpAdaptor,
   let hasVerifier = 1;
 }
 
+def Train_MatmulBiasOp : Train_Op<"matmul_bias", [Pure, InferTypeOpAdaptor]> {
+  let summary = "a matrix product with a bias added to each row";
+  let description = [{
+    `train.matmul` of `lhs` and `rhs` (same operands, transposes and result
+    shape) plus `bias`, a vector of the result's last dimension added to
+    every row: a linear layer. It is a planning form, made by
+    `train-fuse-matmul-bias` from a `train.matmul` whose only use is a
+    `train.add` of such a vector, after autodiff (it has no adjoint). The
+    back ends compute it as one GEMM whose output is preset to the bias
+    (the CPU runtime's `zrt_matmul_bias`: `beta = 1`), so no separate pass
+    adds the bias. The bias joins the f32 sum of each output element, so
+    the result may differ from the separate add's `(x w) + b` in the last
+    bits; the reference evaluator computes the separate ops' rounding.
+
+    ```mlir
+    %y = train.matmul_bias %x, %w, %b transpose_rhs : (tensor<4x16x8xf32>, tensor<12x8xf32>, tensor<12xf32>) -> tensor<4x16x12xf32>
+    ```
+  }];
+  let arguments = (ins
+    Train_FloatTensor:$lhs,
+    Train_FloatTensor:$rhs,
+    Train_FloatTensor:$bias,
+    UnitAttr:$transpose_lhs,
+    UnitAttr:$transpose_rhs
+  );
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $bias (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 class Train_BroadcastBinaryOp<string mnemonic, string formula>
     : Train_Op<mnemonic, [Pure, Train_Elementwise, DeclareOpInterfaceMethods<Train_ScalarFormulaOpInterface>, InferTypeOpAdaptor,
                           DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
