@@ -101,6 +101,7 @@ static void addBufferizePasses(mlir::OpPassManager &pm) {
 void buildPlanningPipeline(mlir::OpPassManager &pm, int64_t maxInFlight) {
   pm.addPass(createTrainFuseOptimizer());
   pm.addPass(createTrainFuseMatmulBias());
+  pm.addPass(createTrainFuseHeadSplit());
   pm.addPass(createTrainFuseElementwise());
   addBufferizePasses(pm);
   pm.addPass(mlir::createCSEPass());

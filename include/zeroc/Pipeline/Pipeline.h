@@ -70,8 +70,8 @@ void buildTrainingPipelineSection(mlir::OpPassManager &pm,
 /// Adds the planning passes to `pm` (docs/backend.md): the scheduled
 /// per-rank program to the buffer form the back ends print and the memory
 /// report reads: train-fuse-optimizer train-fuse-matmul-bias
-/// train-fuse-elementwise train-bufferize cse train-defer-gathers
-/// train-deallocate train-verify-emittable. `maxInFlight` (the training pipeline's
+/// train-fuse-head-split train-fuse-elementwise train-bufferize cse
+/// train-defer-gathers train-deallocate train-verify-emittable. `maxInFlight` (the training pipeline's
 /// max-in-flight) bounds the fp32 stage 1-2 parameter gathers that
 /// train-defer-gathers defers on the buffers.
 void buildPlanningPipeline(mlir::OpPassManager &pm, int64_t maxInFlight = 2);

@@ -988,6 +988,40 @@ def TrainFuseMatmulBias : Pass<"train-fuse-matmul-bias", "mlir::ModuleOp"> {
   let dependentDialects = ["zeroc::train::TrainDialect"];
 }
 
+def TrainFuseHeadSplit : Pass<"train-fuse-head-split", "mlir::ModuleOp"> {
+  let summary = "Splits q, k and v into heads with one transpose";
+  let description = [{
+    A planning pass (docs/backend.md), before `train-fuse-elementwise`.
+    Attention's input projection computes q, k and v side by side; the
+    model splits them along the last dimension and views and transposes
+    each into heads. Where a `train.split` along the last dimension has
+    only such uses -- each part reshaped (only its last dimension split;
+    optional) and transposed, every part alike, in the split's block --
+    the parts become one `train.transpose` of the input viewed with the
+    parts as a new dimension before the split one, moved first by the
+    permutation, and a `train.unpack` of its flattened result: contiguous
+    parts, which the buffer form makes views. One kernel (a copy of the
+    whole projection) and all but one transpose fewer per layer; the values
+    are the same bits. The reshapes and the unpack keep the split's
+    attributes but its trace site; the transpose is traced as the first
+    part's.
+
+    ```mlir
+    %q, %k, %v = train.split %qkv dim = 2 : tensor<4x128x1152xf32> -> tensor<4x128x384xf32>, tensor<4x128x384xf32>, tensor<4x128x384xf32>
+    %q4 = train.reshape %q : tensor<4x128x384xf32> -> tensor<4x128x6x64xf32>
+    %qh = train.transpose %q4 [0, 2, 1, 3] : tensor<4x128x6x64xf32> -> tensor<4x6x128x64xf32>
+    // ... the same for %k and %v, becomes
+    %h = train.reshape %qkv : tensor<4x128x1152xf32> -> tensor<4x128x3x6x64xf32>
+    %t = train.transpose %h [2, 0, 3, 1, 4] : tensor<4x128x3x6x64xf32> -> tensor<3x4x6x128x64xf32>
+    %f = train.reshape %t : tensor<3x4x6x128x64xf32> -> tensor<589824xf32>
+    %qh, %kh, %vh = train.unpack %f shards = 1 : tensor<589824xf32> -> tensor<4x6x128x64xf32>, tensor<4x6x128x64xf32>, tensor<4x6x128x64xf32>
+    ```
+
+    Any other split is left alone. The pass emits no error.
+  }];
+  let dependentDialects = ["zeroc::train::TrainDialect"];
+}
+
 def TrainEmplace : Pass<"train-emplace", "mlir::ModuleOp"> {
   let summary = "Decides which producers compute into a slice of a buffer";
   let description = [{
