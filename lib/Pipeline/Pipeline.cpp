@@ -112,22 +112,6 @@ void buildPlanningPipeline(mlir::OpPassManager &pm, int64_t maxInFlight) {
 }
 
 namespace {
-/// train-zero's options: those of the passes it runs.
-struct ZeroPipelineOptions
-    : public mlir::PassPipelineOptions<ZeroPipelineOptions> {
-  Option<int64_t> stage{*this, "stage",
-                        llvm::cl::desc("ZeRO stage: 0, 1, 2 or 3"),
-                        llvm::cl::init(0)};
-  Option<int64_t> worldSize{*this, "world-size",
-                            llvm::cl::desc("Number of data-parallel ranks"),
-                            llvm::cl::init(1)};
-  Option<int64_t> bucketBytes{
-      *this, "bucket-bytes",
-      llvm::cl::desc("Target size of a gradient bucket (and of a stage-3 "
-                     "gather group)"),
-      llvm::cl::init(26214400)};
-};
-
 /// train-partition's options: train-shard-states'.
 struct PartitionPipelineOptions
     : public mlir::PassPipelineOptions<PartitionPipelineOptions> {
@@ -137,6 +121,15 @@ struct PartitionPipelineOptions
   Option<int64_t> worldSize{*this, "world-size",
                             llvm::cl::desc("Number of data-parallel ranks"),
                             llvm::cl::init(1)};
+};
+
+/// train-zero's options: train-partition's and train-assign-buckets'.
+struct ZeroPipelineOptions : public PartitionPipelineOptions {
+  Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("Target size of a gradient bucket (and of a stage-3 "
+                     "gather group)"),
+      llvm::cl::init(26214400)};
 };
 
 struct TrainingPipelineOptions

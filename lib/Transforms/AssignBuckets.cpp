@@ -36,14 +36,14 @@ struct TrainAssignBucketsPass
     else if (trainDialect(module).getZeroStageAttrHelper().isAttrPresent(module))
       module.emitError("the module is already partitioned "
                        "(train.zero_stage is set)");
-    else if (module->hasAttr(kBucketsAttr))
+    else if (module->hasAttr(kBucketsAttrName))
       module.emitError("the module already has its buckets (")
-          << kBucketsAttr << " is set)";
+          << kBucketsAttrName << " is set)";
     else
       step = findTrainStep(module, symbols);
     if (failed(step))
       return signalPassFailure();
-    module->setAttr(kBucketsAttr, assign(*step));
+    module->setAttr(kBucketsAttrName, assign(*step));
   }
 
   /// The parameters in the order backward produces their gradients (one

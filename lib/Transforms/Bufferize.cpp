@@ -19,6 +19,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -45,12 +47,7 @@ MemRefType memrefOf(RankedTensorType type) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }
 
-SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  return strides;
-}
+
 /// Where a value's elements are: a buffer that owns memory (an allocation,
 /// a state's storage or a function argument) and the offset of the first
 /// element in it, static plus (for a rank's slice) dynamic.
@@ -72,22 +69,20 @@ struct Destination {
 /// elements of the tensors packed into its input (reduce), or unpacked from
 /// its result (gather), else all of them.
 int64_t payloadOf(Operation *start, int64_t full) {
-  if (auto pack = start->getOperand(0).getDefiningOp<PackOp>();
-      pack && !isa<AllGatherStartOp>(start)) {
+  auto elements = [](ValueRange values) {
     int64_t real = 0;
-    for (Value input : pack.getInputs())
-      real += tensorOf(input.getType()).getNumElements();
+    for (Value value : values)
+      real += tensorOf(value.getType()).getNumElements();
     return real;
+  };
+  if (!isa<AllGatherStartOp>(start)) {
+    auto pack = start->getOperand(0).getDefiningOp<PackOp>();
+    return pack ? elements(pack.getInputs()) : full;
   }
-  if (isa<AllGatherStartOp>(start))
-    for (Operation *wait : start->getResult(0).getUsers())
-      for (Operation *user : wait->getResult(0).getUsers())
-        if (auto unpack = dyn_cast<UnpackOp>(user)) {
-          int64_t real = 0;
-          for (Value part : unpack.getResults())
-            real += tensorOf(part.getType()).getNumElements();
-          return real;
-        }
+  for (Operation *wait : start->getResult(0).getUsers())
+    for (Operation *user : wait->getResult(0).getUsers())
+      if (auto unpack = dyn_cast<UnpackOp>(user))
+        return elements(unpack.getResults());
   return full;
 }
 
@@ -118,11 +113,15 @@ private:
 
   Location loc() const { return current->getLoc(); }
 
+  /// `buffer`, a buffer that owns its memory.
+  Value owning(Value buffer) {
+    places[buffer] = {buffer, 0, nullptr};
+    return buffer;
+  }
+
   /// A new buffer (its memory category is train-allocate's).
   Value alloc(RankedTensorType type) {
-    auto op = memref::AllocOp::create(builder, loc(), memrefOf(type));
-    places[op.getResult()] = {op.getResult(), 0, nullptr};
-    return op.getResult();
+    return owning(memref::AllocOp::create(builder, loc(), memrefOf(type)));
   }
 
   /// The buffer of `value` (a view where it is one).
@@ -151,7 +150,7 @@ private:
         baseType.getElementType() == type.getElementType()) {
       result = to.base;
     } else {
-      SmallVector<int64_t> strides = rowMajorStrides(type.getShape());
+      SmallVector<int64_t> strides = computeSuffixProduct(type.getShape());
       int64_t staticOffset =
           to.dynamicOffset ? ShapedType::kDynamic : to.offset;
       // Row-major from the base pointer itself is the identity layout.
@@ -170,14 +169,10 @@ private:
               arith::ConstantIndexOp::create(builder, loc(), to.offset));
         offsetValue = total;
       }
-      SmallVector<OpFoldResult> sizes, strideValues;
-      for (int64_t size : type.getShape())
-        sizes.push_back(builder.getIndexAttr(size));
-      for (int64_t stride : strides)
-        strideValues.push_back(builder.getIndexAttr(stride));
-      result = memref::ReinterpretCastOp::create(builder, loc(), resultType,
-                                                 to.base, offsetValue, sizes,
-                                                 strideValues);
+      result = memref::ReinterpretCastOp::create(
+          builder, loc(), resultType, to.base, offsetValue,
+          getAsIndexOpFoldResult(builder.getContext(), type.getShape()),
+          getAsIndexOpFoldResult(builder.getContext(), strides));
     }
     places[result] = to;
     return result;
@@ -210,9 +205,7 @@ private:
   }
 
   Value storage(StringRef name, RankedTensorType type) {
-    auto op = StorageOp::create(builder, loc(), memrefOf(type), name);
-    places[op.getResult()] = {op.getResult(), 0, nullptr};
-    return op.getResult();
+    return owning(StorageOp::create(builder, loc(), memrefOf(type), name));
   }
 
   /// The storage of the gradient bucket's train.buffer `name` (one
@@ -306,7 +299,7 @@ LogicalResult FunctionBufferizer::readDestinations(Block &block) {
       if (isa<PackOp>(op))
         bucketNames.insert(into);
     }
-    if (!marked || isStateUpdate(&op))
+    if (!marked || isa<StateUpdateOpInterface>(op))
       continue;
     if (isa<AllGatherStartOp>(op) && into.empty())
       return op.emitOpError("computes its send in place ('train.emplace') but "
@@ -342,9 +335,7 @@ LogicalResult FunctionBufferizer::run() {
       return func.emitOpError("argument #")
              << arg.getArgNumber() << " of type " << arg.getType()
              << " is not a tensor; train-bufferize takes tensor arguments";
-    Value buffer = newBlock->addArgument(memrefOf(type), arg.getLoc());
-    buffers[arg] = buffer;
-    places[buffer] = {buffer, 0, nullptr};
+    buffers[arg] = owning(newBlock->addArgument(memrefOf(type), arg.getLoc()));
   }
   builder.setInsertionPointToEnd(newBlock);
   for (Operation &op : block) {
@@ -471,10 +462,10 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   }
   if (isa<ReleaseOp>(op))
     return success(); // the end of a buffer's life is train-deallocate's
-  if (isStateUpdate(&op)) {
+  if (auto update = dyn_cast<StateUpdateOpInterface>(op)) {
     // Each state result is its state (in place) or a copy of the operand.
     SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
-    for (unsigned i : updatedOperands(&op)) {
+    for (unsigned i : update.getUpdatedOperands()) {
       Value target = ins[i];
       if (!isEmplaced(&op, i)) {
         target = alloc(tensorOf(op.getOperand(i).getType()));
@@ -482,7 +473,7 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
         ins[i] = target;
       }
       outs.push_back(target);
-      buffers[op.getResult(updateResultOf(i))] = target;
+      buffers[update.getUpdatedResult(i)] = target;
     }
     kernel(&op, ins, outs);
     return success();

@@ -16,54 +16,21 @@
 
 namespace zeroc::bufferize {
 
-/// train-emplace: the operands computed in place (array<i64: ...>). On a
-/// train.pack, the inputs computed into their slots; on a train.write, the
-/// value already in the storage (the write disappears); on an all-gather,
-/// the send computed into the rank's slot of its train.into buffer; on an
-/// optimizer update, the states updated in place.
-inline constexpr llvm::StringLiteral kEmplaceAttrName = "train.emplace";
-/// train-emplace: a train.pack that is the storage of a gradient bucket's
-/// train.buffer, or an all-gather that receives into its buffer (@name).
-inline constexpr llvm::StringLiteral kIntoAttrName = "train.into";
-/// train-elide-copies: a train.read that copies its state (written while
-/// the read is live); any other read is the state's storage.
-inline constexpr llvm::StringLiteral kCopyAttrName = "train.copy";
-
-/// Whether train-emplace placed operand `operand` of `op`.
+/// Whether train-emplace placed operand `operand` of `op` (train.emplace,
+/// TrainDialect.h).
 inline bool isEmplaced(mlir::Operation *op, unsigned operand) {
-  auto list = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kEmplaceAttrName);
+  auto list =
+      op->getAttrOfType<mlir::DenseI64ArrayAttr>(train::kEmplaceAttrName);
   return list && llvm::is_contained(list.asArrayRef(), operand);
 }
 
-inline bool isStateUpdate(mlir::Operation *op) {
-  return mlir::isa<train::AdamWUpdateOp, train::SGDUpdateOp>(op);
-}
-
-/// The operands of an update that are state (the result it becomes is
-/// `updateResultOf`); operand 1 is the gradient.
-inline llvm::SmallVector<unsigned> updatedOperands(mlir::Operation *op) {
-  if (mlir::isa<train::AdamWUpdateOp>(op))
-    return {0, 2, 3};
-  return {0, 2};
-}
-inline unsigned updateResultOf(unsigned operand) {
-  return operand == 0 ? 0 : operand - 1;
-}
-
-/// The value whose buffer `op`'s result is a view of, or null.
+/// The value whose buffer `op`'s result is a view of (the train ops say,
+/// BufferViewOpInterface; an all-slice is the rank's slice), or null.
 inline mlir::Value viewSource(mlir::Operation *op) {
-  using namespace train;
-  if (auto reshape = mlir::dyn_cast<ReshapeOp>(op))
-    return reshape.getInput();
-  if (auto unpack = mlir::dyn_cast<UnpackOp>(op))
-    return unpack.getInput();
+  if (auto view = mlir::dyn_cast<train::BufferViewOpInterface>(op))
+    return view.getViewSource();
   if (auto slice = mlir::dyn_cast<mlir::shard::AllSliceOp>(op))
     return slice.getInput();
-  if (auto wait = mlir::dyn_cast<WaitOp>(op))
-    return wait.getFuture();
-  // Evaluation's dropout (no step) is the identity.
-  if (auto dropout = mlir::dyn_cast<DropoutOp>(op); dropout && !dropout.getStep())
-    return dropout.getInput();
   return nullptr;
 }
 
@@ -76,9 +43,10 @@ inline mlir::Operation *onlyUser(mlir::Value value) {
 /// any buffer: no view, read, pack, unpack, schedule, collective or update.
 inline bool computedByKernel(mlir::Operation *op) {
   using namespace train;
-  return op && !viewSource(op) && !isStateUpdate(op) &&
-         !mlir::isa<ReadOp, PackOp, UnpackOp, LRScheduleOp, AllReduceStartOp,
-                    ReduceScatterStartOp, AllGatherStartOp>(op);
+  return op && !viewSource(op) &&
+         !mlir::isa<StateUpdateOpInterface, ReadOp, PackOp, UnpackOp,
+                    LRScheduleOp, AllReduceStartOp, ReduceScatterStartOp,
+                    AllGatherStartOp>(op);
 }
 
 /// The value computed into a slot for operand `input`: it, or what the
@@ -134,8 +102,8 @@ struct BlockFacts {
         accesses[rootOf(read.getName())].push_back(&op);
       else if (auto write = mlir::dyn_cast<WriteOp>(op))
         accesses[rootOf(write.getName())].push_back(&op);
-      else if (isStateUpdate(&op))
-        for (unsigned i : updatedOperands(&op))
+      else if (auto update = mlir::dyn_cast<StateUpdateOpInterface>(op))
+        for (unsigned i : update.getUpdatedOperands())
           if (auto read = op.getOperand(i).getDefiningOp<ReadOp>())
             accesses[rootOf(read.getName())].push_back(&op);
     }
@@ -165,11 +133,11 @@ struct BlockFacts {
           use(source, end.lookup(op.getResult(0)));
         continue;
       }
-      if (isStateUpdate(&op))
-        for (unsigned i : updatedOperands(&op))
+      if (auto update = mlir::dyn_cast<train::StateUpdateOpInterface>(op))
+        for (unsigned i : update.getUpdatedOperands())
           if (inPlace(op.getOpOperand(i)) &&
-              end.count(op.getResult(updateResultOf(i))))
-            use(op.getOperand(i), end.lookup(op.getResult(updateResultOf(i))));
+              end.count(update.getUpdatedResult(i)))
+            use(op.getOperand(i), end.lookup(update.getUpdatedResult(i)));
     }
   }
 };

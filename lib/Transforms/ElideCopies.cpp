@@ -33,9 +33,10 @@ bool inPlace(OpOperand &operand) {
 bool writes(const BlockFacts &facts, ReadOp read, Operation *next) {
   if (isa<WriteOp>(next))
     return !isEmplaced(next, 0);
-  if (!isStateUpdate(next))
+  auto update = dyn_cast<StateUpdateOpInterface>(next);
+  if (!update)
     return false;
-  for (unsigned i : updatedOperands(next))
+  for (unsigned i : update.getUpdatedOperands())
     if (auto other = next->getOperand(i).getDefiningOp<ReadOp>();
         other && inPlace(next->getOpOperand(i)) && other != read &&
         facts.rootOf(other.getName()) == facts.rootOf(read.getName()))

@@ -71,9 +71,9 @@ struct Emplacer : BlockFacts {
         mark(&op, it->second);
       if (elidedWrites.contains(&op))
         mark(&op, {0});
-      if (isStateUpdate(&op)) {
+      if (auto update = dyn_cast<StateUpdateOpInterface>(op)) {
         SmallVector<int64_t> operands;
-        for (unsigned i : updatedOperands(&op))
+        for (unsigned i : update.getUpdatedOperands())
           if (inPlace.contains(&op.getOpOperand(i)))
             operands.push_back(i);
         if (!operands.empty())
@@ -235,29 +235,24 @@ struct Emplacer : BlockFacts {
       // The send computed into the rank's slot: a kernel's result, or an
       // update in place on the rank's slice of the buffer it goes back to.
       Operation *producer = send.getDefiningOp();
-      Operation *sliceRead = nullptr;
-      bool placed = false;
-      if (producer && isStateUpdate(producer) && send == producer->getResult(0)) {
+      ReadOp sliceRead;
+      if (isa_and_nonnull<StateUpdateOpInterface>(producer) &&
+          send == producer->getResult(0)) {
         auto slice = producer->getOperand(0).getDefiningOp<shard::AllSliceOp>();
-        auto read = slice ? slice.getInput().getDefiningOp<ReadOp>() : ReadOp();
-        if (read && read.getName() == write.getName() &&
-            producer->getOperand(0).hasOneUse() && slice.getInput().hasOneUse() &&
-            send.hasOneUse()) {
-          inPlace.insert(&producer->getOpOperand(0));
-          sliceRead = read;
-          placed = true;
-        }
-      } else if (send.hasOneUse() && placeable(send, block) == send) {
-        rankSlot.insert(send);
-        placed = true;
-      }
-      if (!placed || readLiveAt(root, position.lookup(start), sliceRead)) {
-        if (placed && !sliceRead)
-          rankSlot.erase(send);
-        if (placed && sliceRead)
-          inPlace.erase(&producer->getOpOperand(0));
+        sliceRead = slice ? slice.getInput().getDefiningOp<ReadOp>() : ReadOp();
+        if (!sliceRead || sliceRead.getName() != write.getName() ||
+            !producer->getOperand(0).hasOneUse() ||
+            !slice.getInput().hasOneUse() || !send.hasOneUse())
+          continue;
+      } else if (!send.hasOneUse() || placeable(send, block) != send) {
         continue;
       }
+      if (readLiveAt(root, position.lookup(start), sliceRead))
+        continue;
+      if (sliceRead)
+        inPlace.insert(&producer->getOpOperand(0));
+      else
+        rankSlot.insert(send);
       gatherInto[start] = write.getName();
       elidedWrites.insert(write);
     }
@@ -288,13 +283,14 @@ struct Emplacer : BlockFacts {
 
   void findInPlaceUpdates(Block &block) {
     for (Operation &op : block) {
-      if (!isStateUpdate(&op))
+      auto update = dyn_cast<StateUpdateOpInterface>(op);
+      if (!update)
         continue;
-      for (unsigned i : updatedOperands(&op)) {
+      for (unsigned i : update.getUpdatedOperands()) {
         auto read = op.getOperand(i).getDefiningOp<ReadOp>();
         if (!read || !op.getOperand(i).hasOneUse())
           continue;
-        for (Operation *user : op.getResult(updateResultOf(i)).getUsers())
+        for (Operation *user : update.getUpdatedResult(i).getUsers())
           if (auto write = dyn_cast<WriteOp>(user);
               write && write.getName() == read.getName()) {
             inPlace.insert(&op.getOpOperand(i));

@@ -28,7 +28,7 @@ LogicalResult checkHostUses(Value value, bool isStep) {
   for (Operation *op : value.getUsers()) {
     if (auto kernel = dyn_cast<KernelOp>(op); kernel && kernel.getSingleOp())
       op = kernel.getSingleOp();
-    if (!isa<LRScheduleOp, AdamWUpdateOp, SGDUpdateOp, func::ReturnOp>(op) &&
+    if (!isa<LRScheduleOp, StateUpdateOpInterface, func::ReturnOp>(op) &&
         !(isStep && isa<DropoutOp, AttentionOp, AttentionGradOp>(op)))
       return op->emitOpError("uses the ")
              << (isStep ? "step number" : "learning rate")

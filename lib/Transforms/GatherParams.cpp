@@ -24,25 +24,27 @@ using namespace zeroc::train;
 
 namespace {
 
+/// The first (`last`: the last) in block order of `ops`.
+Operation *edge(ArrayRef<Operation *> ops, bool last) {
+  Operation *edge = ops.front();
+  for (Operation *op : ops)
+    if (last ? edge->isBeforeInBlock(op) : op->isBeforeInBlock(edge))
+      edge = op;
+  return edge;
+}
+
 /// The uses of one parameter's reads in one phase.
 struct ParamUses {
   ParamOp param;
   SmallVector<OpOperand *> operands;
 
-  Operation *first() const {
-    Operation *op = operands.front()->getOwner();
-    for (OpOperand *use : operands)
-      if (use->getOwner()->isBeforeInBlock(op))
-        op = use->getOwner();
-    return op;
+  Operation *user(bool last) const {
+    return edge(llvm::map_to_vector(
+                    operands, [](OpOperand *use) { return use->getOwner(); }),
+                last);
   }
-  Operation *last() const {
-    Operation *op = operands.front()->getOwner();
-    for (OpOperand *use : operands)
-      if (op->isBeforeInBlock(use->getOwner()))
-        op = use->getOwner();
-    return op;
-  }
+  Operation *first() const { return user(false); }
+  Operation *last() const { return user(true); }
 };
 
 /// Parameters gathered together, bucket `bucket`'s whole buffer: from
@@ -88,20 +90,17 @@ void TrainGatherParamsPass::runOnOperation() {
   partition = std::move(*read);
   if (partition.stage != 3)
     return;
-  FailureOr<TrainStep> step = findTrainStep(module, symbols);
-  if (failed(step))
-    return signalPassFailure();
   // train-reduce-gradients has not averaged the loss yet: @train_step
   // returns the rank's own (per micro-batch, the sum of theirs).
   Phases phases;
-  func::FuncOp func = step->func;
+  func::FuncOp func = partition.step.func;
   Value loss = func.getBody().front().getTerminator()->getOperand(0);
   phases.lossOp = loss.getDefiningOp();
   if (!phases.lossOp) {
     func.emitError("the loss must be computed in @") << func.getSymName();
     return signalPassFailure();
   }
-  phases.sectionStart = step->optimizerStart;
+  phases.sectionStart = partition.step.optimizerStart;
   for (Value part : microBatchParts(loss))
     phases.microLosses.push_back(part.getDefiningOp());
   if (phases.microLosses.size() < 2 ||
@@ -184,14 +183,13 @@ TrainGatherParamsPass::gatherGroups(func::FuncOp func, const Phases &phases,
       groups[it->second].uses.push_back(u);
     }
     for (GatherGroup &g : groups) {
-      g.begin = g.uses.front().first();
-      g.end = g.uses.front().last();
-      for (const ParamUses &u : g.uses) {
-        if (u.first()->isBeforeInBlock(g.begin))
-          g.begin = u.first();
-        if (g.end->isBeforeInBlock(u.last()))
-          g.end = u.last();
-      }
+      auto edges = [&](bool last) {
+        return edge(llvm::map_to_vector(
+                        g.uses, [&](auto &u) { return u.user(last); }),
+                    last);
+      };
+      g.begin = edges(false);
+      g.end = edges(true);
       result.push_back(std::move(g));
     }
   }

@@ -70,10 +70,8 @@ LogicalResult TrainReduceGradientsPass::reduce(ModuleOp module) {
     return failure();
   S = partition->stage;
   N = partition->worldSize;
-  FailureOr<TrainStep> step = findTrainStep(module, symbols);
-  if (failed(step))
-    return failure();
-  func::FuncOp func = step->func;
+  const TrainStep &step = partition->step;
+  func::FuncOp func = step.func;
   Block &body = func.getBody().front();
   Operation *ret = body.getTerminator();
   Value loss = ret->getOperand(0);
@@ -101,10 +99,8 @@ LogicalResult TrainReduceGradientsPass::reduce(ModuleOp module) {
   // Cross-entropy with ignore_index divides by the global batch's count
   // (ForwardRewrite.h).
   auto sumOverRanks = [&](OpBuilder &at, Location loc, Value value) {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(at.getInsertionBlock(), at.getInsertionPoint());
-    TrainBuilder countBuilder(builder, loc);
-    return collectives.sumScalar(countBuilder, value);
+    TrainBuilder countBuilder(at, loc);
+    return Collectives(at, N).sumScalar(countBuilder, value);
   };
   for (func::FuncOp counted : {func, forward})
     if (counted &&
@@ -112,7 +108,7 @@ LogicalResult TrainReduceGradientsPass::reduce(ModuleOp module) {
       return failure();
 
   llvm::DenseMap<Operation *, Value> gradOf;
-  for (auto [param, grad] : llvm::zip(step->params, step->grads))
+  for (auto [param, grad] : llvm::zip(step.params, step.grads))
     gradOf[param] = grad;
   for (const FlatBucket &b : partition->buckets) {
     SmallVector<Value> memberGrads;

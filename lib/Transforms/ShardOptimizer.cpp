@@ -35,15 +35,8 @@ struct Section {
   LRScheduleOp lr;
   Operation *gradNorm = nullptr; // the train.sqrt the step returns
   ClipCoefOp clip;
-  llvm::DenseMap<Operation *, Operation *> updateOf; // param -> update
+  llvm::DenseMap<Operation *, StateUpdateOpInterface> updateOf; // by param
 };
-
-/// The decay train-optimizer gave an update.
-double decayOf(Operation *update) {
-  if (auto adamw = dyn_cast<AdamWUpdateOp>(update))
-    return adamw.getWeightDecay().convertToDouble();
-  return cast<SGDUpdateOp>(update).getWeightDecay().convertToDouble();
-}
 
 struct TrainShardOptimizerPass
     : zeroc::impl::TrainShardOptimizerBase<TrainShardOptimizerPass> {
@@ -55,9 +48,10 @@ struct TrainShardOptimizerPass
   /// from are there.
   LogicalResult checkInputs(Block &body, const Partition &partition,
                             OptimizerOp optimizer, SymbolTable &symbols);
-  /// At stage 1 the averaged gradient shard train-reduce-gradients left as
-  /// a value: the reduce-scatter of what it writes to the gradient buffer.
-  Value reducedShard(Block &body, const FlatBucket &b);
+  /// What train-reduce-gradients wrote into the bucket's gradient buffer,
+  /// or null; at stage 1 the averaged gradient shard it left as a value
+  /// (the reduce-scatter of what it writes to the buffer), null without.
+  Value reduction(Block &body, const FlatBucket &b);
   void updateBucket(TrainBuilder &tb, const FlatBucket &b, Value grad,
                     Section &section, OptimizerOp optimizer, Value step,
                     SymbolTable &symbols, Collectives &collectives);
@@ -74,24 +68,22 @@ void TrainShardOptimizerPass::runOnOperation() {
     return signalPassFailure();
   S = partition->stage;
   N = partition->worldSize;
-  FailureOr<TrainStep> step = findTrainStep(module, symbols);
-  if (failed(step))
-    return signalPassFailure();
-  FailureOr<Section> section = readSection(*step);
+  TrainStep &step = partition->step;
+  FailureOr<Section> section = readSection(step);
   if (failed(section))
     return signalPassFailure();
-  Block &body = step->func.getBody().front();
-  if (failed(checkInputs(body, *partition, step->optimizer, symbols)))
+  Block &body = step.func.getBody().front();
+  if (failed(checkInputs(body, *partition, step.optimizer, symbols)))
     return signalPassFailure();
   Operation *ret = body.getTerminator();
   OpBuilder builder(ret);
-  TrainBuilder tb(builder, step->optimizer.getLoc());
+  TrainBuilder tb(builder, step.optimizer.getLoc());
   Collectives collectives(builder, N);
   // Each bucket's averaged gradient shard (at stage 0 the whole bucket).
   SmallVector<Value> shardGrads;
   for (const FlatBucket &b : partition->buckets)
     shardGrads.push_back(
-        S == 1 ? reducedShard(body, b)
+        S == 1 ? reduction(body, b)
                : tb.read(RankedTensorType::get({b.shard}, b.element),
                          b.buffer("grads")));
   // train-optimizer's scalars, now after the reductions; the norm over
@@ -111,13 +103,13 @@ void TrainShardOptimizerPass::runOnOperation() {
     section->clip.getSquaredNormMutable().assign(squaredNorm);
   }
   for (auto [b, grad] : llvm::zip(partition->buckets, shardGrads))
-    updateBucket(tb, b, grad, *section, step->optimizer,
+    updateBucket(tb, b, grad, *section, step.optimizer,
                  body.getArguments().back(), symbols, collectives);
   // The per-parameter section is consumed.
   for (Operation *op : llvm::reverse(section->ops))
     if (op != section->lr && op != section->gradNorm && op != section->clip)
       op->erase();
-  for (Value grad : step->grads)
+  for (Value grad : step.grads)
     eraseDeadAccumulation(grad);
 }
 
@@ -127,10 +119,10 @@ FailureOr<Section> TrainShardOptimizerPass::readSection(TrainStep &step) {
   Operation *ret = step.func.getBody().front().getTerminator();
   for (Operation *op = step.optimizerStart; op != ret; op = op->getNextNode())
     section.ops.push_back(op);
-  SmallVector<Operation *> updates;
+  SmallVector<StateUpdateOpInterface> updates;
   for (Operation *op : section.ops) {
-    if (isa<AdamWUpdateOp, SGDUpdateOp>(op))
-      updates.push_back(op);
+    if (auto update = dyn_cast<StateUpdateOpInterface>(op))
+      updates.push_back(update);
     else if (auto clip = dyn_cast<ClipCoefOp>(op))
       section.clip = clip;
   }
@@ -155,41 +147,35 @@ LogicalResult TrainShardOptimizerPass::checkInputs(Block &body,
                                                    OptimizerOp optimizer,
                                                    SymbolTable &symbols) {
   SmallVector<StringRef> kinds = {"grads"};
-  if (optimizer.getKind() == OptimizerKind::adamw)
-    kinds.append({"exp_avg", "exp_avg_sq"});
-  else
-    kinds.push_back("momentum_buffer");
+  for (StateKind kind : optimizer.getMomentKinds())
+    kinds.push_back(stringifyStateKind(kind));
+  kinds.push_back("master");
   for (const FlatBucket &b : partition.buckets) {
-    SmallVector<StringRef> needed = kinds;
-    if (!b.element.isF32())
-      needed.push_back("master");
-    for (StringRef kind : needed)
-      if (!symbols.lookup<BufferOp>(b.buffer(kind)))
+    for (StringRef kind : kinds)
+      if ((kind != "master" || !b.element.isF32()) &&
+          !symbols.lookup<BufferOp>(b.buffer(kind)))
         return optimizer.emitError("train-shard-optimizer finds no buffer @")
                << b.buffer(kind) << ": run train-shard-states first";
-    std::string grads = b.buffer("grads");
-    bool reduced = llvm::any_of(body.getOps<WriteOp>(), [&](WriteOp write) {
-      return write.getName() == grads &&
-             (S != 1 || llvm::any_of(write.getValue().getUsers(), [](auto *u) {
-                return isa<shard::ReduceScatterOp>(u);
-              }));
-    });
-    if (!reduced)
+    if (!reduction(body, b))
       return body.getParentOp()->emitError("train-shard-optimizer finds no "
                                            "reduction into @")
-             << grads << ": run train-reduce-gradients first";
+             << b.buffer("grads") << ": run train-reduce-gradients first";
   }
   return success();
 }
 
-Value TrainShardOptimizerPass::reducedShard(Block &body, const FlatBucket &b) {
+Value TrainShardOptimizerPass::reduction(Block &body, const FlatBucket &b) {
   std::string grads = b.buffer("grads");
-  for (auto write : body.getOps<WriteOp>())
-    if (write.getName() == grads)
-      for (Operation *user : write.getValue().getUsers())
-        if (isa<shard::ReduceScatterOp>(user))
-          return *user->getResult(0).getUsers().begin()->getResults().begin();
-  llvm_unreachable("train-reduce-gradients reduce-scatters every bucket");
+  for (auto write : body.getOps<WriteOp>()) {
+    if (write.getName() != grads)
+      continue;
+    if (S != 1)
+      return write.getValue();
+    for (Operation *user : write.getValue().getUsers())
+      if (isa<shard::ReduceScatterOp>(user))
+        return *user->getResult(0).getUsers().begin()->getResults().begin();
+  }
+  return nullptr;
 }
 
 void TrainShardOptimizerPass::updateBucket(TrainBuilder &tb,
@@ -221,7 +207,7 @@ void TrainShardOptimizerPass::updateBucket(TrainBuilder &tb,
                              b.buffer("params")));
   SmallVector<int64_t> ranges;
   for (auto [param, offset, numel] : llvm::zip(b.members, b.offsets, b.numels)) {
-    if (decayOf(section.updateOf.lookup(param)) == 0.0)
+    if (section.updateOf.lookup(param).getWeightDecay().isZero())
       continue;
     if (!ranges.empty() && ranges.back() == offset)
       ranges.back() = offset + numel;

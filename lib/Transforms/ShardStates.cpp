@@ -94,10 +94,10 @@ LogicalResult TrainShardStatesPass::validate(ModuleOp module) {
 
 FailureOr<SmallVector<FlatBucket>>
 TrainShardStatesPass::readBuckets(ModuleOp module, const TrainStep &step) {
-  auto attr = module->getAttrOfType<ArrayAttr>(kBucketsAttr);
+  auto attr = module->getAttrOfType<ArrayAttr>(kBucketsAttrName);
   if (!attr)
     return module.emitError("the module has no ")
-           << kBucketsAttr << ": run train-assign-buckets first";
+           << kBucketsAttrName << ": run train-assign-buckets first";
   llvm::StringMap<ParamOp> byName;
   for (ParamOp param : step.params)
     byName[param.getSymName()] = param;
@@ -111,7 +111,7 @@ TrainShardStatesPass::readBuckets(ModuleOp module, const TrainStep &step) {
       ParamOp param = byName.lookup(name);
       if (!param)
         return module.emitError()
-               << kBucketsAttr << " names @" << name
+               << kBucketsAttrName << " names @" << name
                << ", which is not in train.gradients";
       RankedTensorType type = param.getTensorType();
       b.element = type.getElementType();
@@ -129,9 +129,9 @@ TrainShardStatesPass::readBuckets(ModuleOp module, const TrainStep &step) {
   for (ParamOp param : step.params)
     if (!placed.contains(param.getSymName()))
       return module.emitError()
-             << kBucketsAttr << " has no bucket for @" << param.getSymName()
+             << kBucketsAttrName << " has no bucket for @" << param.getSymName()
              << " (train.gradients)";
-  module->removeAttr(kBucketsAttr);
+  module->removeAttr(kBucketsAttrName);
   return buckets;
 }
 
@@ -164,10 +164,6 @@ void TrainShardStatesPass::declareBuffers(ModuleOp module, Operation *before,
       return getOrDeclareState(builder, symbols, p, kind).getSymName();
     };
   };
-  bool adamw = optimizer.getKind() == OptimizerKind::adamw;
-  auto stateKinds = adamw ? SmallVector<StateKind>{StateKind::exp_avg,
-                                                   StateKind::exp_avg_sq}
-                          : SmallVector<StateKind>{StateKind::momentum_buffer};
   Type f32 = builder.getF32Type();
   for (const FlatBucket &b : buckets) {
     declare(b, "params", b.element, MemoryCategory::parameters, stage == 3,
@@ -177,7 +173,7 @@ void TrainShardStatesPass::declareBuffers(ModuleOp module, Operation *before,
     if (!b.element.isF32())
       declare(b, "master", f32, MemoryCategory::optimizer_states, stage > 0,
               stateOf(StateKind::master));
-    for (StateKind kind : stateKinds)
+    for (StateKind kind : optimizer.getMomentKinds())
       declare(b, stringifyStateKind(kind), f32,
               MemoryCategory::optimizer_states, stage > 0, stateOf(kind));
   }

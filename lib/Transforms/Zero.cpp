@@ -20,19 +20,14 @@ Value Collectives::allReduce(Location loc, Value flat) {
 }
 
 Value Collectives::reduceScatter(Location loc, Value flat) {
-  return shard::ReduceScatterOp::create(
-      b, loc, resized(flat, 1, ranks),
-      FlatSymbolRefAttr::get(b.getContext(), kGrid),
-      b.getDenseI16ArrayAttr({0}), flat,
-      shard::ReductionKindAttr::get(b.getContext(), shard::ReductionKind::Sum),
-      b.getIndexAttr(0));
+  return shard::ReduceScatterOp::create(b, loc, resized(flat, 1, ranks), kGrid,
+                                        {0}, flat, shard::ReductionKind::Sum,
+                                        APInt(64, 0));
 }
 
 Value Collectives::allGather(Location loc, Value flat) {
-  return shard::AllGatherOp::create(
-      b, loc, resized(flat, ranks, 1),
-      FlatSymbolRefAttr::get(b.getContext(), kGrid),
-      b.getDenseI16ArrayAttr({0}), flat, b.getIndexAttr(0));
+  return shard::AllGatherOp::create(b, loc, resized(flat, ranks, 1), kGrid,
+                                    {0}, flat, APInt(64, 0));
 }
 
 Value Collectives::allSlice(Location loc, Value flat) {
@@ -128,6 +123,10 @@ FailureOr<Partition> zeroc::readPartition(ModuleOp module,
     return module.emitError(pass)
            << " finds no parameter buffer @zero.flat<k>.params: run "
               "train-shard-states first";
+  FailureOr<TrainStep> step = findTrainStep(module, symbols);
+  if (failed(step))
+    return failure();
+  partition.step = std::move(*step);
   return partition;
 }
 

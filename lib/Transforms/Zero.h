@@ -21,10 +21,6 @@
 
 namespace zeroc {
 
-/// train-assign-buckets' decision: [[@p3, @p2], [@p1]], each bucket's
-/// parameters end to end in backward order (the dialect verifies it).
-constexpr llvm::StringLiteral kBucketsAttr = "train.buckets";
-
 /// The 1-D grid train-shard-states declares.
 constexpr llvm::StringLiteral kGrid = "dp";
 
@@ -72,10 +68,12 @@ struct Partition {
   llvm::SmallVector<FlatBucket> buckets;
   /// Each parameter's bucket (by name).
   llvm::StringMap<unsigned> bucketOf;
+  /// The step the decisions are for (findTrainStep).
+  TrainStep step;
 };
 
-/// Reads train-shard-states' decisions, naming `pass` in the error when
-/// they are missing.
+/// Reads train-shard-states' decisions and finds @train_step, naming `pass`
+/// in the error when the decisions are missing.
 mlir::FailureOr<Partition> readPartition(mlir::ModuleOp module,
                                          mlir::SymbolTable &symbols,
                                          llvm::StringRef pass);

@@ -65,20 +65,6 @@ TrainDialect &TrainDialect::get(MLIRContext *context) {
 /// left the dialect's generated declarations unchanged.
 static constexpr llvm::StringLiteral kTiedAttrName = "train.tied";
 
-/// module: train-assign-buckets' decision, [[@p3, @p2], [@p1]]: the
-/// parameters of each gradient bucket, end to end in that order (the
-/// buckets in backward order, one element type each); read and removed by
-/// train-shard-states, which declares the buckets' train.buffers from it. Not
-/// among the ODS discardable attributes, as train.tied.
-static constexpr llvm::StringLiteral kBucketsAttrName = "train.buckets";
-
-/// The decisions of train-emplace and train-elide-copies on a step's
-/// tensor ops, read by train-bufferize-ops (lib/Transforms/BufferizeFacts.h).
-/// Not among the ODS discardable attributes, as train.tied.
-static constexpr llvm::StringLiteral kEmplaceAttrName = "train.emplace";
-static constexpr llvm::StringLiteral kIntoAttrName = "train.into";
-static constexpr llvm::StringLiteral kCopyAttrName = "train.copy";
-
 /// Checks `train.buckets` on `op` (see kBucketsAttrName).
 static LogicalResult verifyBuckets(Operation *op, Attribute value) {
   auto buckets = dyn_cast<ArrayAttr>(value);
@@ -221,8 +207,8 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
     bool inRange = operands && llvm::all_of(operands.asArrayRef(), [&](int64_t i) {
                      return i >= 0 && i < op->getNumOperands();
                    });
-    return expect(isa<PackOp, WriteOp, AllGatherStartOp, AdamWUpdateOp,
-                      SGDUpdateOp>(op),
+    return expect(isa<PackOp, WriteOp, AllGatherStartOp,
+                      StateUpdateOpInterface>(op),
                   "a train.pack, train.write, train.all_gather_start or "
                   "optimizer update",
                   inRange, "an array of the op's operand numbers");

@@ -182,6 +182,9 @@ LogicalResult SliceGradOp::verify() {
 // train.dropout
 //===----------------------------------------------------------------------===//
 
+/// Evaluation's dropout (no step) is the identity.
+Value DropoutOp::getViewSource() { return getStep() ? Value() : getInput(); }
+
 LogicalResult DropoutOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();

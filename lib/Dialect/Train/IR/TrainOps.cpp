@@ -129,6 +129,12 @@ static LogicalResult verifySchedule(Operation *op, double lr,
   return success();
 }
 
+SmallVector<StateKind> OptimizerOp::getMomentKinds() {
+  if (getKind() == OptimizerKind::adamw)
+    return {StateKind::exp_avg, StateKind::exp_avg_sq};
+  return {StateKind::momentum_buffer};
+}
+
 LogicalResult OptimizerOp::verify() {
   auto module = (*this)->getParentOfType<ModuleOp>();
   auto optimizers = module.getOps<OptimizerOp>();
@@ -546,6 +552,8 @@ LogicalResult AttentionOp::verify() {
            << getScaleAttr().getValueAsDouble();
   return verifyAttentionDropout(*this);
 }
+
+Value ReshapeOp::getViewSource() { return getInput(); }
 
 LogicalResult ReshapeOp::verify() {
   if (failed(verifyStaticShapes(*this)))
@@ -1029,6 +1037,8 @@ LogicalResult PackOp::verify() {
   return verifyInferredTypes(*this);
 }
 
+Value UnpackOp::getViewSource() { return getInput(); }
+
 LogicalResult UnpackOp::verify() {
   return verifyPacking(*this, getResults().getTypes(), getInput().getType(),
                        getShards());
@@ -1115,6 +1125,8 @@ static LogicalResult verifyStartUses(Operation *op) {
 LogicalResult AllReduceStartOp::verify() { return verifyStartUses(*this); }
 LogicalResult ReduceScatterStartOp::verify() { return verifyStartUses(*this); }
 LogicalResult AllGatherStartOp::verify() { return verifyStartUses(*this); }
+
+Value WaitOp::getViewSource() { return getFuture(); }
 
 LogicalResult WaitOp::verify() {
   if (!isa_and_nonnull<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(

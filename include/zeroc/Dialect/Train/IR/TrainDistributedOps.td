@@ -35,7 +35,8 @@ def Train_PackOp : Train_Op<"pack", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
-def Train_UnpackOp : Train_Op<"unpack", [Pure]> {
+def Train_UnpackOp : Train_Op<"unpack", [Pure,
+    DeclareOpInterfaceMethods<Train_BufferViewOpInterface>]> {
   let summary = "the inverse of train.pack";
   let description = [{
     Reads tensors of the result types out of a buffer laid out as
@@ -115,6 +116,7 @@ def Train_AllGatherStartOp
 
 def Train_WaitOp : Train_Op<"wait", [MemoryEffects<[MemRead, MemWrite]>,
     DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Train_BufferViewOpInterface>,
     TypesMatchWith<"the result is the future's value", "future", "result",
                    "::llvm::cast<::zeroc::train::FutureType>($_self)"
                    ".getValueType()">]> {

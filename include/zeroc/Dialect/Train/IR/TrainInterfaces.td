@@ -1,7 +1,9 @@
 //===- TrainInterfaces.td - op interfaces and traits of train -*- tablegen -*-===//
 //
 // What passes ask of an op, answered by the op itself: how to differentiate
-// it (train-autodiff), whether it is elementwise (fusion). A new op declares
+// it (train-autodiff), whether it is elementwise (fusion), which operands an
+// optimizer update updates and which results are views of an operand's
+// buffer (bufferization). A new op declares
 // these in its ODS and implements them next to its verifier, and the passes
 // need no change.
 //
@@ -57,6 +59,55 @@ def Train_ScalarFormulaOpInterface : OpInterface<"ScalarFormulaOpInterface"> {
         The element's expression and its constants.
       }],
       "::zeroc::train::ScalarFormula", "getScalarFormula", (ins)>
+  ];
+}
+
+def Train_StateUpdateOpInterface : OpInterface<"StateUpdateOpInterface"> {
+  let cppNamespace = "::zeroc::train";
+  let description = [{
+    An optimizer update (`train.adamw_update`, `train.sgd_update`): operand
+    0 is the parameter, operand 1 the gradient, the operands after it one
+    optimizer state per further result; result 0 is the new parameter and
+    result i > 0 the new value of state operand i + 1. What bufferization
+    asks of an update: which operands it may update in place, and which
+    result each becomes.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The operands the update gives a new value of: the parameter, then
+        each state.
+      }],
+      "::llvm::SmallVector<unsigned>", "getUpdatedOperands", (ins), [{}], [{
+        ::llvm::SmallVector<unsigned> operands = {0};
+        for (unsigned i = 2; i <= $_op->getNumResults(); ++i)
+          operands.push_back(i);
+        return operands;
+      }]>,
+    InterfaceMethod<[{
+        The result that is the new value of updated operand `operand`.
+      }],
+      "::mlir::Value", "getUpdatedResult", (ins "unsigned":$operand), [{}], [{
+        return $_op->getResult(operand == 0 ? 0 : operand - 1);
+      }]>,
+    InterfaceMethod<"The weight decay the update applies.",
+      "::llvm::APFloat", "getWeightDecay">
+  ];
+}
+
+def Train_BufferViewOpInterface : OpInterface<"BufferViewOpInterface"> {
+  let cppNamespace = "::zeroc::train";
+  let description = [{
+    An op whose results, once bufferized, are views of one operand's buffer
+    (end to end, from its first element), computing nothing:
+    `train.reshape`, `train.unpack`, `train.wait` (the buffer its
+    collective received into) and evaluation's `train.dropout`.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The value whose buffer the results view, or null when this op
+        computes its results (a dropout with a step).
+      }],
+      "::mlir::Value", "getViewSource">
   ];
 }
 

@@ -147,7 +147,8 @@ def Train_SliceOp : Train_Op<"slice", [Pure,
 }
 
 def Train_DropoutOp : Train_Op<"dropout", [Pure,
-    AllTypesMatch<["input", "result"]>, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
+    AllTypesMatch<["input", "result"]>, DeclareOpInterfaceMethods<Train_AdjointOpInterface>,
+    DeclareOpInterfaceMethods<Train_BufferViewOpInterface>]> {
   let summary = "dropout with a counter-based mask";
   let description = [{
     Without `step` the op is the identity: this is how the model's forward

@@ -93,6 +93,11 @@ def Train_OptimizerOp : Train_Op<"optimizer", [HasParent<"mlir::ModuleOp">]> {
     (`schedule` `=` $schedule^)? (`warmup` `=` $warmup^)?
     (`min_lr` `=` $min_lr^)? (`max_steps` `=` $max_steps^)? attr-dict
   }];
+  let extraClassDeclaration = [{
+    /// The state each parameter keeps besides its gradient and its fp32
+    /// master: AdamW's two moments, SGD's momentum buffer.
+    ::llvm::SmallVector<::zeroc::train::StateKind> getMomentKinds();
+  }];
   let hasVerifier = 1;
 }
 
@@ -424,7 +429,8 @@ def Train_AttentionOp : Train_Op<"attention", [Pure, InferTypeOpAdaptor,
   let hasVerifier = 1;
 }
 
-def Train_ReshapeOp : Train_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Train_AdjointOpInterface>]> {
+def Train_ReshapeOp : Train_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Train_AdjointOpInterface>,
+    DeclareOpInterfaceMethods<Train_BufferViewOpInterface>]> {
   let summary = "reinterprets a tensor with another shape, row-major";
   let description = [{
     ```mlir

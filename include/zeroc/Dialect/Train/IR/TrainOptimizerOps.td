@@ -71,7 +71,7 @@ def Train_ClipCoefOp : Train_Op<"clip_coef", [Pure,
 }
 
 def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_StateUpdateOpInterface,
     AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq", "new_param",
                    "new_exp_avg", "new_exp_avg_sq"]>]> {
   let summary = "one torch.optim.AdamW step on a tensor (or a shard of it)";
@@ -157,7 +157,7 @@ def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
 }
 
 def Train_SGDUpdateOp : Train_Op<"sgd_update", [Pure,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>, Train_StateUpdateOpInterface,
     AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
                    "new_momentum_buffer"]>]> {
   let summary = "one torch.optim.SGD step with momentum on a tensor";
