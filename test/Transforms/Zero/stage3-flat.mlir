@@ -13,7 +13,7 @@
 // CHECK-LABEL: func.func @train_step
 // Before a bucket's first use, the rank's shard of its parameter buffer
 // is gathered whole; its members (and the padding) are views of the
-// gathered buffer (unpack with shards = 1), released after the last use.
+// gathered buffer (an unpack), released after the last use.
 // CHECK: %[[S1:.*]] = train.read @zero.flat1.params : tensor<8xf32>
 // CHECK-NEXT: %[[F1:.*]] = train.all_gather_start %[[S1]] on @dp : tensor<8xf32> -> !train.future<tensor<16xf32>>
 // CHECK-NEXT: %[[G1:.*]] = train.wait %[[F1]]
