@@ -423,7 +423,7 @@ OpCost costOf(AdamWUpdateOp u) {
 }
 OpCost costOf(SGDUpdateOp u) { return streaming(u, 4); }
 
-/// Copies the inputs into the flat buffer (padding zeroed).
+/// Copies the inputs into the flat buffer, end to end.
 OpCost costOf(PackOp p) {
   return OpCost::memory(bytesOf(p.getInputs()) + bytesOf(p.getResult()));
 }

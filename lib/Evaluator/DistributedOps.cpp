@@ -24,8 +24,7 @@ namespace {
 using Operands = ArrayRef<const Tensor *>;
 using Results = std::vector<Tensor>;
 
-/// The tensors end to end in the buffer (train.pack / train.unpack have
-/// `shards = 1`: the verifier rejects the per-tensor sharded packing).
+/// The tensors end to end in the buffer.
 LogicalResult evalPack(PackOp, Operands in, Results &out, RankContext &) {
   int64_t offset = 0;
   for (const Tensor *input : in) {

@@ -255,7 +255,7 @@ void TrainGatherParamsPass::gatherParameters(func::FuncOp func,
       memberTypes.push_back(param.getTensorType());
     if (fb.padding() > 0)
       memberTypes.push_back(RankedTensorType::get({fb.padding()}, fb.element));
-    auto unpack = UnpackOp::create(b, tb.getLoc(), memberTypes, gathered, 1);
+    auto unpack = UnpackOp::create(b, tb.getLoc(), memberTypes, gathered);
     llvm::DenseMap<Operation *, Value> viewOf;
     for (auto [param, view] : llvm::zip(fb.members, unpack.getResults()))
       viewOf[param] = view;

@@ -154,7 +154,7 @@ void TrainReduceGradientsPass::reduceBucket(const FlatBucket &b,
     if (b.padding() > 0)
       values.push_back(
           tb.fill(RankedTensorType::get({b.padding()}, b.element), 0.0));
-    Value buffer = PackOp::create(builder, tb.getLoc(), packType, values, 1);
+    Value buffer = PackOp::create(builder, tb.getLoc(), packType, values);
     if (S == 0) {
       Value reduced = collectives.allReduce(tb.getLoc(), buffer);
       tb.write(tb.scale(reduced, 1.0 / static_cast<double>(N)),

@@ -49,8 +49,8 @@ int64_t numel(Value value) {
 using BufferMembers = llvm::StringMap<SmallVector<StringRef>>;
 
 /// The parameter `value` is read from: through casts, reshapes and the
-/// unpacking of a gathered group (stage 3: per tensor, or a view of a
-/// gathered parameter buffer in the flat layout), or "" when it is not one.
+/// unpacking of a gathered parameter buffer (stage 3: a member's view of
+/// it), or "" when it is not one.
 StringRef paramOf(Value value, const BufferMembers &buffers) {
   for (int depth = 0; depth < 8 && value; ++depth) {
     Operation *def = value.getDefiningOp();
@@ -72,17 +72,11 @@ StringRef paramOf(Value value, const BufferMembers &buffers) {
     Operation *gather = gathered.getDefiningOp();
     if (!gather || !isa<AllGatherStartOp, shard::AllGatherOp>(gather))
       return "";
-    if (unpack.getShards() == 1) {
-      auto read = gather->getOperand(0).getDefiningOp<ReadOp>();
-      auto it = read ? buffers.find(read.getName()) : buffers.end();
-      if (it == buffers.end() || index >= it->second.size())
-        return "";
-      return it->second[index];
-    }
-    auto pack = gather->getOperand(0).getDefiningOp<PackOp>();
-    if (!pack || index >= pack.getInputs().size())
+    auto read = gather->getOperand(0).getDefiningOp<ReadOp>();
+    auto it = read ? buffers.find(read.getName()) : buffers.end();
+    if (it == buffers.end() || index >= it->second.size())
       return "";
-    value = pack.getInputs()[index];
+    return it->second[index];
   }
   return "";
 }

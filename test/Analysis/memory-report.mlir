@@ -20,7 +20,7 @@
 //   +136 B   the gradient bucket (68 bf16), allocated at the zero fill of
 //            its padding, the first value computed into it (first op)
 //   +136 G   the gathered parameter buffer (68 bf16); its members @b and
-//            @w are views of it (train.unpack shards = 1)
+//            @w are views of it (train.unpack)
 //   + 60 A   %h (3x10 bf16)
 //   +  4 A   %loss: B + G + A = 136 + 136 + 64 = 336, the combined peak
 //            %dw and %db are computed into their slices of the bucket (no
@@ -148,13 +148,13 @@ module attributes {train.world_size = 4 : i64, train.zero_stage = 3 : i64} {
     %s = train.read @zero.flat0.params : tensor<17xbf16>
     %f = train.all_gather_start %s on @dp : tensor<17xbf16> -> !train.future<tensor<68xbf16>>
     %g = train.wait %f : !train.future<tensor<68xbf16>>
-    %b, %w, %p = train.unpack %g shards = 1 : tensor<68xbf16> -> tensor<7xbf16>, tensor<10x6xbf16>, tensor<1xbf16>
+    %b, %w, %p = train.unpack %g : tensor<68xbf16> -> tensor<7xbf16>, tensor<10x6xbf16>, tensor<1xbf16>
     %h = train.matmul %x, %w transpose_rhs : (tensor<3x6xbf16>, tensor<10x6xbf16>) -> tensor<3x10xbf16>
     %loss = train.squared_norm %h : tensor<3x10xbf16> -> tensor<f32>
     %dw = train.matmul %h, %x transpose_lhs : (tensor<3x10xbf16>, tensor<3x6xbf16>) -> tensor<10x6xbf16>
     %db = train.scale %b by 2.0 : tensor<7xbf16>
     train.release %g : tensor<68xbf16>
-    %bucket = train.pack %db, %dw, %pad shards = 1 : tensor<7xbf16>, tensor<10x6xbf16>, tensor<1xbf16> -> tensor<68xbf16>
+    %bucket = train.pack %db, %dw, %pad : tensor<7xbf16>, tensor<10x6xbf16>, tensor<1xbf16> -> tensor<68xbf16>
     %rf = train.reduce_scatter_start %bucket on @dp : tensor<68xbf16> -> !train.future<tensor<17xbf16>>
     %rs = train.wait %rf : !train.future<tensor<17xbf16>>
     %avg = train.scale %rs by 0.25 : tensor<17xbf16>

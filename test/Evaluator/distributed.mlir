@@ -26,10 +26,10 @@ func.func @pack() -> (tensor<10xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<1xf
   %a = arith.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
   %b = arith.constant dense<[7.0, 8.0, 9.0]> : tensor<3xf32>
   %pad = train.fill 0.0 : tensor<1xf32>
-  %buf = train.pack %a, %b, %pad shards = 1 : tensor<2x3xf32>, tensor<3xf32>, tensor<1xf32> -> tensor<10xf32>
-  %a1, %b1, %p1 = train.unpack %buf shards = 1 : tensor<10xf32> -> tensor<2x3xf32>, tensor<3xf32>, tensor<1xf32>
+  %buf = train.pack %a, %b, %pad : tensor<2x3xf32>, tensor<3xf32>, tensor<1xf32> -> tensor<10xf32>
+  %a1, %b1, %p1 = train.unpack %buf : tensor<10xf32> -> tensor<2x3xf32>, tensor<3xf32>, tensor<1xf32>
   %parts:2 = train.split %buf dim = 0 : tensor<10xf32> -> tensor<5xf32>, tensor<5xf32>
-  %sa, %sb = train.unpack %parts#1 shards = 1 : tensor<5xf32> -> tensor<3xf32>, tensor<2xf32>
+  %sa, %sb = train.unpack %parts#1 : tensor<5xf32> -> tensor<3xf32>, tensor<2xf32>
   return %buf, %a1, %b1, %p1, %sa, %sb : tensor<10xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<1xf32>, tensor<3xf32>, tensor<2xf32>
 }
 

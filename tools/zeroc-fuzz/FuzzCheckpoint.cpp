@@ -16,6 +16,7 @@
 
 #include "../../lib/Runtime/Common/Checkpoint.h"
 #include "../../lib/Runtime/Common/Services.h"
+#include "../../lib/Runtime/Common/StateLayout.h"
 
 #include "zeroc/Support/SafeTensors.h"
 
@@ -35,21 +36,32 @@ namespace {
 const int64_t shapeWte[] = {16, 8};
 const int64_t shapeBias[] = {5};
 
-// name, of, kind, dtype, rank, shape, numel, shards, storage_numel, init,
-// std, weight_decay, data, buffer (-1: its own storage), buffer_offset
+// Each state is the only member of its own buffer, sharded two ways (the
+// buffer padded to 2 equal shards): rank 0 holds the first half.
+// name, of, kind, dtype, rank, shape, numel, init, std, weight_decay, data,
+// buffer, buffer_offset
 zrt_state states[] = {
     {"transformer.wte.weight", nullptr, ZRT_STATE_PARAM, ZRT_BF16, 2,
-     shapeWte, 128, 2, 64, ZRT_INIT_NORMAL, 0.02, 1, nullptr, -1, 0},
+     shapeWte, 128, ZRT_INIT_NORMAL, 0.02, 1, nullptr, 0, 0},
     {"transformer.ln.bias", nullptr, ZRT_STATE_PARAM, ZRT_BF16, 1, shapeBias,
-     5, 2, 3, ZRT_INIT_ZEROS, 0.0, 0, nullptr, -1, 0},
+     5, ZRT_INIT_ZEROS, 0.0, 0, nullptr, 1, 0},
     {"transformer.wte.weight.master", "transformer.wte.weight",
-     ZRT_STATE_MASTER, ZRT_F32, 2, shapeWte, 128, 2, 64, ZRT_INIT_ZEROS, 0.0,
-     0, nullptr, -1, 0},
+     ZRT_STATE_MASTER, ZRT_F32, 2, shapeWte, 128, ZRT_INIT_ZEROS, 0.0, 0,
+     nullptr, 2, 0},
     {"transformer.ln.bias.master", "transformer.ln.bias", ZRT_STATE_MASTER,
-     ZRT_F32, 1, shapeBias, 5, 2, 3, ZRT_INIT_ZEROS, 0.0, 0, nullptr, -1, 0},
+     ZRT_F32, 1, shapeBias, 5, ZRT_INIT_ZEROS, 0.0, 0, nullptr, 3, 0},
     {"transformer.wte.weight.exp_avg", "transformer.wte.weight",
-     ZRT_STATE_EXP_AVG, ZRT_F32, 2, shapeWte, 128, 2, 64, ZRT_INIT_ZEROS, 0.0,
-     0, nullptr, -1, 0},
+     ZRT_STATE_EXP_AVG, ZRT_F32, 2, shapeWte, 128, ZRT_INIT_ZEROS, 0.0, 0,
+     nullptr, 4, 0},
+};
+
+// name, dtype, category, numel (2 shards), shard_numel, data
+zrt_buffer buffers[] = {
+    {"wte", ZRT_BF16, ZRT_MEM_PARAMETERS, 128, 64, nullptr},
+    {"ln.bias", ZRT_BF16, ZRT_MEM_PARAMETERS, 6, 3, nullptr},
+    {"wte.master", ZRT_F32, ZRT_MEM_OPTIMIZER_STATES, 128, 64, nullptr},
+    {"ln.bias.master", ZRT_F32, ZRT_MEM_OPTIMIZER_STATES, 6, 3, nullptr},
+    {"wte.exp_avg", ZRT_F32, ZRT_MEM_OPTIMIZER_STATES, 128, 64, nullptr},
 };
 
 void noStep(zrt_comm *, const void *, const void *, int64_t, float *, float *,
@@ -57,13 +69,17 @@ void noStep(zrt_comm *, const void *, const void *, int64_t, float *, float *,
 
 zrt_program program = {"fuzzmodel", 2, 3, 1, 4, 16, ZRT_I32,
                        static_cast<int>(sizeof states / sizeof states[0]),
-                       states, noStep, nullptr, nullptr};
+                       states, noStep, nullptr, nullptr,
+                       static_cast<int>(sizeof buffers / sizeof buffers[0]),
+                       buffers};
 
 size_t elementSize(zrt_dtype dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
 
+/// Rank 0's shard of every buffer, its members pointed into it.
 void allocate() {
-  for (zrt_state &state : states)
-    state.data = std::calloc(state.storage_numel, elementSize(state.dtype));
+  for (zrt_buffer &buffer : buffers)
+    buffer.data = std::calloc(buffer.shard_numel, elementSize(buffer.dtype));
+  pointMembers(program, 0, 2);
 }
 
 /// A directory of this process's own, holding the file under test.

@@ -400,12 +400,12 @@ void zrt_split(zrt_dtype dtype, const void *input, int count,
                void *const *outputs, const int64_t *sizes, int64_t outer,
                int64_t inner);
 
-/* train.pack / train.unpack: flat, zero-padded, rank-major in `shards`
- * chunks (see the op's description). */
+/* train.pack / train.unpack: the count tensors (numels[i] elements each)
+ * end to end in one flat buffer. */
 void zrt_pack(zrt_dtype dtype, int count, const void *const *inputs,
-              const int64_t *numels, void *out, int64_t shards);
+              const int64_t *numels, void *out);
 void zrt_unpack(zrt_dtype dtype, const void *input, int count,
-                void *const *outputs, const int64_t *numels, int64_t shards);
+                void *const *outputs, const int64_t *numels);
 
 /* *out = the sum of squares of x, accumulated in f32 (out: one f32 of
  * zrt_alloc memory). */
@@ -586,27 +586,26 @@ typedef struct zrt_buffer {
   void *data;          /* set by the runtime */
 } zrt_buffer;
 
-/* One train.param or train.state, in one of two layouts.
+/* One train.param or train.state: its own storage or a member of a flat
+ * buffer.
  *
- * Its own storage (buffer == -1): the runtime allocates `data`, the rank's
- * flat shard of `storage_numel` elements when shards > 1 (shard r holds
- * flat elements [r*storage_numel, ...) of the full tensor, padding zero),
- * the whole tensor otherwise.
+ * Its own storage (buffer == -1): the whole tensor, stored on every rank;
+ * the runtime allocates `data` (numel elements).
  *
  * A member of program->buffers[buffer] (buffer >= 0): its flat element i is
  * the buffer's logical element buffer_offset + i. In a replicated buffer
- * `shards` is 1 and the state holds all its elements at buffer.data +
- * buffer_offset; in a sharded one `shards` is N and rank r holds the
- * state's elements [lo, hi), lo = clamp(r*S - buffer_offset, 0, numel),
- * hi = clamp((r+1)*S - buffer_offset, 0, numel), S = shard_numel, at
- * buffer.data + (buffer_offset + lo - r*S) (nothing when hi <= lo).
- * `storage_numel` is unused (0). The runtime sets `data` to the first
- * element held (NULL when none).
+ * the state holds all its elements at buffer.data + buffer_offset; in a
+ * sharded one rank r holds the state's elements [lo, hi), lo = clamp(r*S -
+ * buffer_offset, 0, numel), hi = clamp((r+1)*S - buffer_offset, 0, numel),
+ * S = shard_numel, at buffer.data + (buffer_offset + lo - r*S) (nothing
+ * when hi <= lo). The runtime sets `data` to the first element held (NULL
+ * when none). Sharding is the buffer's alone: the compiler puts every
+ * state that is sharded in a buffer.
  *
- * zrt_state_range computes what a rank holds for both layouts; every
- * runtime path that touches states goes through it. Before the first step
- * the runtime initializes what each rank holds: a parameter's element i
- * from its initializer with the shared counter-based RNG
+ * zrt_state_range computes what a rank holds; every runtime path that
+ * touches states goes through it. Before the first step the runtime
+ * initializes what each rank holds: a parameter's element i from its
+ * initializer with the shared counter-based RNG
  * (include/zeroc/Support/Random.h), a master copy as its parameter's
  * initial values in f32, other state as zeros, so that the values depend
  * on the logical index alone, not on the layout, the stage or the world
@@ -619,8 +618,6 @@ typedef struct zrt_state {
   int rank;
   const int64_t *shape; /* the logical (unsharded) shape */
   int64_t numel;        /* logical elements */
-  int64_t shards;       /* 1: every rank holds the whole tensor */
-  int64_t storage_numel;
   zrt_init init;
   double std;
   int weight_decay;
@@ -641,8 +638,8 @@ typedef struct zrt_range {
 
 struct zrt_program;
 
-/* The elements of `state` that rank `rank` of `world_size` holds, for both
- * layouts above; `data` is computed from the current storage pointers
+/* The elements of `state` that rank `rank` of `world_size` holds (all of
+ * them for its own storage, its share of a buffer for a member); `data` is computed from the current storage pointers
  * (state->data, or the buffer's data for a member), so it is meaningful
  * for this rank only. The one definition of the state layout: allocation,
  * initialization, --init and the checkpoints (--save, --resume: logical

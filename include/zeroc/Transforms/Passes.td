@@ -619,7 +619,7 @@ def TrainGatherParams : Pass<"train-gather-params", "mlir::ModuleOp"> {
     use in backward, the shard is gathered whole
     (`train.all_gather_start` / `train.wait`, side-effecting, so CSE
     cannot merge two gathers) and the members are views of the gathered
-    buffer (`train.unpack` with `shards = 1`, the padding its last
+    buffer (`train.unpack`, the padding its last
     result), released (`train.release`) after the bucket's last use in
     that phase; per micro-batch with micro-batches (`train.micro_batch`,
     split at each micro-batch's loss, which `@train_step` still returns:
@@ -644,7 +644,7 @@ def TrainGatherParams : Pass<"train-gather-params", "mlir::ModuleOp"> {
     %s = train.read @zero.flat0.params : tensor<4xf32>
     %f = train.all_gather_start %s on @dp : tensor<4xf32> -> !train.future<tensor<8xf32>>
     %g = train.wait %f : !train.future<tensor<8xf32>> -> tensor<8xf32>
-    %b, %w, %pad = train.unpack %g shards = 1 : tensor<8xf32> -> tensor<4xf32>, tensor<3xf32>, tensor<1xf32>
+    %b, %w, %pad = train.unpack %g : tensor<8xf32> -> tensor<4xf32>, tensor<3xf32>, tensor<1xf32>
     %y = train.mul %x, %w : tensor<3xf32>
     train.release %g : tensor<8xf32>
     ```
@@ -691,7 +691,7 @@ def TrainReduceGradients : Pass<"train-reduce-gradients", "mlir::ModuleOp"> {
 
     ```mlir
     %pad = train.fill 0.0 : tensor<1xf32>
-    %p = train.pack %gb, %gw, %pad shards = 1 : ... -> tensor<8xf32>
+    %p = train.pack %gb, %gw, %pad : ... -> tensor<8xf32>
     %r = shard.reduce_scatter %p on @dp mesh_axes = [0] scatter_dim = 0 : tensor<8xf32> -> tensor<4xf32>
     %a = train.scale %r by 5.000000e-01 : tensor<4xf32>
     train.write %a to @zero.flat0.grads : tensor<4xf32>
@@ -1032,7 +1032,7 @@ def TrainEmplace : Pass<"train-emplace", "mlir::ModuleOp"> {
     decision on the op it concerns; `train-elide-copies` and
     `train-bufferize-ops` read them, nothing recomputes them.
 
-    * `train.into = @bucket` on a `train.pack` (`shards = 1`): the pack is
+    * `train.into = @bucket` on a `train.pack`: the pack is
       the storage of the replicated gradient `train.buffer` it is written
       to (stage 1), or all-reduced, averaged and written to (stage 0), when
       nothing touches the buffer before that write.
@@ -1062,12 +1062,12 @@ def TrainEmplace : Pass<"train-emplace", "mlir::ModuleOp"> {
 
     ```mlir
     %g = train.matmul %x, %dy transpose_lhs : (tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<8x4xf32>
-    %b = train.pack %g, %h {shards = 1 : i64} : tensor<8x4xf32>, tensor<4xf32> -> tensor<36xf32>
+    %b = train.pack %g, %h : tensor<8x4xf32>, tensor<4xf32> -> tensor<36xf32>
     %f = train.all_reduce_start %b {grid = @dp} : tensor<36xf32> -> !train.future<tensor<36xf32>>
     %r = train.wait %f : !train.future<tensor<36xf32>> -> tensor<36xf32>
     train.write @grads, %r : tensor<36xf32>
     // becomes
-    %b = train.pack %g, %h {shards = 1 : i64, train.emplace = array<i64: 0>, train.into = @grads} : ...
+    %b = train.pack %g, %h {train.emplace = array<i64: 0>, train.into = @grads} : ...
     train.write @grads, %r {train.emplace = array<i64: 0>} : tensor<36xf32>
     ```
 
@@ -1122,7 +1122,7 @@ def TrainBufferizeOps : Pass<"train-bufferize-ops", "mlir::ModuleOp"> {
       `train.copy` (`train-elide-copies`), an allocation and a
       `memref.copy` of it.
     * Views are `memref.reinterpret_cast` of their source's buffer: a
-      reshape, a `train.unpack` with `shards = 1` (at each part's offset), a
+      reshape, a `train.unpack` (at each part's offset), a
       `shard.all_slice` (at the rank's offset, from `train.rank`), a
       `train.wait` (the collective's receive buffer).
     * An optimizer update runs in place on the buffers of the state

@@ -6,12 +6,10 @@
 // (its flat buffers included) and initializes the storage through host
 // memory (on a GPU the states are initialized before they move to the
 // device, Services.h statesToDevice). What a rank holds of a state is
-// zrt_state_range's (zrt.h, StateLayout.cpp; localRange here): its own
-// storage (a sharded state, shards = N, holds flat elements
-// [r*storage_numel, ...) of the full tensor on rank r) or its share of a
-// flat buffer (an uneven or empty range of its elements when the buffer is
-// sharded). It writes only those elements; the rest of a state's own
-// storage (padding) is zero, as is a buffer's padding.
+// zrt_state_range's (zrt.h, StateLayout.cpp; localRange here): the whole
+// tensor in its own storage, or its share of a flat buffer (an uneven or
+// empty range of its elements when the buffer is sharded). It writes only
+// those elements; a buffer's padding stays zero.
 //
 // Initialization is the evaluator's (lib/Evaluator/State.cpp) element for
 // element: a parameter's element i is Random.h's normal(name, seed, std, i)
@@ -200,7 +198,7 @@ std::string validateBuffers(const zrt_program &program) {
 }
 
 /// A member of a flat buffer: a valid index, the buffer's dtype, inside its
-/// logical numbering, `shards` saying how the buffer is laid out.
+/// logical numbering.
 std::string validateMember(const zrt_program &program,
                            const zrt_state &state) {
   if (state.buffer >= program.num_buffers)
@@ -216,12 +214,6 @@ std::string validateMember(const zrt_program &program,
     return "elements [" + std::to_string(state.buffer_offset) + ", " +
            std::to_string(state.buffer_offset + state.numel) +
            ") are outside " + name + "'s " + std::to_string(buffer.numel);
-  int64_t shards = buffer.shard_numel == buffer.numel ? 1 : program.world_size;
-  if (state.shards != shards)
-    return "shards " + std::to_string(state.shards) + " in " + name +
-           ", which is " +
-           (shards == 1 ? std::string("replicated (shards 1)")
-                        : "sharded " + std::to_string(shards) + " ways");
   return "";
 }
 
@@ -278,38 +270,21 @@ std::string validateProgram(const zrt_program &program, int worldSize) {
       return badState("numel " + std::to_string(state.numel) +
                       " is not the product of its shape " +
                       ckpt::formatShape(logicalShape(state)));
-    if (state.shards < 1)
-      return badState("shards " + std::to_string(state.shards));
     if (state.buffer < -1)
       return badState("buffer " + std::to_string(state.buffer) +
                       " (-1: its own storage, else an index into buffers)");
-    if (isMember(state)) {
+    if (isMember(state))
       if (std::string error = validateMember(program, state); !error.empty())
         return badState(error);
-    } else if (state.shards == 1 && state.storage_numel != state.numel)
-      return badState("unsharded, yet storage_numel " +
-                      std::to_string(state.storage_numel) + " != numel " +
-                      std::to_string(state.numel));
-    if (state.shards > 1 && !isMember(state)) {
-      if (state.shards != program.world_size)
-        return badState("sharded " + std::to_string(state.shards) +
-                        " ways on a world of " +
-                        std::to_string(program.world_size));
-      if (state.storage_numel * state.shards < state.numel)
-        return badState(std::to_string(state.shards) + " shards of " +
-                        std::to_string(state.storage_numel) +
-                        " elements cannot hold " + std::to_string(state.numel));
-    }
     if (state.init < ZRT_INIT_ZEROS || state.init > ZRT_INIT_NORMAL)
       return badState("unknown init " + std::to_string(state.init));
     StateRange range = localRange(program, state, worldRank(), worldSize);
-    int64_t capacity = isMember(state) ? range.count : state.storage_numel;
     if (range.count < 0 || range.offset < 0 ||
-        range.offset + range.count > state.numel || range.count > capacity)
+        range.offset + range.count > state.numel)
       return badState("rank " + std::to_string(worldRank()) +
                       " holds elements [" + std::to_string(range.offset) +
                       ", " + std::to_string(range.offset + range.count) +
-                      "), outside its tensor or its storage");
+                      "), outside its tensor");
   }
   for (int i = 0; i < program.num_states; ++i) {
     const zrt_state &state = program.states[i];
@@ -342,7 +317,7 @@ zrt_mem_category stateCategory(const zrt_state &state) {
 size_t stateBytes(const zrt_state &state) {
   if (isMember(state))
     return 0; // its buffer's storage
-  return static_cast<size_t>(state.storage_numel) * zrt_dtype_size(state.dtype);
+  return static_cast<size_t>(state.numel) * zrt_dtype_size(state.dtype);
 }
 
 /// The parameter whose initial values `state` starts from: itself for a
@@ -357,8 +332,8 @@ static const zrt_state *initialSource(const zrt_program &program,
   return nullptr;
 }
 
-/// Zeroes what this rank stores of `state`: its own storage, padding
-/// included, or the elements of its buffer it holds (StateLayout.h).
+/// Zeroes what this rank stores of `state`: its own storage (the whole
+/// tensor) or the elements of its buffer it holds (StateLayout.h).
 static void zeroHeld(const zrt_program &program, zrt_state &state) {
   if (state.data)
     std::memset(state.data, 0,
@@ -366,10 +341,9 @@ static void zeroHeld(const zrt_program &program, zrt_state &state) {
 }
 
 /// Fills the elements of `state` that this rank holds with value(i) for
-/// logical element i; zeroes the rest of its storage.
+/// logical element i.
 template <typename Value>
 void fillHeld(const zrt_program &program, zrt_state &state, Value value) {
-  zeroHeld(program, state);
   StateRange range = localRange(program, state, worldRank(), worldSize());
   parallelChunks(range.count, [&](int64_t from, int64_t to) {
     for (int64_t j = from; j < to; ++j)

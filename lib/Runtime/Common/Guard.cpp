@@ -48,12 +48,18 @@ std::string describe(const char *what, double value) {
          (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf");
 }
 
-bool finiteState(const zrt_state &state, int64_t &index) {
+/// Whether every element this rank holds of `state` (zrt_state_range: the
+/// whole tensor in its own storage, or its share of a flat buffer) is
+/// finite; else `index` is the first that is not, counted from state.data.
+bool finiteState(const zrt_program &program, const zrt_state &state,
+                 int64_t &index) {
   // Gradient buffers are recomputed by every step; what a skipped step
   // left there is no state of the model.
   if (state.kind == ZRT_STATE_GRAD)
     return true;
-  for (int64_t i = 0; i < state.storage_numel; ++i) {
+  int64_t held =
+      zrt_state_range(&program, &state, worldRank(), worldSize()).count;
+  for (int64_t i = 0; i < held; ++i) {
     float value;
     if (state.dtype == ZRT_BF16)
       value = zrt_bf16_to_f32(static_cast<const uint16_t *>(state.data)[i]);
@@ -154,7 +160,7 @@ std::string checkpointRefusal(const zrt_program &program) {
   std::string local;
   for (int s = 0; s < program.num_states && local.empty(); ++s) {
     int64_t index = 0;
-    if (!finiteState(program.states[s], index))
+    if (!finiteState(program, program.states[s], index))
       local = std::string("state '") + program.states[s].name +
               "' holds a non-finite value at element " +
               std::to_string(index) + " of rank " +

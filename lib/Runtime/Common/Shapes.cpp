@@ -113,20 +113,15 @@ TiledTranspose::TiledTranspose(const std::vector<Dim> &dims) {
     }
 }
 
-PackLayout::PackLayout(const char *kernel, int count, const int64_t *numels,
-                       int64_t shards) {
-  if (shards < 1)
-    zrt_fail("%s: shards must be >= 1, got %lld", kernel,
-             static_cast<long long>(shards));
+PackLayout::PackLayout(const char *kernel, int count, const int64_t *numels) {
   if (count < 0)
     zrt_fail("%s: count must be >= 0, got %d", kernel, count);
   for (int i = 0; i < count; ++i) {
     if (numels[i] < 0)
       zrt_fail("%s: numel %d is negative (%lld)", kernel, i,
                static_cast<long long>(numels[i]));
-    chunk.push_back((numels[i] + shards - 1) / shards);
-    offset.push_back(segment);
-    segment += chunk.back();
+    offset.push_back(total);
+    total += numels[i];
   }
 }
 

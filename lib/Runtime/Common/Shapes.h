@@ -44,14 +44,13 @@ struct TiledTranspose {
   explicit TiledTranspose(const std::vector<Dim> &dims);
 };
 
-/// train.pack's layout: K_i = ceil(n_i / shards) elements of tensor i in
-/// each of the shards segments of sum(K_i), after those of tensors < i.
-/// Fails naming `kernel` on a bad count, shard count or numel.
+/// train.pack's layout: the tensors end to end, tensor i's n_i elements at
+/// offset[i] = the sum of n_j, j < i, of a buffer of `total` elements.
+/// Fails naming `kernel` on a bad count or numel.
 struct PackLayout {
-  std::vector<int64_t> chunk, offset;
-  int64_t segment = 0;
-  PackLayout(const char *kernel, int count, const int64_t *numels,
-             int64_t shards);
+  std::vector<int64_t> offset;
+  int64_t total = 0;
+  PackLayout(const char *kernel, int count, const int64_t *numels);
 };
 
 /// zrt_transpose's walk: output dimension i is source dimension perm[i],

@@ -1,13 +1,12 @@
 //===- StateLayout.cpp - zrt_state_range: what a rank holds of a state ----===//
 //
 // The one definition of the state layout (zrt.h): a state with its own
-// storage (replicated, or sharded in `shards` equal chunks of
-// storage_numel) or a member of a flat buffer (replicated, or sharded in
-// chunks of shard_numel of the buffer's logical numbering, so that a
-// member's share on a rank may be uneven or empty). Allocation,
-// initialization, --init and the checkpoints (--save, --resume, through
-// localRange, its wrapper) all ask zrt_state_range; StateLayout.h has the
-// services' helpers around it.
+// storage (the whole tensor on every rank) or a member of a flat buffer
+// (replicated, or sharded in chunks of shard_numel of the buffer's logical
+// numbering, so that a member's share on a rank may be uneven or empty).
+// Sharding is the buffer's alone. Allocation, initialization, --init and
+// the checkpoints (--save, --resume, through localRange, its wrapper) all
+// ask zrt_state_range; StateLayout.h has the services' helpers around it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,15 +32,8 @@ extern "C" zrt_range zrt_state_range(const zrt_program *program,
                                      int world_size) {
   (void)world_size; // the layout needs only the rank: numel = N * shard
   zrt_range range = {0, 0, nullptr};
-  if (state->buffer < 0) {
-    if (state->shards <= 1) {
-      range.count = state->numel;
-    } else {
-      int64_t lo = std::min(rank * state->storage_numel, state->numel);
-      int64_t hi = std::min((rank + 1) * state->storage_numel, state->numel);
-      range.offset = lo;
-      range.count = hi - lo;
-    }
+  if (state->buffer < 0) { // its own storage: the whole tensor
+    range.count = state->numel;
     range.data = range.count > 0 ? state->data : nullptr;
     return range;
   }
@@ -73,9 +65,6 @@ StateRange localRange(const zrt_program &program, const zrt_state &state,
 
 size_t heldBytes(const zrt_program &program, const zrt_state &state,
                  int rank, int worldSize) {
-  if (state.buffer < 0)
-    return static_cast<size_t>(state.storage_numel) *
-           zrt_dtype_size(state.dtype);
   return static_cast<size_t>(
              zrt_state_range(&program, &state, rank, worldSize).count) *
          zrt_dtype_size(state.dtype);

@@ -33,9 +33,8 @@ StateRange localRange(const zrt_program &program, const zrt_state &state,
 /// Whether `state` lives in a flat buffer.
 inline bool isMember(const zrt_state &state) { return state.buffer >= 0; }
 
-/// The bytes rank `rank` stores for `state`: its own storage
-/// (storage_numel elements, padding included) or, for a member, the
-/// elements it holds of the buffer.
+/// The bytes rank `rank` stores for `state`: its own storage (the whole
+/// tensor) or, for a member, the elements it holds of the buffer.
 size_t heldBytes(const zrt_program &program, const zrt_state &state,
                  int rank, int worldSize);
 

@@ -243,18 +243,17 @@ void reduceImpl(const T *x, T *y, const std::vector<ReduceDim> &dims,
 // Pack
 //===----------------------------------------------------------------------===//
 
-/// Runs copy(c, i) for every (shard c, tensor i): in parallel when there
-/// are many, else in turn, each copy free to thread itself (`inner`).
+/// Runs copy(i) for every tensor i: in parallel when there are many, else
+/// in turn, each copy free to thread itself (`inner`).
 template <typename Fn>
-void forEachPiece(int64_t shards, int count, int64_t bytes, Fn &&copy) {
-  int64_t pieces = shards * count;
-  bool outer = pieces >= 2 * static_cast<int64_t>(maxThreads());
+void forEachPiece(int count, int64_t bytes, Fn &&copy) {
+  bool outer = count >= 2 * static_cast<int64_t>(maxThreads());
   if (outer) {
-    parallelTasks(pieces, bytes / std::max<int64_t>(pieces, 1) / 4,
-                  [&](int64_t p) { copy(p / count, p % count, false); });
+    parallelTasks(count, bytes / std::max<int64_t>(count, 1) / 4,
+                  [&](int64_t i) { copy(static_cast<int>(i), false); });
   } else {
-    for (int64_t p = 0; p < pieces; ++p)
-      copy(p / count, static_cast<int>(p % count), true);
+    for (int i = 0; i < count; ++i)
+      copy(i, true);
   }
 }
 
@@ -521,41 +520,33 @@ extern "C" void zrt_split(zrt_dtype dtype, const void *input, int count,
 
 extern "C" void zrt_pack(zrt_dtype dtype, int count,
                          const void *const *inputs, const int64_t *numels,
-                         void *out, int64_t shards) {
+                         void *out) {
   const char *kernel = "zrt_pack";
-  PackLayout layout(kernel, count, numels, shards);
+  PackLayout layout(kernel, count, numels);
   size_t esz = zrt_dtype_size(dtype);
   char *dst = static_cast<char *>(out);
-  forEachPiece(shards, count, shards * layout.segment * esz,
-               [&](int64_t c, int i, bool inner) {
-    int64_t k = layout.chunk[i];
-    int64_t have = std::clamp<int64_t>(numels[i] - c * k, 0, k);
-    char *to = dst + (c * layout.segment + layout.offset[i]) * esz;
-    const char *from = static_cast<const char *>(inputs[i]) + c * k * esz;
+  forEachPiece(count, layout.total * esz, [&](int i, bool inner) {
+    char *to = dst + layout.offset[i] * esz;
+    size_t bytes = numels[i] * esz;
     if (inner)
-      parallelCopy(to, from, have * esz);
-    else if (have > 0)
-      std::memcpy(to, from, have * esz);
-    std::memset(to + have * esz, 0, (k - have) * esz); // zero padding
+      parallelCopy(to, inputs[i], bytes);
+    else if (bytes > 0)
+      std::memcpy(to, inputs[i], bytes);
   });
 }
 
 extern "C" void zrt_unpack(zrt_dtype dtype, const void *input, int count,
-                           void *const *outputs, const int64_t *numels,
-                           int64_t shards) {
+                           void *const *outputs, const int64_t *numels) {
   const char *kernel = "zrt_unpack";
-  PackLayout layout(kernel, count, numels, shards);
+  PackLayout layout(kernel, count, numels);
   size_t esz = zrt_dtype_size(dtype);
   const char *src = static_cast<const char *>(input);
-  forEachPiece(shards, count, shards * layout.segment * esz,
-               [&](int64_t c, int i, bool inner) {
-    int64_t k = layout.chunk[i];
-    int64_t have = std::clamp<int64_t>(numels[i] - c * k, 0, k);
-    const char *from = src + (c * layout.segment + layout.offset[i]) * esz;
-    char *to = static_cast<char *>(outputs[i]) + c * k * esz;
+  forEachPiece(count, layout.total * esz, [&](int i, bool inner) {
+    const char *from = src + layout.offset[i] * esz;
+    size_t bytes = numels[i] * esz;
     if (inner)
-      parallelCopy(to, from, have * esz);
-    else if (have > 0)
-      std::memcpy(to, from, have * esz);
+      parallelCopy(outputs[i], from, bytes);
+    else if (bytes > 0)
+      std::memcpy(outputs[i], from, bytes);
   });
 }

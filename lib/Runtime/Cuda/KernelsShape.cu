@@ -367,15 +367,13 @@ __global__ void scaleKernel(const T *x, T *y, int64_t n, float scale) {
 constexpr int kMaxPieces = 16;
 
 /// Piece i copies element (r, j), r < rows, j < width, from
-/// src[srcOffset + r * srcPitch + j] to dst[dstOffset + r * dstPitch + j]
-/// when r * width + j < limit; beyond the limit, dst gets zero when
-/// zeroFill (pack's padding) and nothing otherwise. In units.
+/// src[srcOffset + r * srcPitch + j] to dst[dstOffset + r * dstPitch + j].
+/// In units.
 struct PiecesArg {
   int count;
-  bool zeroFill;
   const void *src[kMaxPieces];
   void *dst[kMaxPieces];
-  int64_t rows[kMaxPieces], width[kMaxPieces], limit[kMaxPieces];
+  int64_t rows[kMaxPieces], width[kMaxPieces];
   int64_t srcPitch[kMaxPieces], dstPitch[kMaxPieces];
   int64_t srcOffset[kMaxPieces], dstOffset[kMaxPieces];
 };
@@ -385,17 +383,13 @@ __global__ void piecesKernel(PiecesArg a) {
   int p = blockIdx.y;
   I width = static_cast<I>(a.width[p]);
   I total = static_cast<I>(a.rows[p]) * width;
-  I limit = static_cast<I>(a.limit[p]);
   const U *src = static_cast<const U *>(a.src[p]) + a.srcOffset[p];
   U *dst = static_cast<U *>(a.dst[p]) + a.dstOffset[p];
   I srcPitch = static_cast<I>(a.srcPitch[p]), dstPitch = static_cast<I>(a.dstPitch[p]);
   for (I e = static_cast<I>(firstIndex()); e < total;
        e += static_cast<I>(indexStride())) {
     I r = e / width, j = e % width;
-    if (e < limit)
-      dst[r * dstPitch + j] = src[r * srcPitch + j];
-    else if (a.zeroFill)
-      dst[r * dstPitch + j] = U{};
+    dst[r * dstPitch + j] = src[r * srcPitch + j];
   }
 }
 
@@ -403,12 +397,12 @@ __global__ void piecesKernel(PiecesArg a) {
 struct Piece {
   const void *src;
   void *dst;
-  int64_t rows, width, limit, srcPitch, dstPitch, srcOffset, dstOffset;
+  int64_t rows, width, srcPitch, dstPitch, srcOffset, dstOffset;
 };
 
 /// Runs the pieces in launches of at most kMaxPieces, each moving the
 /// widest unit its pieces allow.
-void copyPieces(const std::vector<Piece> &all, int64_t esz, bool zeroFill) {
+void copyPieces(const std::vector<Piece> &all, int64_t esz) {
   cudaStream_t stream = computeStream();
   std::vector<Piece> pieces;
   for (const Piece &p : all)
@@ -420,14 +414,14 @@ void copyPieces(const std::vector<Piece> &all, int64_t esz, bool zeroFill) {
     int64_t bound = 0, most = 0;
     for (size_t i = first; i < first + count; ++i) {
       const Piece &p = pieces[i];
-      for (int64_t v : {p.width, p.limit, p.srcPitch, p.dstPitch, p.srcOffset,
+      for (int64_t v : {p.width, p.srcPitch, p.dstPitch, p.srcOffset,
                         p.dstOffset})
         bits |= static_cast<uint64_t>(v * esz);
       bits |= static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p.src));
       bits |= static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p.dst));
       int64_t total = p.rows * p.width;
       most = std::max(most, total);
-      bound = std::max({bound, total, p.limit,
+      bound = std::max({bound, total,
                         (p.rows - 1) * p.srcPitch + p.width,
                         (p.rows - 1) * p.dstPitch + p.width});
     }
@@ -435,14 +429,12 @@ void copyPieces(const std::vector<Piece> &all, int64_t esz, bool zeroFill) {
     int64_t g = unit / esz;
     PiecesArg arg = {};
     arg.count = static_cast<int>(count);
-    arg.zeroFill = zeroFill;
     for (size_t i = 0; i < count; ++i) {
       const Piece &p = pieces[first + i];
       arg.src[i] = p.src;
       arg.dst[i] = p.dst;
       arg.rows[i] = p.rows;
       arg.width[i] = p.width / g;
-      arg.limit[i] = p.limit / g;
       arg.srcPitch[i] = p.srcPitch / g;
       arg.dstPitch[i] = p.dstPitch / g;
       arg.srcOffset[i] = p.srcOffset / g;
@@ -752,7 +744,6 @@ void concatOrSplit(const char *kernel, zrt_dtype dtype, int count,
     Piece p;
     p.rows = outer;
     p.width = width;
-    p.limit = outer * width;
     if (toOut) {
       p.src = parts[i];
       p.dst = whole;
@@ -771,7 +762,7 @@ void concatOrSplit(const char *kernel, zrt_dtype dtype, int count,
     pieces.push_back(p);
     offset += width;
   }
-  copyPieces(pieces, esz, false);
+  copyPieces(pieces, esz);
 }
 
 } // namespace
@@ -792,32 +783,25 @@ extern "C" void zrt_split(zrt_dtype dtype, const void *input, int count,
 
 extern "C" void zrt_pack(zrt_dtype dtype, int count,
                          const void *const *inputs, const int64_t *numels,
-                         void *out, int64_t shards) {
+                         void *out) {
   const char *kernel = "zrt_pack";
-  PackLayout layout(kernel, count, numels, shards);
+  PackLayout layout(kernel, count, numels);
   int64_t esz = static_cast<int64_t>(zrt_dtype_size(dtype));
   std::vector<Piece> pieces;
-  for (int i = 0; i < count; ++i) {
-    int64_t k = layout.chunk[i];
-    // Shard c's K_i elements: tensor elements [c K_i, (c + 1) K_i), zero
-    // beyond numel.
-    pieces.push_back({inputs[i], out, shards, k, numels[i], k, layout.segment,
-                      0, layout.offset[i]});
-  }
-  copyPieces(pieces, esz, true);
+  for (int i = 0; i < count; ++i)
+    pieces.push_back({inputs[i], out, 1, numels[i], numels[i], numels[i], 0,
+                      layout.offset[i]});
+  copyPieces(pieces, esz);
 }
 
 extern "C" void zrt_unpack(zrt_dtype dtype, const void *input, int count,
-                           void *const *outputs, const int64_t *numels,
-                           int64_t shards) {
+                           void *const *outputs, const int64_t *numels) {
   const char *kernel = "zrt_unpack";
-  PackLayout layout(kernel, count, numels, shards);
+  PackLayout layout(kernel, count, numels);
   int64_t esz = static_cast<int64_t>(zrt_dtype_size(dtype));
   std::vector<Piece> pieces;
-  for (int i = 0; i < count; ++i) {
-    int64_t k = layout.chunk[i];
-    pieces.push_back({input, outputs[i], shards, k, numels[i], layout.segment,
-                      k, layout.offset[i], 0});
-  }
-  copyPieces(pieces, esz, false);
+  for (int i = 0; i < count; ++i)
+    pieces.push_back({input, outputs[i], 1, numels[i], numels[i], numels[i],
+                      layout.offset[i], 0});
+  copyPieces(pieces, esz);
 }

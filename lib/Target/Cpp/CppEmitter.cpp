@@ -130,12 +130,9 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
   std::string bufferRows;
   llvm::raw_string_ostream bufferOs(bufferRows);
   llvm::StringMap<std::pair<unsigned, int64_t>> memberOf;
-  SmallVector<int64_t> bufferShards; // N of a sharded buffer, else 1
   for (auto buffer : module.getOps<BufferOp>()) {
     unsigned b = table.buffers.size();
     table.buffers[buffer.getSymName()] = b;
-    bufferShards.push_back(
-        std::max<int64_t>(1, static_cast<int64_t>(buffer.getShards().value_or(1))));
     for (auto [member, offset] :
          llvm::zip(buffer.getMembers(), buffer.getOffsets())) {
       StringRef name = cast<FlatSymbolRefAttr>(member).getValue();
@@ -162,8 +159,6 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
       continue;
     StringRef name = param ? param.getSymName() : state.getSymName();
     RankedTensorType type = param ? param.getTensorType() : state.getTensorType();
-    RankedTensorType storage =
-        param ? param.getStorageType() : state.getStorageType();
     table.index[name] = index;
     shapesOs << "static const int64_t shape_" << index << "[] = {";
     llvm::interleaveComma(type.getShape(), shapesOs);
@@ -183,21 +178,13 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
       init = "ZRT_INIT_NORMAL";
       std = param.getStdAttr().getValueAsDouble();
     }
-    // A member of a sharded buffer has the buffer's shards and no storage
-    // of its own (zrt.h: zrt_state); any other state is stored whole.
-    auto member = memberOf.find(name);
-    int64_t stateShards = 1;
-    int64_t storageNumel = storage.getNumElements();
-    if (member != memberOf.end() && bufferShards[member->second.first] > 1) {
-      stateShards = bufferShards[member->second.first];
-      storageNumel = 0;
-    }
     rowsOs << dtypeName(type.getElementType()) << ", " << type.getRank()
            << ", shape_" << index << ", " << type.getNumElements() << ", "
-           << stateShards << ", " << storageNumel << ", "
            << init << ", " << llvm::formatv("{0:e17}", std).str() << ", "
            << ((param && param.getWeightDecay()) ? 1 : 0) << ", NULL, ";
-    // Its own storage (-1), or a member of a flat buffer at an offset.
+    // Its own storage (-1: the whole tensor on every rank), or a member of
+    // a flat buffer at an offset (zrt.h: zrt_state).
+    auto member = memberOf.find(name);
     if (member == memberOf.end())
       rowsOs << "-1, 0},\n";
     else
@@ -207,8 +194,9 @@ LogicalResult translateToSource(ModuleOp module, raw_ostream &os,
   }
   if (index == 0)
     return module.emitError("the model declares no train.param");
-  os << "/* Parameters and optimizer state: logical shapes; each rank stores "
-        "storage_numel elements. */\n"
+  os << "/* Parameters and optimizer state: logical shapes; a member of a "
+        "flat buffer stores its part of the buffer's shard, any other state "
+        "its whole tensor. */\n"
      << shapes << "\nstatic zrt_state S[] = {\n" << rows << "};\n\n";
   if (!table.buffers.empty())
     os << "/* Flat buffers: members of S point into them (zrt_state_range). "

@@ -722,14 +722,13 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
       .Case([&](PackOp p) {
         os << "  zrt_pack(" << dt(p.getResult()) << ", " << p.getInputs().size()
            << ", " << pointerList(p.getInputs(), true) << ", "
-           << numels(p.getInputs()) << ", " << ptr(p.getResult()) << ", "
-           << p.getShards() << ");\n";
+           << numels(p.getInputs()) << ", " << ptr(p.getResult()) << ");\n";
         return success();
       })
       .Case([&](UnpackOp u) {
         os << "  zrt_unpack(" << dt(u.getInput()) << ", " << ptr(u.getInput())
            << ", " << u.getNumResults() << ", " << pointerList(u.getResults(), false)
-           << ", " << numels(u.getResults()) << ", " << u.getShards() << ");\n";
+           << ", " << numels(u.getResults()) << ");\n";
         return success();
       })
       .Case([&](SquaredNormOp s) {

@@ -10,24 +10,7 @@ module {
 
 func.func @pack_size(%a: tensor<7xf32>, %b: tensor<2xf32>) {
   // expected-error @+1 {{'train.pack' op result type 'tensor<8xf32>' does not match the expected 'tensor<9xf32>'}}
-  %c = train.pack %a, %b shards = 1 : tensor<7xf32>, tensor<2xf32> -> tensor<8xf32>
-  return
-}
-
-// -----
-
-// Packing each tensor in N chunks rank-major (the per-tensor layout) is gone.
-func.func @pack_sharded(%a: tensor<7xf32>) {
-  // expected-error @+1 {{'train.pack' op has the attribute `shards = 2` (the per-tensor sharded packing), which is no longer accepted: only `shards = 1` (the tensors end to end)}}
-  %b = train.pack %a shards = 2 : tensor<7xf32> -> tensor<8xf32>
-  return
-}
-
-// -----
-
-func.func @unpack_sharded(%b: tensor<8xf32>) {
-  // expected-error @+1 {{'train.unpack' op has the attribute `shards = 2` (the per-tensor sharded packing), which is no longer accepted: only `shards = 1` (the tensors end to end)}}
-  %a = train.unpack %b shards = 2 : tensor<8xf32> -> tensor<7xf32>
+  %c = train.pack %a, %b : tensor<7xf32>, tensor<2xf32> -> tensor<8xf32>
   return
 }
 
@@ -35,7 +18,7 @@ func.func @unpack_sharded(%b: tensor<8xf32>) {
 
 func.func @pack_element_type(%a: tensor<4xbf16>) {
   // expected-error @+1 {{'train.pack' op result type 'tensor<4xf32>' does not match the expected 'tensor<4xbf16>'}}
-  %b = train.pack %a shards = 1 : tensor<4xbf16> -> tensor<4xf32>
+  %b = train.pack %a : tensor<4xbf16> -> tensor<4xf32>
   return
 }
 
@@ -43,7 +26,7 @@ func.func @pack_element_type(%a: tensor<4xbf16>) {
 
 func.func @pack_nothing() {
   // expected-error @+1 {{'train.pack' op packs no tensor}}
-  %b = "train.pack"() <{shards = 1 : i64}> : () -> tensor<4xf32>
+  %b = "train.pack"() : () -> tensor<4xf32>
   return
 }
 
@@ -51,7 +34,7 @@ func.func @pack_nothing() {
 
 func.func @pack_dynamic(%a: tensor<?xf32>) {
   // expected-error @+1 {{'train.pack' op operand #0 must have a static shape, got 'tensor<?xf32>'}}
-  %b = train.pack %a shards = 1 : tensor<?xf32> -> tensor<4xf32>
+  %b = train.pack %a : tensor<?xf32> -> tensor<4xf32>
   return
 }
 
@@ -59,7 +42,7 @@ func.func @pack_dynamic(%a: tensor<?xf32>) {
 
 func.func @pack_rank(%a: tensor<4xf32>) {
   // expected-error @+1 {{'train.pack' op result #0 must be 1D tensor of 32-bit float or bfloat16 type values}}
-  %b = train.pack %a shards = 1 : tensor<4xf32> -> tensor<2x2xf32>
+  %b = train.pack %a : tensor<4xf32> -> tensor<2x2xf32>
   return
 }
 
@@ -67,7 +50,23 @@ func.func @pack_rank(%a: tensor<4xf32>) {
 
 func.func @unpack_size(%b: tensor<9xf32>) {
   // expected-error @+1 {{'train.unpack' op the buffer must have 7 elements (the tensors end to end), got 'tensor<9xf32>'}}
-  %a = train.unpack %b shards = 1 : tensor<9xf32> -> tensor<7xf32>
+  %a = train.unpack %b : tensor<9xf32> -> tensor<7xf32>
+  return
+}
+
+// -----
+
+func.func @unpack_element_type(%b: tensor<4xbf16>) {
+  // expected-error @+1 {{'train.unpack' op tensor #0 has type 'tensor<4xf32>' but the buffer's element type is 'bf16'}}
+  %a = train.unpack %b : tensor<4xbf16> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @unpack_nothing(%b: tensor<4xf32>) {
+  // expected-error @+1 {{'train.unpack' op packs no tensor}}
+  "train.unpack"(%b) : (tensor<4xf32>) -> ()
   return
 }
 

@@ -4,13 +4,13 @@
 // Packing: the tensors end to end (a bucket, or a rank's segment split
 // into its parts).
 // CHECK-LABEL: func.func @packing
-// CHECK:         %[[B:.*]] = train.pack %{{.*}}, %{{.*}} shards = 1 : tensor<7xf32>, tensor<2x3xf32> -> tensor<13xf32>
-// CHECK:         train.unpack %[[B]] shards = 1 : tensor<13xf32> -> tensor<7xf32>, tensor<2x3xf32>
-// CHECK:         train.unpack %{{.*}} shards = 1 : tensor<7xf32> -> tensor<4xf32>, tensor<3xf32>
+// CHECK:         %[[B:.*]] = train.pack %{{.*}}, %{{.*}} : tensor<7xf32>, tensor<2x3xf32> -> tensor<13xf32>
+// CHECK:         train.unpack %[[B]] : tensor<13xf32> -> tensor<7xf32>, tensor<2x3xf32>
+// CHECK:         train.unpack %{{.*}} : tensor<7xf32> -> tensor<4xf32>, tensor<3xf32>
 func.func @packing(%a: tensor<7xf32>, %b: tensor<2x3xf32>, %seg: tensor<7xf32>) {
-  %buf = train.pack %a, %b shards = 1 : tensor<7xf32>, tensor<2x3xf32> -> tensor<13xf32>
-  %x, %y = train.unpack %buf shards = 1 : tensor<13xf32> -> tensor<7xf32>, tensor<2x3xf32>
-  %s0, %s1 = train.unpack %seg shards = 1 : tensor<7xf32> -> tensor<4xf32>, tensor<3xf32>
+  %buf = train.pack %a, %b : tensor<7xf32>, tensor<2x3xf32> -> tensor<13xf32>
+  %x, %y = train.unpack %buf : tensor<13xf32> -> tensor<7xf32>, tensor<2x3xf32>
+  %s0, %s1 = train.unpack %seg : tensor<7xf32> -> tensor<4xf32>, tensor<3xf32>
   return
 }
 

@@ -100,7 +100,15 @@ func.func @huge_fill() {
 // A pack whose buffer would overflow: the tensors end to end.
 func.func @pack_overflow(%a: tensor<200000000000000xf32>) {
   // expected-error @+1 {{'train.pack' op the packed buffer would have more than 2^48 elements}}
-  %b = train.pack %a, %a shards = 1 : tensor<200000000000000xf32>, tensor<200000000000000xf32> -> tensor<4xf32>
+  %b = train.pack %a, %a : tensor<200000000000000xf32>, tensor<200000000000000xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @unpack_overflow(%b: tensor<4xf32>) {
+  // expected-error @+1 {{'train.unpack' op the packed buffer would have more than 2^48 elements}}
+  %x, %y = train.unpack %b : tensor<4xf32> -> tensor<200000000000000xf32>, tensor<200000000000000xf32>
   return
 }
 

@@ -1549,17 +1549,12 @@ void testConcatSplit(zrt_dtype dt, const std::vector<int64_t> &sizes,
   checker.truth("zrt_split " + tag, ok, ok ? "every part equal" : "DIFFER");
 }
 
-void testPack(zrt_dtype dt, const std::vector<int64_t> &numels,
-              int64_t shards) {
-  Rng rng(43 + numels.size() + shards);
+void testPack(zrt_dtype dt, const std::vector<int64_t> &numels) {
+  Rng rng(43 + numels.size());
   int count = static_cast<int>(numels.size());
-  std::vector<int64_t> chunk, offset;
-  int64_t segment = 0;
-  for (int64_t n : numels) {
-    chunk.push_back((n + shards - 1) / shards);
-    offset.push_back(segment);
-    segment += chunk.back();
-  }
+  int64_t total = 0;
+  for (int64_t n : numels)
+    total += n;
   std::vector<Tensor> parts;
   std::vector<const void *> inputs;
   for (int i = 0; i < count; ++i) {
@@ -1569,22 +1564,17 @@ void testPack(zrt_dtype dt, const std::vector<int64_t> &numels,
   }
   for (Tensor &p : parts)
     inputs.push_back(p.dev);
-  Tensor packed(dt, shards * segment);
+  Tensor packed(dt, total);
   packed.poison();
-  Vec ref(shards * segment, 0.0);
-  for (int64_t c = 0; c < shards; ++c)
-    for (int i = 0; i < count; ++i)
-      for (int64_t j = 0; j < chunk[i]; ++j) {
-        int64_t e = c * chunk[i] + j;
-        ref[c * segment + offset[i] + j] = e < numels[i] ? parts[i].v[e] : 0.0;
-      }
+  // The tensors end to end.
+  Vec ref;
+  for (const Tensor &p : parts)
+    ref.insert(ref.end(), p.v.begin(), p.v.end());
   std::string tag =
       numels.size() <= 8
-          ? fmt("%s numels %s shards %lld", name(dt), shapeText(numels).c_str(),
-                (long long)shards)
-          : fmt("%s %d tensors shards %lld", name(dt), count,
-                (long long)shards);
-  zrt_pack(dt, count, inputs.data(), numels.data(), packed.dev, shards);
+          ? fmt("%s numels %s", name(dt), shapeText(numels).c_str())
+          : fmt("%s %d tensors", name(dt), count);
+  zrt_pack(dt, count, inputs.data(), numels.data(), packed.dev);
   checker.exact("zrt_pack " + tag, packed.download(), ref);
   std::vector<Tensor> back;
   std::vector<void *> outputs;
@@ -1594,7 +1584,7 @@ void testPack(zrt_dtype dt, const std::vector<int64_t> &numels,
   }
   for (Tensor &b : back)
     outputs.push_back(b.dev);
-  zrt_unpack(dt, packed.dev, count, outputs.data(), numels.data(), shards);
+  zrt_unpack(dt, packed.dev, count, outputs.data(), numels.data());
   bool ok = true;
   for (int i = 0; i < count && ok; ++i) {
     Vec got = back[i].download();
@@ -1683,17 +1673,15 @@ void testShapes() {
     for (int i = 0; i < 21; ++i)
       many.push_back(1 + i % 4);
     testConcatSplit(dt, many, 4, 3);
-    for (int64_t shards : {1, 3, 4}) {
-      testPack(dt, {13, 5, 1, 0, 8}, shards);
-      testPack(dt, {10, 0, 7, 33}, shards);
-      std::vector<int64_t> numels;
-      for (int i = 0; i < 20; ++i)
-        numels.push_back(i * 37 % 101);
-      testPack(dt, numels, shards);
-    }
+    testPack(dt, {13, 5, 1, 0, 8});
+    testPack(dt, {10, 0, 7, 33});
+    std::vector<int64_t> numels;
+    for (int i = 0; i < 20; ++i)
+      numels.push_back(i * 37 % 101);
+    testPack(dt, numels);
   }
-  testPack(ZRT_F32, {700001, 3}, 2);
-  testPack(ZRT_BF16, std::vector<int64_t>(40, 1001), 8);
+  testPack(ZRT_F32, {700001, 3});
+  testPack(ZRT_BF16, std::vector<int64_t>(40, 1001));
 }
 
 //===----------------------------------------------------------------------===//
@@ -2637,12 +2625,12 @@ std::vector<FailCase> failCases() {
        [] {
          zrt_lr_schedule(0, 1e-3, static_cast<zrt_lr_kind>(2), 10, 0.0, 100);
        }},
-      {"pack-shards", "zrt_pack: shards must be >= 1, got 0",
+      {"pack-numel", "zrt_pack: numel 1 is negative (-2)",
        [] {
          Tensor x(ZRT_F32, 4), out(ZRT_F32, 4);
-         int64_t numels[1] = {4};
-         const void *in[1] = {x.dev};
-         zrt_pack(ZRT_F32, 1, in, numels, out.dev, 0);
+         int64_t numels[2] = {4, -2};
+         const void *in[2] = {x.dev, x.dev};
+         zrt_pack(ZRT_F32, 2, in, numels, out.dev);
        }},
       {"buffer-segments",
        "zrt_adamw_buffer: segment 1 is [5, 12): segments must be sorted "

@@ -31,7 +31,7 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 2 : i64} {
     %pack = memref.alloc() : memref<4xf32>
     train.kernel ins(%x, %x : memref<2xf32>, memref<2xf32>) outs(%pack : memref<4xf32>) {
     ^bb0(%a: tensor<2xf32>, %b: tensor<2xf32>):
-      %p = train.pack %a, %b shards = 1 : tensor<2xf32>, tensor<2xf32> -> tensor<4xf32>
+      %p = train.pack %a, %b : tensor<2xf32>, tensor<2xf32> -> tensor<4xf32>
       train.yield %p : tensor<4xf32>
     }
     %reduced = memref.alloc() : memref<4xf32>

@@ -40,7 +40,7 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
     %v = train.read @v : tensor<4xf32>
     %g0 = train.relu %w : tensor<4xf32>
     %g1 = train.relu %v : tensor<4xf32>
-    %p = train.pack %g0, %g1 shards = 1 {train.emplace = array<i64: 0>, train.into = @grads} : tensor<4xf32>, tensor<4xf32> -> tensor<8xf32>
+    %p = train.pack %g0, %g1 {train.emplace = array<i64: 0>, train.into = @grads} : tensor<4xf32>, tensor<4xf32> -> tensor<8xf32>
     %f = train.all_reduce_start %p on @dp : tensor<8xf32> -> !train.future<tensor<8xf32>>
     %r = train.wait %f : !train.future<tensor<8xf32>>
     train.write %r to @grads {train.emplace = array<i64: 0>} : tensor<8xf32>

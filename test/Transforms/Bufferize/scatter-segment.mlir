@@ -1,6 +1,6 @@
 // RUN: zeroc-opt %s --train-fuse-elementwise --train-bufferize | FileCheck %s
 
-// Stages 2-3: the bucket a rank reduce-scatters (a pack with shards = 1 in
+// Stages 2-3: the bucket a rank reduce-scatters (a pack in
 // no buffer) is allocated before its first gradient, and each gradient
 // used only by the pack is computed into its slot, through a reshape too,
 // the padding as well: the pack copies nothing. A gradient with another
@@ -30,7 +30,7 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 2 : i64} {
     %b = train.scale %y by 3.0 : tensor<2xf32>
     %c = train.scale %z by 4.0 : tensor<4xf32>
     %pad = train.fill 0.0 : tensor<1xf32>
-    %p = train.pack %wf, %b, %c, %pad shards = 1 : tensor<3xf32>, tensor<2xf32>, tensor<4xf32>, tensor<1xf32> -> tensor<10xf32>
+    %p = train.pack %wf, %b, %c, %pad : tensor<3xf32>, tensor<2xf32>, tensor<4xf32>, tensor<1xf32> -> tensor<10xf32>
     %f = train.reduce_scatter_start %p on @dp : tensor<10xf32> -> !train.future<tensor<5xf32>>
     %g = train.wait %f : !train.future<tensor<5xf32>>
     return %c, %g : tensor<4xf32>, tensor<5xf32>

@@ -49,7 +49,7 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
     %gb = train.scale %one by 2.0 : tensor<2xf32>
     %gc = train.fill 3.0 : tensor<4xf32>
     %l = train.mean %gc dims = [0] : tensor<4xf32> -> tensor<f32>
-    %p = train.pack %gw, %gb, %gc shards = 1 : tensor<8xf32>, tensor<2xf32>, tensor<4xf32> -> tensor<14xf32>
+    %p = train.pack %gw, %gb, %gc : tensor<8xf32>, tensor<2xf32>, tensor<4xf32> -> tensor<14xf32>
     %f = train.all_reduce_start %p on @dp : tensor<14xf32> -> !train.future<tensor<14xf32>>
     %r = train.wait %f : !train.future<tensor<14xf32>>
     %a = train.scale %r by 0.5 : tensor<14xf32>
@@ -85,7 +85,7 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
   func.func @accumulating(%x: tensor<4xf32>) -> tensor<4xf32> {
     %old = train.read @c.grad : tensor<4xf32>
     %gc = train.add %old, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %p = train.pack %gc shards = 1 : tensor<4xf32> -> tensor<4xf32>
+    %p = train.pack %gc : tensor<4xf32> -> tensor<4xf32>
     %f = train.all_reduce_start %p on @dp : tensor<4xf32> -> !train.future<tensor<4xf32>>
     %r = train.wait %f : !train.future<tensor<4xf32>>
     train.write %r to @zero.flat0.grads : tensor<4xf32>

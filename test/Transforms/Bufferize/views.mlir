@@ -30,10 +30,10 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 1 : i64} {
   func.func @forward(%tokens: tensor<1x4xi32>, %targets: tensor<1x4xi32>) -> tensor<f32> attributes {train.forward} {
     %w = train.read @w : tensor<4x2xf32>
     %b = train.read @b : tensor<2xf32>
-    %p = train.pack %w, %b shards = 1 : tensor<4x2xf32>, tensor<2xf32> -> tensor<10xf32>
+    %p = train.pack %w, %b : tensor<4x2xf32>, tensor<2xf32> -> tensor<10xf32>
     %f = train.all_reduce_start %p on @dp : tensor<10xf32> -> !train.future<tensor<10xf32>>
     %r = train.wait %f : !train.future<tensor<10xf32>>
-    %u:2 = train.unpack %r shards = 1 : tensor<10xf32> -> tensor<8xf32>, tensor<2xf32>
+    %u:2 = train.unpack %r : tensor<10xf32> -> tensor<8xf32>, tensor<2xf32>
     %m = train.reshape %u#0 : tensor<8xf32> -> tensor<4x2xf32>
     %slice = shard.all_slice %u#0 on @dp grid_axes = [0] slice_axis = 0 : tensor<8xf32> -> tensor<4xf32>
     %s1 = train.sum %m dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>

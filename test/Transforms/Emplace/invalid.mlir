@@ -33,6 +33,6 @@ train.param @w : tensor<4xf32> init = zeros
 
 func.func @into_not_a_symbol(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'train.into' must be a train.buffer symbol (@name), got "b"}}
-  %p = train.pack %x shards = 1 {train.into = "b"} : tensor<4xf32> -> tensor<4xf32>
+  %p = train.pack %x {train.into = "b"} : tensor<4xf32> -> tensor<4xf32>
   return %p : tensor<4xf32>
 }

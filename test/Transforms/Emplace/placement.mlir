@@ -8,7 +8,7 @@
 // The update runs in place on its three states, whose writes disappear.
 
 // CHECK-LABEL: func.func @bucket(
-// CHECK: train.pack {{.*}} shards = 1 {train.emplace = array<i64: 0, 1>, train.into = @zero.flat0.grads}
+// CHECK: train.pack {{.*}} {train.emplace = array<i64: 0, 1>, train.into = @zero.flat0.grads}
 // CHECK: train.all_reduce_start
 // CHECK-NOT: train.emplace
 // CHECK: train.write %{{.*}} to @zero.flat0.grads {train.emplace = array<i64: 0>}
@@ -33,7 +33,7 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
     %gb = train.fill 1.0 : tensor<2xf32>
     %gc = train.fill 3.0 : tensor<4xf32>
     %l = train.mean %gc dims = [0] : tensor<4xf32> -> tensor<f32>
-    %p = train.pack %gw, %gb, %gc shards = 1 : tensor<8xf32>, tensor<2xf32>, tensor<4xf32> -> tensor<14xf32>
+    %p = train.pack %gw, %gb, %gc : tensor<8xf32>, tensor<2xf32>, tensor<4xf32> -> tensor<14xf32>
     %f = train.all_reduce_start %p on @dp : tensor<14xf32> -> !train.future<tensor<14xf32>>
     %r = train.wait %f : !train.future<tensor<14xf32>>
     %a = train.scale %r by 0.5 : tensor<14xf32>
@@ -68,7 +68,7 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
   func.func @accumulating(%x: tensor<4xf32>) -> tensor<4xf32> {
     %old = train.read @c.grad : tensor<4xf32>
     %g = train.add %old, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %p = train.pack %g shards = 1 : tensor<4xf32> -> tensor<4xf32>
+    %p = train.pack %g : tensor<4xf32> -> tensor<4xf32>
     %f = train.all_reduce_start %p on @dp : tensor<4xf32> -> !train.future<tensor<4xf32>>
     %r = train.wait %f : !train.future<tensor<4xf32>>
     train.write %r to @zero.flat0.grads : tensor<4xf32>
@@ -83,7 +83,7 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 0 : i64} {
 // is the padding), no train.into.
 
 // CHECK-LABEL: func.func @segment(
-// CHECK: train.pack {{.*}} shards = 1 {train.emplace = array<i64: 0, 1, 3>} :
+// CHECK: train.pack {{.*}} {train.emplace = array<i64: 0, 1, 3>} :
 // CHECK-NOT: train.into
 module attributes {train.world_size = 2 : i64, train.zero_stage = 2 : i64} {
   shard.grid @dp(shape = 2)
@@ -93,7 +93,7 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 2 : i64} {
     %b = train.relu %y : tensor<2xf32>
     %c = train.relu %z : tensor<4xf32>
     %pad = train.fill 0.0 : tensor<1xf32>
-    %p = train.pack %a1, %b, %c, %pad shards = 1 : tensor<3xf32>, tensor<2xf32>, tensor<4xf32>, tensor<1xf32> -> tensor<10xf32>
+    %p = train.pack %a1, %b, %c, %pad : tensor<3xf32>, tensor<2xf32>, tensor<4xf32>, tensor<1xf32> -> tensor<10xf32>
     %f = train.reduce_scatter_start %p on @dp : tensor<10xf32> -> !train.future<tensor<5xf32>>
     %r = train.wait %f : !train.future<tensor<5xf32>>
     return %c, %r : tensor<4xf32>, tensor<5xf32>

@@ -11,7 +11,7 @@
 // CHECK-NEXT: %[[S:.*]] = train.read @zero.flat0.params : tensor<5xf32>
 // CHECK-NEXT: %[[F:.*]] = train.all_gather_start %[[S]] on @dp : tensor<5xf32> -> !train.future<tensor<10xf32>>
 // CHECK-NEXT: %[[G:.*]] = train.wait %[[F]]
-// CHECK-NEXT: %[[U:.*]]:3 = train.unpack %[[G]] shards = 1 : tensor<10xf32> -> tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32>
+// CHECK-NEXT: %[[U:.*]]:3 = train.unpack %[[G]] : tensor<10xf32> -> tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32>
 // CHECK-NEXT: train.matmul %arg0, %[[U]]#1
 // CHECK-NEXT: train.add %{{.*}}, %[[U]]#0
 // CHECK-NEXT: train.release %[[G]] : tensor<10xf32>

@@ -11,8 +11,8 @@
 // S0-DAG: train.buffer @zero.flat0.grads : tensor<17xf32> <gradients> members [@w1.grad, @b2.grad] offsets [0, 12]{{$}}
 // S0-DAG: train.buffer @zero.flat1.grads : tensor<24xf32> <gradients> members [@w2.grad, @b1.grad] offsets [0, 20]{{$}}
 // S0-LABEL: func.func @train_step
-// S0: train.pack %{{.*}}, %{{.*}} shards = 1 : tensor<4x3xf32>, tensor<5xf32> -> tensor<17xf32>
-// S0: train.pack %{{.*}}, %{{.*}} shards = 1 : tensor<5x4xf32>, tensor<4xf32> -> tensor<24xf32>
+// S0: train.pack %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<5xf32> -> tensor<17xf32>
+// S0: train.pack %{{.*}}, %{{.*}} : tensor<5x4xf32>, tensor<4xf32> -> tensor<24xf32>
 
 // Stage 2 pads each bucket to 2 shards (17 to 18 elements).
 // S2-NOT: train.buckets

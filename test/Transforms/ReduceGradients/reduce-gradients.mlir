@@ -24,7 +24,7 @@
 // CHECK: %[[GB:.*]] = train.sum
 // CHECK-NEXT: %[[GW:.*]] = train.matmul
 // CHECK-NEXT: %[[PAD:.*]] = train.fill 0.000000e+00 : tensor<1xf32>
-// CHECK-NEXT: %[[P:.*]] = train.pack %[[GB]], %[[GW]], %[[PAD]] shards = 1 : tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32> -> tensor<10xf32>
+// CHECK-NEXT: %[[P:.*]] = train.pack %[[GB]], %[[GW]], %[[PAD]] : tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32> -> tensor<10xf32>
 // CHECK-NEXT: %[[RS:.*]] = shard.reduce_scatter %[[P]] on @dp grid_axes = [0] scatter_axis = 0 : tensor<10xf32> -> tensor<5xf32>
 // CHECK-NEXT: %[[AV:.*]] = train.scale %[[RS]] by 5.000000e-01 : tensor<5xf32>
 // CHECK-NEXT: train.write %[[AV]] to @zero.flat0.grads : tensor<5xf32>
@@ -92,7 +92,7 @@ module attributes {train.batch_split = 2 : i64, train.world_size = 2 : i64, trai
 // Stage 0: the whole bucket (9 elements, no padding) all-reduced,
 // averaged into the gradient buffer.
 // CHECK-LABEL: func.func @train_step
-// CHECK: %[[P0:.*]] = train.pack %{{.*}}, %{{.*}} shards = 1 : tensor<3xf32>, tensor<3x2xf32> -> tensor<9xf32>
+// CHECK: %[[P0:.*]] = train.pack %{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3x2xf32> -> tensor<9xf32>
 // CHECK-NEXT: %[[AR:.*]] = shard.all_reduce %[[P0]] on @dp grid_axes = [0] : tensor<9xf32> -> tensor<9xf32>
 // CHECK-NEXT: %[[AV0:.*]] = train.scale %[[AR]] by 5.000000e-01 : tensor<9xf32>
 // CHECK-NEXT: train.write %[[AV0]] to @zero.flat0.grads : tensor<9xf32>

@@ -8,13 +8,13 @@
 // CHECK-LABEL: func.func @train_step
 // CHECK: train.cross_entropy
 // CHECK: %[[LOSS:.*]] = train.all_reduce_start %{{.*}} on @dp : tensor<1xf32> -> !train.future<tensor<1xf32>>
-// CHECK: %[[B0:.*]] = train.pack %{{.*}}, %{{.*}} shards = 1 : tensor<5xf32>, tensor<1xf32> -> tensor<6xf32>
+// CHECK: %[[B0:.*]] = train.pack %{{.*}}, %{{.*}} : tensor<5xf32>, tensor<1xf32> -> tensor<6xf32>
 // CHECK-NEXT: %[[F0:.*]] = train.reduce_scatter_start %[[B0]]
-// CHECK: %[[B1:.*]] = train.pack %{{.*}} shards = 1 : tensor<5x4xf32> -> tensor<20xf32>
+// CHECK: %[[B1:.*]] = train.pack %{{.*}} : tensor<5x4xf32> -> tensor<20xf32>
 // CHECK-NEXT: %[[F1:.*]] = train.reduce_scatter_start %[[B1]]
 // Backward goes on while two buckets are in flight.
 // CHECK-NEXT: train.relu_grad
-// CHECK: %[[B2:.*]] = train.pack %{{.*}} shards = 1 : tensor<4xf32> -> tensor<4xf32>
+// CHECK: %[[B2:.*]] = train.pack %{{.*}} : tensor<4xf32> -> tensor<4xf32>
 // CHECK-NEXT: %[[W0:.*]] = train.wait %[[F0]] : !train.future<tensor<3xf32>>
 // CHECK-NEXT: %[[A0:.*]] = train.scale %[[W0]] by 5.000000e-01
 // CHECK-NEXT: train.write %[[A0]] to @zero.flat0.grads

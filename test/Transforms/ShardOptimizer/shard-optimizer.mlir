@@ -70,7 +70,7 @@ module attributes {train.batch_split = 2 : i64, train.world_size = 2 : i64, trai
     %10 = train.sum %9 dims = [0] : tensor<2x3xf32> -> tensor<3xf32>
     %11 = train.matmul %9, %arg0 transpose_lhs : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
     %12 = train.fill 0.000000e+00 : tensor<1xf32>
-    %13 = train.pack %10, %11, %12 shards = 1 : tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32> -> tensor<10xf32>
+    %13 = train.pack %10, %11, %12 : tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32> -> tensor<10xf32>
     train.write %13 to @zero.flat0.grads : tensor<10xf32>
     %reduce_scatter = shard.reduce_scatter %13 on @dp grid_axes = [0] scatter_axis = 0 : tensor<10xf32> -> tensor<5xf32>
     %14 = train.scale %reduce_scatter by 5.000000e-01 : tensor<5xf32>
@@ -124,7 +124,7 @@ module attributes {train.batch_split = 2 : i64, train.world_size = 2 : i64, trai
     %0 = train.read @zero.flat0.params : tensor<5xf32>
     %1 = train.all_gather_start %0 on @dp : tensor<5xf32> -> !train.future<tensor<10xf32>>
     %2 = train.wait %1 : !train.future<tensor<10xf32>>
-    %3:3 = train.unpack %2 shards = 1 : tensor<10xf32> -> tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32>
+    %3:3 = train.unpack %2 : tensor<10xf32> -> tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32>
     %4 = train.matmul %arg0, %3#1 transpose_rhs : (tensor<2x2xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
     %5 = train.add %4, %3#0 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
     train.release %2 : tensor<10xf32>
@@ -143,7 +143,7 @@ module attributes {train.batch_split = 2 : i64, train.world_size = 2 : i64, trai
     %1 = train.read @zero.flat0.params : tensor<5xf32>
     %2 = train.all_gather_start %1 on @dp : tensor<5xf32> -> !train.future<tensor<10xf32>>
     %3 = train.wait %2 : !train.future<tensor<10xf32>>
-    %4:3 = train.unpack %3 shards = 1 : tensor<10xf32> -> tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32>
+    %4:3 = train.unpack %3 : tensor<10xf32> -> tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32>
     %5 = train.matmul %arg0, %4#1 transpose_rhs : (tensor<2x2xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
     %6 = train.add %5, %4#0 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
     train.release %3 : tensor<10xf32>
@@ -156,7 +156,7 @@ module attributes {train.batch_split = 2 : i64, train.world_size = 2 : i64, trai
     %12 = train.sum %11 dims = [0] : tensor<2x3xf32> -> tensor<3xf32>
     %13 = train.matmul %11, %arg0 transpose_lhs : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
     %14 = train.fill 0.000000e+00 : tensor<1xf32>
-    %15 = train.pack %12, %13, %14 shards = 1 : tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32> -> tensor<10xf32>
+    %15 = train.pack %12, %13, %14 : tensor<3xf32>, tensor<3x2xf32>, tensor<1xf32> -> tensor<10xf32>
     %reduce_scatter = shard.reduce_scatter %15 on @dp grid_axes = [0] scatter_axis = 0 : tensor<10xf32> -> tensor<5xf32>
     %16 = train.scale %reduce_scatter by 5.000000e-01 : tensor<5xf32>
     train.write %16 to @zero.flat0.grads : tensor<5xf32>

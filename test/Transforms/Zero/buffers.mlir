@@ -22,7 +22,7 @@
 // 13), averaged and kept in the sharded gradient buffer; no unpack.
 // S2-LABEL: func.func @train_step
 // S2: %[[PAD:.*]] = train.fill 0.000000e+00 : tensor<1xf32>
-// S2-NEXT: %[[B:.*]] = train.pack %{{.*}}, %{{.*}}, %[[PAD]] shards = 1 : tensor<5xf32>, tensor<5x4xf32>, tensor<1xf32> -> tensor<26xf32>
+// S2-NEXT: %[[B:.*]] = train.pack %{{.*}}, %{{.*}}, %[[PAD]] : tensor<5xf32>, tensor<5x4xf32>, tensor<1xf32> -> tensor<26xf32>
 // S2-NEXT: %[[RS:.*]] = shard.reduce_scatter %[[B]] {{.*}} : tensor<26xf32> -> tensor<13xf32>
 // S2-NEXT: %[[AVG:.*]] = train.scale %[[RS]] by 5.000000e-01 : tensor<13xf32>
 // S2-NEXT: train.write %[[AVG]] to @zero.flat0.grads : tensor<13xf32>

@@ -31,12 +31,12 @@
 // CHECK: %[[LR:.*]] = shard.all_reduce %{{.*}} on @dp grid_axes = [0] : tensor<1xf32> -> tensor<1xf32>
 // CHECK: train.scale %[[LR]] by 5.000000e-01
 // First bucket: the output layer's bias and weight (5 + 20 floats = 100 bytes).
-// CHECK: %[[B1:.*]] = train.pack %[[DB2:.*]], %[[DW2:.*]] shards = 1 : tensor<5xf32>, tensor<5x4xf32> -> tensor<25xf32>
+// CHECK: %[[B1:.*]] = train.pack %[[DB2:.*]], %[[DW2:.*]] : tensor<5xf32>, tensor<5x4xf32> -> tensor<25xf32>
 // CHECK-NEXT: %[[R1:.*]] = shard.all_reduce %[[B1]] on @dp grid_axes = [0] : tensor<25xf32> -> tensor<25xf32>
 // CHECK-NEXT: %[[A1:.*]] = train.scale %[[R1]] by 5.000000e-01 : tensor<25xf32>
 // CHECK-NEXT: train.write %[[A1]] to @zero.flat0.grads : tensor<25xf32>
 // Second bucket: the first layer.
-// CHECK: train.pack {{.*}} shards = 1 : tensor<4xf32>, tensor<4x3xf32> -> tensor<16xf32>
+// CHECK: train.pack {{.*}} : tensor<4xf32>, tensor<4x3xf32> -> tensor<16xf32>
 // CHECK-NEXT: shard.all_reduce
 // CHECK-NEXT: train.scale
 // CHECK-NEXT: train.write %{{.*}} to @zero.flat1.grads : tensor<16xf32>

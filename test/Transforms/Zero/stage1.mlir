@@ -15,7 +15,7 @@
 // CHECK-NEXT: train.buffer @zero.flat0.exp_avg_sq : tensor<42xf32> <optimizer_states> {{.*}} shards = 2
 // CHECK-LABEL: func.func @train_step
 // One bucket: 4 gradients end to end, a zero tail to 42.
-// CHECK: %[[B:.*]] = train.pack {{.*}} shards = 1 : tensor<5xbf16>, tensor<5x4xbf16>, tensor<4xbf16>, tensor<4x3xbf16>, tensor<1xbf16> -> tensor<42xbf16>
+// CHECK: %[[B:.*]] = train.pack {{.*}} : tensor<5xbf16>, tensor<5x4xbf16>, tensor<4xbf16>, tensor<4x3xbf16>, tensor<1xbf16> -> tensor<42xbf16>
 // CHECK-NEXT: train.write %[[B]] to @zero.flat0.grads : tensor<42xbf16>
 // CHECK-NEXT: %[[S:.*]] = shard.reduce_scatter %[[B]] on @dp grid_axes = [0] scatter_axis = 0 : tensor<42xbf16> -> tensor<21xbf16>
 // CHECK-NEXT: %[[A:.*]] = train.scale %[[S]] by 5.000000e-01 : tensor<21xbf16>

@@ -13,7 +13,7 @@
 // CHECK-NOT: master
 // CHECK-LABEL: func.func @train_step
 // CHECK-NOT: train.write %{{.*}} to @w2.grad
-// CHECK: %[[B:.*]] = train.pack %{{.*}}, %{{.*}}, %{{.*}} shards = 1 : tensor<5xf32>, tensor<5x4xf32>, tensor<1xf32> -> tensor<26xf32>
+// CHECK: %[[B:.*]] = train.pack %{{.*}}, %{{.*}}, %{{.*}} : tensor<5xf32>, tensor<5x4xf32>, tensor<1xf32> -> tensor<26xf32>
 // CHECK-NEXT: %[[RS:.*]] = shard.reduce_scatter %[[B]] {{.*}} : tensor<26xf32> -> tensor<13xf32>
 // CHECK-NEXT: %[[G:.*]] = train.scale %[[RS]] by 5.000000e-01 : tensor<13xf32>
 // CHECK-NEXT: train.write %[[G]] to @zero.flat0.grads : tensor<13xf32>

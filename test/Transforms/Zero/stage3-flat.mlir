@@ -13,11 +13,11 @@
 // CHECK-LABEL: func.func @train_step
 // Before a bucket's first use, the rank's shard of its parameter buffer
 // is gathered whole; its members (and the padding) are views of the
-// gathered buffer (unpack with shards = 1), released after the last use.
+// gathered buffer (an unpack), released after the last use.
 // CHECK: %[[S1:.*]] = train.read @zero.flat1.params : tensor<8xf32>
 // CHECK-NEXT: %[[F1:.*]] = train.all_gather_start %[[S1]] on @dp : tensor<8xf32> -> !train.future<tensor<16xf32>>
 // CHECK-NEXT: %[[G1:.*]] = train.wait %[[F1]]
-// CHECK-NEXT: %[[V1:.*]]:2 = train.unpack %[[G1]] shards = 1 : tensor<16xf32> -> tensor<4xf32>, tensor<4x3xf32>
+// CHECK-NEXT: %[[V1:.*]]:2 = train.unpack %[[G1]] : tensor<16xf32> -> tensor<4xf32>, tensor<4x3xf32>
 // CHECK-NEXT: train.matmul %{{.*}}, %[[V1]]#1 transpose_rhs
 // CHECK: train.release %[[G1]] : tensor<16xf32>
 // The last bucket of forward is the first of backward: one gather serves
@@ -25,7 +25,7 @@
 // CHECK: %[[S0:.*]] = train.read @zero.flat0.params : tensor<13xf32>
 // CHECK-NEXT: %[[F0:.*]] = train.all_gather_start %[[S0]]
 // CHECK-NEXT: %[[G0:.*]] = train.wait %[[F0]]
-// CHECK-NEXT: %[[V0:.*]]:3 = train.unpack %[[G0]] shards = 1 : tensor<26xf32> -> tensor<5xf32>, tensor<5x4xf32>, tensor<1xf32>
+// CHECK-NEXT: %[[V0:.*]]:3 = train.unpack %[[G0]] : tensor<26xf32> -> tensor<5xf32>, tensor<5x4xf32>, tensor<1xf32>
 // CHECK: train.cross_entropy_grad
 // CHECK-NOT: train.all_gather_start
 // CHECK: train.matmul %{{.*}}, %[[V0]]#1 :

@@ -10,17 +10,17 @@
 // CHECK: %[[S1:.*]] = train.read @zero.flat3.params : tensor<6xf32>
 // CHECK-NEXT: %[[F1:.*]] = train.all_gather_start %[[S1]] on @dp : tensor<6xf32> -> !train.future<tensor<12xf32>>
 // CHECK-NEXT: %[[G1:.*]] = train.wait %[[F1]] : !train.future<tensor<12xf32>>
-// CHECK-NEXT: %[[W1:.*]] = train.unpack %[[G1]] shards = 1 : tensor<12xf32> -> tensor<4x3xf32>
+// CHECK-NEXT: %[[W1:.*]] = train.unpack %[[G1]] : tensor<12xf32> -> tensor<4x3xf32>
 // CHECK-NEXT: train.matmul %{{.*}}, %[[W1]] transpose_rhs
 // CHECK-NEXT: train.release %[[G1]] : tensor<12xf32>
-// CHECK: %[[W2F:.*]] = train.unpack %{{.*}} shards = 1 : tensor<20xf32> -> tensor<5x4xf32>
+// CHECK: %[[W2F:.*]] = train.unpack %{{.*}} : tensor<20xf32> -> tensor<5x4xf32>
 // CHECK: train.matmul %{{.*}}, %[[W2F]] transpose_rhs
 // CHECK: train.cross_entropy
 // CHECK: train.cross_entropy_grad
 // CHECK: train.read @zero.flat1.params : tensor<10xf32>
 // CHECK-NEXT: train.all_gather_start
 // CHECK-NEXT: train.wait
-// CHECK-NEXT: %[[W2B:.*]] = train.unpack %{{.*}} shards = 1 : tensor<20xf32> -> tensor<5x4xf32>
+// CHECK-NEXT: %[[W2B:.*]] = train.unpack %{{.*}} : tensor<20xf32> -> tensor<5x4xf32>
 // CHECK-NEXT: train.matmul %{{.*}}, %[[W2B]] : (tensor<3x5xf32>, tensor<5x4xf32>) -> tensor<3x4xf32>
 // CHECK-NEXT: train.release
 // The update writes the rank's shard of the parameter buffer.

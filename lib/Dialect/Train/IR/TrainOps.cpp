@@ -969,23 +969,11 @@ static std::optional<int64_t> packedElements(TypeRange types) {
   return total;
 }
 
-/// `shards` of train.pack and train.unpack must be 1: the per-tensor
-/// sharded packing (each tensor cut into N chunks laid out rank-major) is
-/// gone; a bucket is its tensors end to end, padded by a tensor of its own.
-static LogicalResult verifyUnsharded(Operation *op, int64_t shards) {
-  if (shards == 1)
-    return success();
-  return op->emitOpError("has the attribute `shards = ")
-         << shards
-         << "` (the per-tensor sharded packing), which is no longer "
-            "accepted: only `shards = 1` (the tensors end to end)";
-}
-
 /// Common checks of train.pack and train.unpack: one element type, and a
 /// buffer of the packed size.
 static LogicalResult verifyPacking(Operation *op, TypeRange tensors,
-                                   RankedTensorType buffer, int64_t shards) {
-  if (failed(verifyStaticShapes(op)) || failed(verifyUnsharded(op, shards)))
+                                   RankedTensorType buffer) {
+  if (failed(verifyStaticShapes(op)))
     return failure();
   if (tensors.empty())
     return op->emitOpError("packs no tensor");
@@ -1013,10 +1001,6 @@ LogicalResult PackOp::inferReturnTypes(MLIRContext *,
   ValueRange inputs = adaptor.getInputs();
   if (inputs.empty())
     return report(errors, "packs no tensor");
-  if (adaptor.getShards() != 1)
-    return report(errors, "has the attribute `shards = ", adaptor.getShards(),
-                  "` (the per-tensor sharded packing), which is no longer "
-                  "accepted: only `shards = 1` (the tensors end to end)");
   Type element = tensorType(inputs.front()).getElementType();
   for (auto [index, input] : llvm::enumerate(inputs))
     if (tensorType(input).getElementType() != element)
@@ -1031,8 +1015,7 @@ LogicalResult PackOp::inferReturnTypes(MLIRContext *,
 }
 
 LogicalResult PackOp::verify() {
-  if (failed(verifyStaticShapes(*this)) ||
-      failed(verifyUnsharded(*this, getShards())))
+  if (failed(verifyStaticShapes(*this)))
     return failure();
   return verifyInferredTypes(*this);
 }
@@ -1040,8 +1023,7 @@ LogicalResult PackOp::verify() {
 Value UnpackOp::getViewSource() { return getInput(); }
 
 LogicalResult UnpackOp::verify() {
-  return verifyPacking(*this, getResults().getTypes(), getInput().getType(),
-                       getShards());
+  return verifyPacking(*this, getResults().getTypes(), getInput().getType());
 }
 
 /// The number of ranks of the 1-D shard.grid `grid`, or failure after saying

@@ -23,7 +23,12 @@
 //                one buffer (params, grads, momentum, masters), members at
 //                the same offsets with a gap of 3 elements after
 //                proj.weight; collectives run in place on the buffers.
-//                Else each state has its own storage.
+//                Else the per-tensor layout: at stage 0 each state has its
+//                own storage (the whole tensor), at stage 3 each state is
+//                the only member of a buffer of its own, padded to N equal
+//                shards (rank r holds elements [r*S, (r+1)*S) of each
+//                tensor, S = ceil(numel / N)), with a collective per
+//                tensor.
 //   -DZMODEL=""  the model name (default "linear")
 //   -DZSTALL=K   rank ZSTALL_RANK (default 1) stops itself (SIGSTOP, as a
 //                stuck device or a dead link looks) at step K, after its
@@ -87,9 +92,6 @@ constexpr zrt_dtype PDT = ZBF16 ? ZRT_BF16 : ZRT_F32;
 constexpr int64_t SHARDS = ZSTAGE == 3 ? ZW : 1;
 
 constexpr int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-constexpr int64_t storage(int64_t numel) {
-  return SHARDS > 1 ? ceilDiv(numel, SHARDS) : numel;
-}
 
 // The flat layout: members' offsets in every buffer (a gap after
 // proj.weight), the logical length, and how each buffer is laid out.
@@ -117,25 +119,27 @@ const int64_t shapeVec[] = {C};
 #if ZFLAT
 #define PARAM(p, name, rank, shape, numel, init, std)                          \
   {                                                                            \
-    name, nullptr, ZRT_STATE_PARAM, PDT, rank, shape, numel,                   \
-        PARAMS_SHARDED ? ZW : 1, 0, init, std, rank >= 2, nullptr, BPARAMS,    \
-        OFFSETS[p]                                                             \
+    name, nullptr, ZRT_STATE_PARAM, PDT, rank, shape, numel, init, std,        \
+        rank >= 2, nullptr, BPARAMS, OFFSETS[p]                                \
   }
 #define STATE(p, b, name, of, kind, dtype, rank, shape, numel)                 \
   {                                                                            \
-    name, of, kind, dtype, rank, shape, numel, OPTIM_SHARDED ? ZW : 1, 0,      \
-        ZRT_INIT_ZEROS, 0.0, 0, nullptr, b, OFFSETS[p]                         \
+    name, of, kind, dtype, rank, shape, numel, ZRT_INIT_ZEROS, 0.0, 0,         \
+        nullptr, b, OFFSETS[p]                                                 \
   }
 #else
+// Per tensor: its own storage (stage 0), or at stage 3 the only member of
+// buffer b * P + p (the states' order below), at offset 0.
+#define OWN_BUFFER(b, p) (SHARDS > 1 ? (b) * 4 + (p) : -1)
 #define PARAM(p, name, rank, shape, numel, init, std)                          \
   {                                                                            \
-    name, nullptr, ZRT_STATE_PARAM, PDT, rank, shape, numel, SHARDS,           \
-        storage(numel), init, std, rank >= 2, nullptr, -1, 0                   \
+    name, nullptr, ZRT_STATE_PARAM, PDT, rank, shape, numel, init, std,        \
+        rank >= 2, nullptr, OWN_BUFFER(BPARAMS, p), 0                          \
   }
 #define STATE(p, b, name, of, kind, dtype, rank, shape, numel)                 \
   {                                                                            \
-    name, of, kind, dtype, rank, shape, numel, SHARDS, storage(numel),         \
-        ZRT_INIT_ZEROS, 0.0, 0, nullptr, -1, 0                                 \
+    name, of, kind, dtype, rank, shape, numel, ZRT_INIT_ZEROS, 0.0, 0,         \
+        nullptr, OWN_BUFFER(b, p), 0                                           \
   }
 #endif
 
@@ -194,6 +198,27 @@ zrt_buffer buffers[] = {
 #endif
 };
 constexpr int NUM_BUFFERS = sizeof buffers / sizeof buffers[0];
+#elif ZSTAGE == 3
+// One buffer per state, in the states' order: ceil(numel / N) elements a
+// rank.
+constexpr int64_t NUMELS[] = {V * C, C * C, C, C};
+#define OWN(name, dtype, category, p)                                          \
+  {name, dtype, category, ZW * ceilDiv(NUMELS[p], ZW), ceilDiv(NUMELS[p], ZW), \
+   nullptr}
+#define OWN4(name, dtype, category)                                            \
+  OWN(name ".wte.weight", dtype, category, 0),                                 \
+      OWN(name ".proj.weight", dtype, category, 1),                            \
+      OWN(name ".proj.bias", dtype, category, 2),                              \
+      OWN(name ".scale", dtype, category, 3)
+zrt_buffer buffers[] = {
+    OWN4("params", PDT, ZRT_MEM_PARAMETERS),
+    OWN4("grads", PDT, ZRT_MEM_GRADIENTS),
+    OWN4("momentum", ZRT_F32, ZRT_MEM_OPTIMIZER_STATES),
+#if ZBF16
+    OWN4("masters", ZRT_F32, ZRT_MEM_OPTIMIZER_STATES),
+#endif
+};
+constexpr int NUM_BUFFERS = sizeof buffers / sizeof buffers[0];
 #else
 zrt_buffer *buffers = nullptr;
 constexpr int NUM_BUFFERS = 0;
@@ -206,6 +231,16 @@ zrt_state &momentum(int p) { return states[2 * P + p]; }
 #if ZBF16
 zrt_state &master(int p) { return states[3 * P + p]; }
 #endif
+
+/// Where this rank stores a state of the per-tensor layout: its own
+/// storage, or (stage 3) its buffer's shard; and how many elements,
+/// padding included.
+void *storageOf(const zrt_state &state) {
+  return state.buffer >= 0 ? buffers[state.buffer].data : state.data;
+}
+int64_t storedNumel(const zrt_state &state) {
+  return state.buffer >= 0 ? buffers[state.buffer].shard_numel : state.numel;
+}
 
 /// An accounted buffer.
 struct Buffer {
@@ -284,17 +319,17 @@ void fullParams(zrt_comm *comm, std::vector<float> *out) {
     for (int p = 0; p < P; ++p) {
       out[p].resize(param(p).numel);
       for (int64_t i = 0; i < param(p).numel; ++i)
-        out[p][i] = load(param(p).data, PDT, i);
+        out[p][i] = load(storageOf(param(p)), PDT, i);
     }
     return;
   }
   Buffer *gathered[P];
   zrt_request *requests[P];
   for (int p = 0; p < P; ++p) {
-    gathered[p] = new Buffer(param(p).storage_numel * SHARDS, PDT,
+    gathered[p] = new Buffer(storedNumel(param(p)) * SHARDS, PDT,
                              ZRT_MEM_GATHERED_PARAMETERS);
-    requests[p] = zrt_all_gather_start(comm, param(p).data, gathered[p]->data,
-                                       param(p).storage_numel, PDT, nullptr);
+    requests[p] = zrt_all_gather_start(comm, storageOf(param(p)), gathered[p]->data,
+                                       storedNumel(param(p)), PDT, nullptr);
   }
   for (int p = 0; p < P; ++p) {
     zrt_wait(requests[p]);
@@ -494,18 +529,19 @@ void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
   Buffer *buckets[P] = {};
   for (int p = 0; p < P; ++p) {
     zrt_state &gs = grad(p);
+    void *held = storageOf(gs);
     if (SHARDS == 1) {
       for (int64_t i = 0; i < gs.numel; ++i)
-        store(gs.data, PDT, i, g[p][i]);
+        store(held, PDT, i, g[p][i]);
       requests[p] =
-          zrt_all_reduce_start(comm, gs.data, gs.data, gs.numel, PDT, nullptr);
+          zrt_all_reduce_start(comm, held, held, gs.numel, PDT, nullptr);
     } else {
       buckets[p] =
-          new Buffer(gs.storage_numel * SHARDS, PDT, ZRT_MEM_GRADIENT_BUCKETS);
+          new Buffer(storedNumel(gs) * SHARDS, PDT, ZRT_MEM_GRADIENT_BUCKETS);
       for (int64_t i = 0; i < gs.numel; ++i)
         store(buckets[p]->data, PDT, i, g[p][i]);
-      requests[p] = zrt_reduce_scatter_start(comm, buckets[p]->data, gs.data,
-                                             gs.storage_numel, PDT, nullptr);
+      requests[p] = zrt_reduce_scatter_start(comm, buckets[p]->data, held,
+                                             storedNumel(gs), PDT, nullptr);
     }
   }
   for (int p = 0; p < P; ++p) {
@@ -516,8 +552,8 @@ void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
   // The mean gradient's norm over all shards.
   float squares = 0;
   for (int p = 0; p < P; ++p)
-    for (int64_t i = 0; i < grad(p).storage_numel; ++i) {
-      float v = load(grad(p).data, PDT, i) / world;
+    for (int64_t i = 0; i < storedNumel(grad(p)); ++i) {
+      float v = load(storageOf(grad(p)), PDT, i) / world;
       squares += v * v;
     }
   if (SHARDS > 1)
@@ -527,16 +563,17 @@ void trainStep(zrt_comm *comm, const void *tokens, const void *targets,
 
   // SGD with momentum on this rank's storage.
   for (int p = 0; p < P; ++p) {
-    float *buf = static_cast<float *>(momentum(p).data);
-    for (int64_t i = 0; i < param(p).storage_numel; ++i) {
-      float gi = load(grad(p).data, PDT, i) / world;
+    float *buf = static_cast<float *>(storageOf(momentum(p)));
+    void *w = storageOf(param(p));
+    for (int64_t i = 0; i < storedNumel(param(p)); ++i) {
+      float gi = load(storageOf(grad(p)), PDT, i) / world;
       buf[i] = MOMENTUM * buf[i] + gi;
 #if ZBF16
-      float *m = static_cast<float *>(master(p).data);
+      float *m = static_cast<float *>(storageOf(master(p)));
       m[i] -= LR * buf[i];
-      store(param(p).data, PDT, i, m[i]);
+      store(w, PDT, i, m[i]);
 #else
-      store(param(p).data, PDT, i, load(param(p).data, PDT, i) - LR * buf[i]);
+      store(w, PDT, i, load(w, PDT, i) - LR * buf[i]);
 #endif
     }
   }

@@ -91,8 +91,8 @@ def Train_Dialect : Dialect {
     // divisor of a mean written as sum / sum (a masked mean): which such
     // divisor of the forward function it is (from 0). train-data-parallel
     // and train-accumulate mark it when they split the batch;
-    // train-partition replaces it by the global batch's value over the
-    // number of parts (globalizeTargetCounts, ForwardRewrite.h).
+    // train-reduce-gradients replaces it by the global batch's value over
+    // the number of parts (globalizeTargetCounts, ForwardRewrite.h).
     "::mlir::IntegerAttr":$batch_count
   );
   let extraClassDeclaration = [{

@@ -1,8 +1,8 @@
 //===- TrainDistributedOps.td - data-parallel ops of the train dialect -*- tablegen -*-===//
 //
-// What the ZeRO passes write: flat, rank-major packing of gradient buckets
-// and parameter groups, and zeroc's own side-effecting, asynchronous
-// collectives. Upstream `shard` collectives are Pure and synchronous: CSE
+// What the ZeRO passes write: flat packing of gradient buckets and
+// parameter groups (the tensors end to end), and zeroc's own
+// side-effecting, asynchronous collectives. Upstream `shard` collectives are Pure and synchronous: CSE
 // would merge stage 3's backward re-gather into the forward one, and they
 // cannot express "start here, wait there". These ops can.
 //
@@ -14,23 +14,21 @@
 def Train_Flat : 1DTensorOf<[F32, BF16]>;
 
 def Train_PackOp : Train_Op<"pack", [Pure, InferTypeOpAdaptor]> {
-  let summary = "packs tensors into one flat buffer, rank-major";
+  let summary = "packs tensors end to end into one flat buffer";
   let description = [{
     Flattens every input (row-major) and lays them end to end: a plain
     concatenation, as a bucket's gradients are packed before its collective
-    (a zero-filled input pads the bucket to N equal shards). `shards` must
-    be 1 (the verifier rejects other values: the rank-major per-tensor
-    layout is gone; a bucket buffer is cut into contiguous shards).
+    (a zero-filled input pads the bucket to N equal shards; a bucket buffer
+    is cut into contiguous shards).
 
     ```mlir
-    %b = train.pack %g0, %g1 shards = 1 : tensor<65x48xf32>, tensor<48xf32> -> tensor<3168xf32>
+    %b = train.pack %g0, %g1 : tensor<65x48xf32>, tensor<48xf32> -> tensor<3168xf32>
     ```
   }];
-  let arguments = (ins Variadic<Train_FloatTensor>:$inputs,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$shards);
+  let arguments = (ins Variadic<Train_FloatTensor>:$inputs);
   let results = (outs Train_Flat:$result);
   let assemblyFormat = [{
-    $inputs `shards` `=` $shards attr-dict `:` type($inputs) `->` type($result)
+    $inputs attr-dict `:` type($inputs) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -41,18 +39,17 @@ def Train_UnpackOp : Train_Op<"unpack", [Pure,
   let description = [{
     Reads tensors of the result types out of a buffer laid out as
     `train.pack` lays it out (end to end, the buffer exactly as long as the
-    results together). `shards` must be 1, as for `train.pack`.
+    results together).
 
     ```mlir
-    %g0, %g1 = train.unpack %b shards = 1 : tensor<3168xf32> -> tensor<65x48xf32>, tensor<48xf32>
-    %s0, %s1 = train.unpack %seg shards = 1 : tensor<792xf32> -> tensor<780xf32>, tensor<12xf32>
+    %g0, %g1 = train.unpack %b : tensor<3168xf32> -> tensor<65x48xf32>, tensor<48xf32>
+    %s0, %s1 = train.unpack %seg : tensor<792xf32> -> tensor<780xf32>, tensor<12xf32>
     ```
   }];
-  let arguments = (ins Train_Flat:$input,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$shards);
+  let arguments = (ins Train_Flat:$input);
   let results = (outs Variadic<Train_FloatTensor>:$results);
   let assemblyFormat = [{
-    $input `shards` `=` $shards attr-dict `:` type($input) `->` type($results)
+    $input attr-dict `:` type($input) `->` type($results)
   }];
   let hasVerifier = 1;
 }
