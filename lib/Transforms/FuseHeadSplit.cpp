@@ -121,7 +121,7 @@ void fuse(SplitOp split) {
                             element),
       moved);
   SmallVector<Type> partTypes(parts, transposed);
-  auto unpack = UnpackOp::create(b, loc, partTypes, flat, 1);
+  auto unpack = UnpackOp::create(b, loc, partTypes, flat);
   // The views keep the split's attributes but its trace site; the
   // transpose is traced as the first part's.
   for (Operation *view : {heads.getOperation(), flat.getOperation(),

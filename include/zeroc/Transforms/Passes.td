@@ -1014,7 +1014,7 @@ def TrainFuseHeadSplit : Pass<"train-fuse-head-split", "mlir::ModuleOp"> {
     %h = train.reshape %qkv : tensor<4x128x1152xf32> -> tensor<4x128x3x6x64xf32>
     %t = train.transpose %h [2, 0, 3, 1, 4] : tensor<4x128x3x6x64xf32> -> tensor<3x4x6x128x64xf32>
     %f = train.reshape %t : tensor<3x4x6x128x64xf32> -> tensor<589824xf32>
-    %qh, %kh, %vh = train.unpack %f shards = 1 : tensor<589824xf32> -> tensor<4x6x128x64xf32>, tensor<4x6x128x64xf32>, tensor<4x6x128x64xf32>
+    %qh, %kh, %vh = train.unpack %f : tensor<589824xf32> -> tensor<4x6x128x64xf32>, tensor<4x6x128x64xf32>, tensor<4x6x128x64xf32>
     ```
 
     Any other split is left alone. The pass emits no error.

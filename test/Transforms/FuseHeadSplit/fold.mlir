@@ -10,7 +10,7 @@
 // CHECK-NEXT: %[[H:.*]] = train.reshape %[[QKV]] : tensor<2x4x24xf32> -> tensor<2x4x3x2x4xf32>
 // CHECK-NEXT: %[[T:.*]] = train.transpose %[[H]] [2, 0, 3, 1, 4] {train.trace = {{.*}}name = "transpose q"{{.*}}} : tensor<2x4x3x2x4xf32> -> tensor<3x2x2x4x4xf32>
 // CHECK-NEXT: %[[F:.*]] = train.reshape %[[T]] : tensor<3x2x2x4x4xf32> -> tensor<192xf32>
-// CHECK-NEXT: %[[P:.*]]:3 = train.unpack %[[F]] shards = 1 : tensor<192xf32> -> tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>
+// CHECK-NEXT: %[[P:.*]]:3 = train.unpack %[[F]] : tensor<192xf32> -> tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>
 // CHECK-NOT: train.split
 // CHECK-NOT: train.transpose
 // CHECK: train.attention %[[P]]#0, %[[P]]#1, %[[P]]#2 causal
@@ -35,7 +35,7 @@ func.func @heads(%qkv: tensor<2x4x24xf32>) -> tensor<2x2x4x4xf32> {
 // CHECK-NEXT: %[[H:.*]] = train.reshape %arg0 : tensor<3x10xf32> -> tensor<3x2x5xf32>
 // CHECK-NEXT: %[[T:.*]] = train.transpose %[[H]] [1, 2, 0] : tensor<3x2x5xf32> -> tensor<2x5x3xf32>
 // CHECK-NEXT: %[[F:.*]] = train.reshape %[[T]] : tensor<2x5x3xf32> -> tensor<30xf32>
-// CHECK-NEXT: %[[P:.*]]:2 = train.unpack %[[F]] shards = 1 : tensor<30xf32> -> tensor<5x3xf32>, tensor<5x3xf32>
+// CHECK-NEXT: %[[P:.*]]:2 = train.unpack %[[F]] : tensor<30xf32> -> tensor<5x3xf32>, tensor<5x3xf32>
 // CHECK-NEXT: return %[[P]]#0, %[[P]]#1
 func.func @plain(%x: tensor<3x10xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>) {
   %a, %b = train.split %x dim = 1 : tensor<3x10xf32> -> tensor<3x5xf32>, tensor<3x5xf32>
