@@ -62,7 +62,7 @@ void fuse(SplitOp split) {
   RankedTensorType inputType = typeOf(input);
   int64_t rank = inputType.getRank();
   int64_t parts = split.getNumResults();
-  if (parts < 2 || split.getDim() != rank - 1)
+  if (parts < 2 || static_cast<int64_t>(split.getDim()) != rank - 1)
     return;
   Type partType = split.getResult(0).getType();
   SmallVector<Part> found;

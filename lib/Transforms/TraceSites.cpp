@@ -112,19 +112,6 @@ std::string locationOf(Location loc) {
   return "";
 }
 
-/// A C string literal.
-std::string literal(StringRef text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20)
-      continue;
-    out += c;
-  }
-  return out + "\"";
-}
-
 bool isCollective(Operation *op) {
   return isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp,
              shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp>(

@@ -315,11 +315,11 @@ LogicalResult EmbeddingOp::verify() {
                           tensorType(getTable()).getDimSize(0));
 }
 
-LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> location,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &types) {
-  RuleErrors errors{location, getOperationName()};
+/// The type rule train.matmul and train.matmul_bias share: lhs and rhs of
+/// one element type, (optionally transposed) matrix shapes that chain.
+template <typename Adaptor>
+static LogicalResult inferMatmul(RuleErrors &errors, Adaptor adaptor,
+                                 SmallVectorImpl<Type> &types) {
   if (failed(sameElementType(errors, "lhs", adaptor.getLhs(), "rhs",
                              adaptor.getRhs())))
     return failure();
@@ -334,6 +334,14 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  RuleErrors errors{location, getOperationName()};
+  return inferMatmul(errors, adaptor, types);
+}
+
 LogicalResult MatmulOp::verify() {
   if (failed(verifyStaticShapes(*this)))
     return failure();
@@ -345,24 +353,16 @@ LogicalResult MatmulBiasOp::inferReturnTypes(MLIRContext *,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &types) {
   RuleErrors errors{location, getOperationName()};
-  if (failed(sameElementType(errors, "lhs", adaptor.getLhs(), "rhs",
-                             adaptor.getRhs())) ||
+  if (failed(inferMatmul(errors, adaptor, types)) ||
       failed(sameElementType(errors, "lhs", adaptor.getLhs(), "bias",
                              adaptor.getBias())))
     return failure();
-  FailureOr<Shape> shape = matmulShape(
-      tensorType(adaptor.getLhs()).getShape(),
-      tensorType(adaptor.getRhs()).getShape(), adaptor.getTransposeLhs(),
-      adaptor.getTransposeRhs(), errors.emitter());
-  if (failed(shape))
-    return failure();
+  int64_t columns = cast<RankedTensorType>(types.back()).getShape().back();
   ArrayRef<int64_t> bias = tensorType(adaptor.getBias()).getShape();
-  if (bias.size() != 1 || bias[0] != shape->back())
+  if (bias.size() != 1 || bias[0] != columns)
     return report(errors, "bias must be a vector of the result's last "
                           "dimension (",
-                  shape->back(), "), got ", formatShape(bias));
-  types.push_back(RankedTensorType::get(
-      *shape, tensorType(adaptor.getLhs()).getElementType()));
+                  columns, "), got ", formatShape(bias));
   return success();
 }
 
