@@ -59,7 +59,8 @@ LogicalResult evalEmbeddingGrad(EmbeddingGradOp op, Operands in, Results &out,
       return failure();
     }
     int64_t row = static_cast<int64_t>(id);
-    if (op.getPaddingIdx() && row == *op.getPaddingIdx())
+    if (op.getPaddingIdx() &&
+        row == static_cast<int64_t>(*op.getPaddingIdx()))
       continue; // the padding row gets no gradient
     for (int64_t c = 0; c < width; ++c)
       result.data[row * width + c] += grad.data[p * width + c];

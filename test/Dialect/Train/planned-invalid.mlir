@@ -186,6 +186,18 @@ module {
 
 module {
   shard.grid @dp(shape = 2)
+  func.func @collective_negative_payload(%x: memref<4xf32>) {
+    // expected-error @+1 {{'train.collective_start' op payload -1 must be in [0, 4] (the elements of the full buffer)}}
+    %r = train.collective_start all_reduce %x, %x on @dp payload = -1 : memref<4xf32>, memref<4xf32>
+    train.collective_wait %r
+    return
+  }
+}
+
+// -----
+
+module {
+  shard.grid @dp(shape = 2)
   func.func @collective_sizes(%x: memref<4xf32>, %y: memref<4xf32>) {
     // expected-error @+1 {{'train.collective_start' op a reduce_scatter of 4 element(s) on 2 rank(s) cannot receive 4}}
     %r = train.collective_start reduce_scatter %x, %y on @dp payload = 4 : memref<4xf32>, memref<4xf32>

@@ -233,9 +233,10 @@ LogicalResult CollectiveStartOp::verify() {
     return emitOpError("buffers must not be host memory");
   int64_t full = getKind() == CollectiveKind::all_gather ? recv.getNumElements()
                                                          : send.getNumElements();
-  if (getPayload() < 0 || getPayload() > full)
+  int64_t payload = static_cast<int64_t>(getPayload());
+  if (payload < 0 || payload > full)
     return emitOpError("payload ")
-           << getPayload() << " must be in [0, " << full
+           << payload << " must be in [0, " << full
            << "] (the elements of the full buffer)";
   return success();
 }
