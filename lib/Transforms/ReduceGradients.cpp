@@ -136,7 +136,7 @@ void TrainReduceGradientsPass::reduceBucket(const FlatBucket &b,
     parts.push_back(S >= 2 ? microBatchParts(grad) : SmallVector<Value>{grad});
   // Members summed over different numbers of micro-batches (none that
   // train-accumulate writes) are reduced once, as their sums.
-  size_t count = parts.front().size();
+  size_t count = parts.empty() ? 0 : parts.front().size();
   if (llvm::any_of(parts, [&](auto &p) { return p.size() != count; })) {
     count = 1;
     parts.clear();
