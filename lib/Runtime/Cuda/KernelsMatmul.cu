@@ -279,8 +279,10 @@ __global__ void presetBiasKernel(T *__restrict__ c, const T *__restrict__ bias,
 /// rounded once.
 void matmul(const char *kernel, zrt_dtype dtype, const void *a, const void *b,
             const void *bias, void *c, int64_t batch, int64_t m, int64_t n,
-            int64_t k, zrt_trans trans_a, zrt_trans trans_b, int64_t stride_a,
-            int64_t stride_b, int64_t stride_c) {
+            int64_t k, const zrt_trans &trans_a, const zrt_trans &trans_b,
+            int64_t stride_a, int64_t stride_b, int64_t stride_c) {
+  // trans_a/trans_b by reference: checkTrans reads their bits before
+  // anything loads them as a zrt_trans (an invalid value is UB to load).
   checkTrans(kernel, "trans_a", trans_a);
   checkTrans(kernel, "trans_b", trans_b);
   checkMatmulSizes(kernel, batch, m, n, k, stride_a, stride_b, stride_c);
