@@ -107,7 +107,7 @@ void fuse(SplitOp split) {
   // over; views are not traced.
   auto copyAttrs = [](Operation *from, Operation *to, bool traced) {
     for (NamedAttribute attr : from->getDiscardableAttrs())
-      if (traced || attr.getName() != "train.trace")
+      if (traced || attr.getName() != TrainDialect::TraceAttrHelper::getNameStr())
         to->setAttr(attr.getName(), attr.getValue());
   };
   auto heads = ReshapeOp::create(

@@ -12,7 +12,7 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Transforms/Passes.h"
 
-#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "Fusion.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_TRAINFUSEMATMULBIAS
@@ -21,18 +21,9 @@ namespace zeroc {
 
 using namespace mlir;
 using namespace zeroc::train;
+using zeroc::writesBetween;
 
 namespace {
-
-/// Whether an op between the product and the add writes memory: the
-/// product would then read its operands later than it did.
-bool writesBetween(Operation *from, Operation *to) {
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode())
-    if (mlir::hasEffect<MemoryEffects::Write>(op))
-      return true;
-  return false;
-}
 
 /// The add's product and bias operands, when it is `product + bias` (either
 /// order): a train.matmul used only here, in the add's block, and a vector

@@ -13,7 +13,7 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Transforms/Passes.h"
 
-#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "Fusion.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_TRAINFUSEOPTIMIZER
@@ -22,6 +22,7 @@ namespace zeroc {
 
 using namespace mlir;
 using namespace zeroc::train;
+using zeroc::writesBetween;
 
 namespace {
 
@@ -40,17 +41,6 @@ std::optional<std::pair<Value, Value>> scaledGradient(MulOp mul) {
   if (isScalarF32(lhs) && rhs.getType() == result)
     return std::make_pair(rhs, lhs);
   return std::nullopt;
-}
-
-/// Whether an op between the multiply and the update writes memory: the
-/// multiply would then read its operand later than it did (kept unfused, as
-/// train-fuse-elementwise keeps such a producer apart).
-bool writesBetween(Operation *from, Operation *to) {
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode())
-    if (mlir::hasEffect<MemoryEffects::Write>(op))
-      return true;
-  return false;
 }
 
 struct TrainFuseOptimizerPass
