@@ -24,36 +24,22 @@ using namespace zeroc::train;
 
 namespace {
 
-/// The first (`last`: the last) in block order of `ops`.
-Operation *edge(ArrayRef<Operation *> ops, bool last) {
-  Operation *edge = ops.front();
-  for (Operation *op : ops)
-    if (last ? edge->isBeforeInBlock(op) : op->isBeforeInBlock(edge))
-      edge = op;
-  return edge;
+/// The owner of `uses` first (`last`: last) in block order.
+Operation *edge(ArrayRef<OpOperand *> uses, bool last) {
+  auto before = [](OpOperand *a, OpOperand *b) {
+    return a->getOwner()->isBeforeInBlock(b->getOwner());
+  };
+  return (last ? *llvm::max_element(uses, before)
+               : *llvm::min_element(uses, before))
+      ->getOwner();
 }
 
-/// The uses of one parameter's reads in one phase.
-struct ParamUses {
-  ParamOp param;
-  SmallVector<OpOperand *> operands;
-
-  Operation *user(bool last) const {
-    return edge(llvm::map_to_vector(
-                    operands, [](OpOperand *use) { return use->getOwner(); }),
-                last);
-  }
-  Operation *first() const { return user(false); }
-  Operation *last() const { return user(true); }
-};
-
-/// Parameters gathered together, bucket `bucket`'s whole buffer: from
-/// before `begin` to after `end`.
+/// Uses of bucket `bucket`'s parameters in one phase, served by one gather
+/// of its whole buffer: from before `begin` to after `end`.
 struct GatherGroup {
-  SmallVector<ParamUses> uses;
+  SmallVector<OpOperand *> uses;
+  unsigned bucket = 0, phase = 0;
   Operation *begin = nullptr, *end = nullptr;
-  unsigned bucket = 0;
-  unsigned phase = 0;
 };
 
 /// Where the gathers of one function go: its reads of parameters before
@@ -73,8 +59,7 @@ struct TrainGatherParamsPass
   void gatherParameters(func::FuncOp func, const Phases &phases);
   /// The parameters gathered together, phase by phase.
   SmallVector<GatherGroup> gatherGroups(func::FuncOp func,
-                                        const Phases &phases,
-                                        SmallVectorImpl<ReadOp> &reads);
+                                        const Phases &phases);
   void keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups);
 
   Partition partition;
@@ -122,17 +107,12 @@ void TrainGatherParamsPass::runOnOperation() {
 }
 
 SmallVector<GatherGroup>
-TrainGatherParamsPass::gatherGroups(func::FuncOp func, const Phases &phases,
-                                    SmallVectorImpl<ReadOp> &reads) {
+TrainGatherParamsPass::gatherGroups(func::FuncOp func, const Phases &phases) {
   // Uses of each parameter's reads, split into forward (up to the loss) and
   // backward (after it); train-optimizer's section reads are its own.
-  llvm::StringMap<ParamOp> byName;
-  for (const FlatBucket &b : partition.buckets)
-    for (ParamOp param : b.members)
-      byName[param.getSymName()] = param;
   ArrayRef<Operation *> microLosses = phases.microLosses;
   // Two phases (forward, backward), or two per micro-batch.
-  SmallVector<llvm::MapVector<Operation *, ParamUses>> phase(
+  SmallVector<llvm::MapVector<StringRef, SmallVector<OpOperand *>>> phase(
       2 * std::max<size_t>(1, microLosses.size()));
   auto phaseOf = [&](Operation *user) -> unsigned {
     Operation *loss = phases.lossOp;
@@ -145,56 +125,37 @@ TrainGatherParamsPass::gatherGroups(func::FuncOp func, const Phases &phases,
     return 2 * micro + (loss->isBeforeInBlock(user) ? 1 : 0);
   };
   for (auto read : func.getOps<ReadOp>()) {
-    ParamOp param = byName.lookup(read.getName());
-    if (!param)
+    if (!partition.bucketOf.contains(read.getName()))
       continue;
-    reads.push_back(read);
     for (OpOperand &use : read.getResult().getUses()) {
       Operation *user = use.getOwner();
-      if (phases.sectionStart && !user->isBeforeInBlock(phases.sectionStart))
-        continue;
-      ParamUses &uses = phase[phaseOf(user)][param];
-      uses.param = param;
-      uses.operands.push_back(&use);
+      if (!phases.sectionStart || user->isBeforeInBlock(phases.sectionStart))
+        phase[phaseOf(user)][read.getName()].push_back(&use);
     }
   }
-
-  SmallVector<GatherGroup> result;
+  // Each bucket's buffer is gathered whole, the buckets of a phase in the
+  // order of their parameters' first uses.
+  SmallVector<GatherGroup> groups;
   for (auto [p, uses] : llvm::enumerate(phase)) {
-    // Groups in order of first use.
-    SmallVector<ParamUses> ordered;
-    for (auto &entry : uses)
-      ordered.push_back(entry.second);
-    llvm::stable_sort(ordered, [&](const ParamUses &a, const ParamUses &c) {
-      return a.first() != c.first() && a.first()->isBeforeInBlock(c.first());
+    auto ordered = uses.takeVector();
+    llvm::stable_sort(ordered, [](auto &a, auto &b) {
+      return edge(a.second, false)->isBeforeInBlock(edge(b.second, false));
     });
-    // Each bucket buffer is gathered whole (its groups in order of first
-    // use).
-    SmallVector<GatherGroup> groups;
     llvm::DenseMap<unsigned, unsigned> groupOf;
-    for (const ParamUses &u : ordered) {
-      unsigned k = partition.bucketOf.lookup(ParamOp(u.param).getSymName());
+    for (auto &[name, operands] : ordered) {
+      unsigned k = partition.bucketOf.lookup(name);
       auto [it, inserted] = groupOf.try_emplace(k, groups.size());
-      if (inserted) {
-        GatherGroup &g = groups.emplace_back();
-        g.bucket = k;
-        g.phase = static_cast<unsigned>(p);
-      }
-      groups[it->second].uses.push_back(u);
-    }
-    for (GatherGroup &g : groups) {
-      auto edges = [&](bool last) {
-        return edge(llvm::map_to_vector(
-                        g.uses, [&](auto &u) { return u.user(last); }),
-                    last);
-      };
-      g.begin = edges(false);
-      g.end = edges(true);
-      result.push_back(std::move(g));
+      if (inserted)
+        groups.push_back({{}, k, static_cast<unsigned>(p)});
+      llvm::append_range(groups[it->second].uses, operands);
     }
   }
-  keepAcrossLoss(result);
-  return result;
+  for (GatherGroup &g : groups) {
+    g.begin = edge(g.uses, false);
+    g.end = edge(g.uses, true);
+  }
+  keepAcrossLoss(groups);
+  return groups;
 }
 
 void TrainGatherParamsPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups) {
@@ -205,21 +166,17 @@ void TrainGatherParamsPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups)
   // backward gather): it stays gathered instead, one gather serving both
   // phases, as FSDP keeps its root unsharded.
   for (GatherGroup &fwd : groups) {
-    if (fwd.phase % 2 != 0 || fwd.uses.empty())
-      continue;
-    GatherGroup *bwd = nullptr;
-    for (GatherGroup &g : groups)
-      if (g.phase == fwd.phase + 1 && g.bucket == fwd.bucket && !g.uses.empty())
-        bwd = &g;
-    if (!bwd)
-      continue;
+    auto bwd = llvm::find_if(groups, [&](const GatherGroup &g) {
+      return g.phase == fwd.phase + 1 && g.bucket == fwd.bucket;
+    });
     // A model of one bucket (one group per phase) keeps ZeRO's two
     // gathers per step.
-    bool alone = llvm::none_of(groups, [&](const GatherGroup &g) {
-      return g.phase == fwd.phase && &g != &fwd;
-    });
-    bool between = alone || llvm::any_of(groups, [&](const GatherGroup &g) {
-      if (&g == &fwd || &g == bwd || g.uses.empty() ||
+    auto inPhase = [&](const GatherGroup &g) { return g.phase == fwd.phase; };
+    if (fwd.phase % 2 != 0 || bwd == groups.end() ||
+        llvm::count_if(groups, inPhase) == 1)
+      continue;
+    bool between = llvm::any_of(groups, [&](const GatherGroup &g) {
+      if (&g == &fwd || &g == &*bwd || g.uses.empty() ||
           (g.phase != fwd.phase && g.phase != bwd->phase))
         return false;
       return (fwd.end->isBeforeInBlock(g.begin) &&
@@ -228,7 +185,7 @@ void TrainGatherParamsPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups)
     });
     if (between)
       continue;
-    fwd.uses.append(bwd->uses.begin(), bwd->uses.end());
+    llvm::append_range(fwd.uses, bwd->uses);
     fwd.end = bwd->end;
     bwd->uses.clear();
   }
@@ -239,8 +196,7 @@ void TrainGatherParamsPass::gatherParameters(func::FuncOp func,
                                              const Phases &phases) {
   OpBuilder b(func.getContext());
   Collectives collectives(b, partition.worldSize);
-  SmallVector<ReadOp> reads;
-  for (GatherGroup &group : gatherGroups(func, phases, reads)) {
+  for (GatherGroup &group : gatherGroups(func, phases)) {
     b.setInsertionPoint(group.begin);
     TrainBuilder tb(b, group.begin->getLoc());
     // The rank's shard of the bucket's parameter buffer, gathered whole;
@@ -250,23 +206,21 @@ void TrainGatherParamsPass::gatherParameters(func::FuncOp func,
                           fb.buffer("params"));
     Value future = collectives.gatherStart(tb.getLoc(), shard);
     Value gathered = WaitOp::create(b, tb.getLoc(), future);
-    SmallVector<Type> memberTypes;
-    for (ParamOp param : fb.members)
-      memberTypes.push_back(param.getTensorType());
+    auto memberTypes = llvm::map_to_vector(
+        fb.members, [](ParamOp p) -> Type { return p.getTensorType(); });
     if (fb.padding() > 0)
       memberTypes.push_back(RankedTensorType::get({fb.padding()}, fb.element));
     auto unpack = UnpackOp::create(b, tb.getLoc(), memberTypes, gathered);
-    llvm::DenseMap<Operation *, Value> viewOf;
+    llvm::StringMap<Value> viewOf;
     for (auto [param, view] : llvm::zip(fb.members, unpack.getResults()))
-      viewOf[param] = view;
-    for (const ParamUses &u : group.uses)
-      for (OpOperand *use : u.operands)
-        use->set(viewOf.lookup(u.param));
+      viewOf[ParamOp(param).getSymName()] = view;
+    for (OpOperand *use : group.uses)
+      use->set(viewOf.lookup(use->get().getDefiningOp<ReadOp>().getName()));
     b.setInsertionPointAfter(group.end);
     ReleaseOp::create(b, group.end->getLoc(), gathered);
   }
-  for (ReadOp read : reads)
-    if (read.use_empty())
+  for (auto read : llvm::make_early_inc_range(func.getOps<ReadOp>()))
+    if (read.use_empty() && partition.bucketOf.contains(read.getName()))
       read.erase();
 }
 
