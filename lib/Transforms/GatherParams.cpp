@@ -158,7 +158,8 @@ TrainGatherParamsPass::gatherGroups(func::FuncOp func, const Phases &phases) {
   return groups;
 }
 
-void TrainGatherParamsPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups) {
+void TrainGatherParamsPass::keepAcrossLoss(
+    SmallVectorImpl<GatherGroup> &groups) {
   // A bucket whose last use in forward is the last of every bucket's there
   // and whose first use in backward is the first there (the output
   // projection, tied to the embedding in GPT-2) would be gathered again
@@ -195,7 +196,6 @@ void TrainGatherParamsPass::keepAcrossLoss(SmallVectorImpl<GatherGroup> &groups)
 void TrainGatherParamsPass::gatherParameters(func::FuncOp func,
                                              const Phases &phases) {
   OpBuilder b(func.getContext());
-  Collectives collectives(b, partition.worldSize);
   for (GatherGroup &group : gatherGroups(func, phases)) {
     b.setInsertionPoint(group.begin);
     TrainBuilder tb(b, group.begin->getLoc());
@@ -204,7 +204,7 @@ void TrainGatherParamsPass::gatherParameters(func::FuncOp func,
     const FlatBucket &fb = partition.buckets[group.bucket];
     Value shard = tb.read(RankedTensorType::get({fb.shard}, fb.element),
                           fb.buffer("params"));
-    Value future = collectives.gatherStart(tb.getLoc(), shard);
+    Value future = gatherStart(tb, shard, partition.worldSize);
     Value gathered = WaitOp::create(b, tb.getLoc(), future);
     auto memberTypes = llvm::map_to_vector(
         fb.members, [](ParamOp p) -> Type { return p.getTensorType(); });

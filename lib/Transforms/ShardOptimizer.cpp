@@ -54,7 +54,7 @@ struct TrainShardOptimizerPass
   Value reduction(Block &body, const FlatBucket &b);
   void updateBucket(TrainBuilder &tb, const FlatBucket &b, Value grad,
                     Section &section, OptimizerOp optimizer, Value step,
-                    SymbolTable &symbols, Collectives &collectives);
+                    SymbolTable &symbols);
 
   int64_t S = 0, N = 1;
 };
@@ -78,7 +78,6 @@ void TrainShardOptimizerPass::runOnOperation() {
   Operation *ret = body.getTerminator();
   OpBuilder builder(ret);
   TrainBuilder tb(builder, step.optimizer.getLoc());
-  Collectives collectives(builder, N);
   // Each bucket's averaged gradient shard (at stage 0 the whole bucket).
   SmallVector<Value> shardGrads;
   for (const FlatBucket &b : partition->buckets)
@@ -95,7 +94,7 @@ void TrainShardOptimizerPass::runOnOperation() {
     squaredNorm = squaredNorm ? tb.add(squaredNorm, partial) : partial;
   }
   if (S > 0)
-    squaredNorm = collectives.sumScalar(tb, squaredNorm);
+    squaredNorm = sumScalar(tb, squaredNorm);
   section->gradNorm->moveBefore(ret);
   section->gradNorm->setOperand(0, squaredNorm);
   if (section->clip) {
@@ -104,7 +103,7 @@ void TrainShardOptimizerPass::runOnOperation() {
   }
   for (auto [b, grad] : llvm::zip(partition->buckets, shardGrads))
     updateBucket(tb, b, grad, *section, step.optimizer,
-                 body.getArguments().back(), symbols, collectives);
+                 body.getArguments().back(), symbols);
   // The per-parameter section is consumed.
   for (Operation *op : llvm::reverse(section->ops))
     if (op != section->lr && op != section->gradNorm && op != section->clip)
@@ -182,8 +181,7 @@ void TrainShardOptimizerPass::updateBucket(TrainBuilder &tb,
                                            const FlatBucket &b, Value grad,
                                            Section &section,
                                            OptimizerOp optimizer, Value step,
-                                           SymbolTable &symbols,
-                                           Collectives &collectives) {
+                                           SymbolTable &symbols) {
   // One update over this rank's shard (at stage 0 the whole bucket, as
   // every rank holds the averaged gradients), weight decay on the members
   // whose update decays; at stages 1-2 one all-gather of the updated shards
@@ -202,9 +200,9 @@ void TrainShardOptimizerPass::updateBucket(TrainBuilder &tb,
   else if (S == 0 || S == 3) // the whole buffer, or the rank's shard
     master = tb.read(shardF32, b.buffer("params"));
   else
-    master = collectives.allSlice(
-        tb.getLoc(), tb.read(RankedTensorType::get({N * b.shard}, f32),
-                             b.buffer("params")));
+    master = allSlice(tb, tb.read(RankedTensorType::get({N * b.shard}, f32),
+                                  b.buffer("params")),
+                      N);
   SmallVector<int64_t> ranges;
   for (auto [param, offset, numel] : llvm::zip(b.members, b.offsets, b.numels)) {
     if (section.updateOf.lookup(param).getWeightDecay().isZero())
@@ -218,8 +216,7 @@ void TrainShardOptimizerPass::updateBucket(TrainBuilder &tb,
       tb, optimizer, master, g, section.lr, step,
       optimizer.getWeightDecayAttr(), builder.getDenseI64ArrayAttr(ranges),
       /*replicated=*/S == 0, [&](StateKind kind) {
-        return symbols
-            .lookup<BufferOp>(b.buffer(stringifyStateKind(kind)))
+        return symbols.lookup<BufferOp>(b.buffer(stringifyStateKind(kind)))
             .getSymName();
       });
   Value shard = updated;
@@ -227,8 +224,7 @@ void TrainShardOptimizerPass::updateBucket(TrainBuilder &tb,
     tb.write(updated, b.buffer("master"));
     shard = tb.cast(updated, b.element);
   }
-  tb.write(S == 0 || S == 3 ? shard
-                            : collectives.allGather(tb.getLoc(), shard),
+  tb.write(S == 0 || S == 3 ? shard : allGather(tb, shard, N),
            b.buffer("params"));
 }
 

@@ -14,46 +14,48 @@ using namespace mlir;
 using namespace zeroc;
 using namespace zeroc::train;
 
-Value Collectives::allReduce(Location loc, Value flat) {
-  return shard::AllReduceOp::create(b, loc, flat, kGrid, {0},
-                                    shard::ReductionKind::Sum);
-}
-
-Value Collectives::reduceScatter(Location loc, Value flat) {
-  return shard::ReduceScatterOp::create(b, loc, resized(flat, 1, ranks), kGrid,
-                                        {0}, flat, shard::ReductionKind::Sum,
-                                        APInt(64, 0));
-}
-
-Value Collectives::allGather(Location loc, Value flat) {
-  return shard::AllGatherOp::create(b, loc, resized(flat, ranks, 1), kGrid,
-                                    {0}, flat, APInt(64, 0));
-}
-
-Value Collectives::allSlice(Location loc, Value flat) {
-  return shard::AllSliceOp::create(b, loc, resized(flat, 1, ranks), flat,
-                                   kGrid, {0}, 0);
-}
-
-Value Collectives::gatherStart(Location loc, Value flat) {
-  return AllGatherStartOp::create(
-      b, loc, FutureType::get(resized(flat, ranks, 1)), flat,
-      FlatSymbolRefAttr::get(b.getContext(), kGrid));
-}
-
-Value Collectives::averageScalar(TrainBuilder &tb, Value scalar) {
-  Value sum = allReduce(tb.getLoc(), tb.reshape(scalar, {1}));
-  return tb.reshape(tb.scale(sum, 1.0 / static_cast<double>(ranks)), {});
-}
-
-Value Collectives::sumScalar(TrainBuilder &tb, Value scalar) {
-  return tb.reshape(allReduce(tb.getLoc(), tb.reshape(scalar, {1})), {});
-}
-
-RankedTensorType Collectives::resized(Value flat, int64_t mul, int64_t div) {
+/// `flat`'s type with its numel times `mul` over `div`.
+static RankedTensorType resized(Value flat, int64_t mul, int64_t div) {
   auto type = cast<RankedTensorType>(flat.getType());
   return RankedTensorType::get({type.getNumElements() * mul / div},
                                type.getElementType());
+}
+
+Value zeroc::allReduce(TrainBuilder &tb, Value flat) {
+  return shard::AllReduceOp::create(tb.builder(), tb.getLoc(), flat, kGrid, {0},
+                                    shard::ReductionKind::Sum);
+}
+
+Value zeroc::reduceScatter(TrainBuilder &tb, Value flat, int64_t ranks) {
+  return shard::ReduceScatterOp::create(
+      tb.builder(), tb.getLoc(), resized(flat, 1, ranks), kGrid, {0}, flat,
+      shard::ReductionKind::Sum, APInt(64, 0));
+}
+
+Value zeroc::allGather(TrainBuilder &tb, Value flat, int64_t ranks) {
+  return shard::AllGatherOp::create(tb.builder(), tb.getLoc(),
+                                    resized(flat, ranks, 1), kGrid, {0}, flat,
+                                    APInt(64, 0));
+}
+
+Value zeroc::allSlice(TrainBuilder &tb, Value flat, int64_t ranks) {
+  return shard::AllSliceOp::create(
+      tb.builder(), tb.getLoc(), resized(flat, 1, ranks), flat, kGrid, {0}, 0);
+}
+
+Value zeroc::gatherStart(TrainBuilder &tb, Value flat, int64_t ranks) {
+  return AllGatherStartOp::create(
+      tb.builder(), tb.getLoc(), FutureType::get(resized(flat, ranks, 1)), flat,
+      FlatSymbolRefAttr::get(tb.builder().getContext(), kGrid));
+}
+
+Value zeroc::sumScalar(TrainBuilder &tb, Value scalar) {
+  return tb.reshape(allReduce(tb, tb.reshape(scalar, {1})), {});
+}
+
+Value zeroc::averageScalar(TrainBuilder &tb, Value scalar, int64_t ranks) {
+  Value sum = allReduce(tb, tb.reshape(scalar, {1}));
+  return tb.reshape(tb.scale(sum, 1.0 / static_cast<double>(ranks)), {});
 }
 
 SmallVector<Value> zeroc::microBatchParts(Value value) {
@@ -85,8 +87,7 @@ func::FuncOp zeroc::findForward(ModuleOp module) {
   return {};
 }
 
-FailureOr<Partition> zeroc::readPartition(ModuleOp module,
-                                          SymbolTable &symbols,
+FailureOr<Partition> zeroc::readPartition(ModuleOp module, SymbolTable &symbols,
                                           StringRef pass) {
   auto stage = trainDialect(module).getZeroStageAttrHelper().getAttr(module);
   auto world = trainDialect(module).getWorldSizeAttrHelper().getAttr(module);

@@ -78,28 +78,21 @@ mlir::FailureOr<Partition> readPartition(mlir::ModuleOp module,
                                          mlir::SymbolTable &symbols,
                                          llvm::StringRef pass);
 
-/// Upstream shard collectives on the 1-D grid @dp, over dimension 0.
-class Collectives {
-public:
-  Collectives(mlir::OpBuilder &builder, int64_t ranks)
-      : b(builder), ranks(ranks) {}
-
-  mlir::Value allReduce(mlir::Location loc, mlir::Value flat);
-  mlir::Value reduceScatter(mlir::Location loc, mlir::Value flat);
-  mlir::Value allGather(mlir::Location loc, mlir::Value flat);
-  mlir::Value allSlice(mlir::Location loc, mlir::Value flat);
-  /// zeroc's side-effecting gather, which CSE cannot merge with another.
-  mlir::Value gatherStart(mlir::Location loc, mlir::Value flat);
-  /// Averages a scalar over ranks (the loss, through a 1-element buffer).
-  mlir::Value averageScalar(train::TrainBuilder &tb, mlir::Value scalar);
-  mlir::Value sumScalar(train::TrainBuilder &tb, mlir::Value scalar);
-
-private:
-  mlir::RankedTensorType resized(mlir::Value flat, int64_t mul, int64_t div);
-
-  mlir::OpBuilder &b;
-  int64_t ranks;
-};
+/// Upstream shard collectives of `flat` on the 1-D grid @dp of `ranks`
+/// ranks, over dimension 0, built at `tb`.
+mlir::Value allReduce(train::TrainBuilder &tb, mlir::Value flat);
+mlir::Value reduceScatter(train::TrainBuilder &tb, mlir::Value flat,
+                          int64_t ranks);
+mlir::Value allGather(train::TrainBuilder &tb, mlir::Value flat, int64_t ranks);
+mlir::Value allSlice(train::TrainBuilder &tb, mlir::Value flat, int64_t ranks);
+/// zeroc's side-effecting gather, which CSE cannot merge with another.
+mlir::Value gatherStart(train::TrainBuilder &tb, mlir::Value flat,
+                        int64_t ranks);
+/// A scalar summed (averaged: the loss) over ranks, through a 1-element
+/// buffer.
+mlir::Value sumScalar(train::TrainBuilder &tb, mlir::Value scalar);
+mlir::Value averageScalar(train::TrainBuilder &tb, mlir::Value scalar,
+                          int64_t ranks);
 
 /// The micro-batch contributions of a value that train-accumulate summed
 /// (a chain of `train.add` marked `train.accumulate`, the running total on
