@@ -116,18 +116,16 @@ FailureOr<Section> TrainShardOptimizerPass::readSection(TrainStep &step) {
   Section section;
   section.lr = cast<LRScheduleOp>(step.optimizerStart);
   Operation *ret = step.func.getBody().front().getTerminator();
-  for (Operation *op = step.optimizerStart; op != ret; op = op->getNextNode())
-    section.ops.push_back(op);
   SmallVector<StateUpdateOpInterface> updates;
-  for (Operation *op : section.ops) {
+  for (Operation *op = step.optimizerStart; op != ret; op = op->getNextNode()) {
+    section.ops.push_back(op);
     if (auto update = dyn_cast<StateUpdateOpInterface>(op))
       updates.push_back(update);
     else if (auto clip = dyn_cast<ClipCoefOp>(op))
       section.clip = clip;
   }
-  section.gradNorm = ret->getNumOperands() == 2
-                         ? ret->getOperand(1).getDefiningOp<SqrtOp>()
-                         : nullptr;
+  if (ret->getNumOperands() == 2)
+    section.gradNorm = ret->getOperand(1).getDefiningOp<SqrtOp>();
   if (updates.size() != step.params.size() || !section.gradNorm ||
       !llvm::is_contained(section.ops, section.gradNorm))
     return step.func.emitError("train-shard-optimizer needs @")

@@ -1,9 +1,7 @@
 //===- ShardStates.cpp - each bucket's buffers, sharded per ZeRO stage ----===//
 //
-// train-zero's second decision: from the buckets train-assign-buckets chose
-// (`train.buckets`), the train.buffers every later pass works on --
-// parameters, gradients, fp32 masters and moments, each sharded or not as
-// the stage says -- the grid @dp, and the stage and world size.
+// train-zero's second decision (Passes.td): the buffers, the grid @dp, and
+// the stage and world size.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +11,6 @@
 #include "zeroc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "llvm/ADT/StringSet.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_TRAINSHARDSTATES
@@ -45,16 +42,14 @@ struct TrainShardStatesPass
     if (failed(buckets))
       return signalPassFailure();
     declareBuffers(module, step->func, *buckets, step->optimizer, symbols);
-    OpBuilder builder(module.getContext());
-    builder.setInsertionPointToStart(module.getBody());
+    auto builder = OpBuilder::atBlockBegin(module.getBody());
     shard::GridOp::create(builder, module.getLoc(),
                           builder.getStringAttr(kGrid),
                           builder.getDenseI64ArrayAttr({worldSize}));
-    auto i64 = IntegerType::get(module.getContext(), 64);
     trainDialect(module).getWorldSizeAttrHelper().setAttr(
-        module, IntegerAttr::get(i64, worldSize));
+        module, builder.getI64IntegerAttr(worldSize));
     trainDialect(module).getZeroStageAttrHelper().setAttr(
-        module, IntegerAttr::get(i64, stage));
+        module, builder.getI64IntegerAttr(stage));
   }
 
   LogicalResult validate(ModuleOp module);
@@ -98,36 +93,35 @@ TrainShardStatesPass::readBuckets(ModuleOp module, const TrainStep &step) {
   if (!attr)
     return module.emitError("the module has no ")
            << kBucketsAttrName << ": run train-assign-buckets first";
-  llvm::StringMap<ParamOp> byName;
+  // The dialect verifies that each parameter is named once.
+  llvm::StringMap<ParamOp> unplaced;
   for (ParamOp param : step.params)
-    byName[param.getSymName()] = param;
-  llvm::StringSet<> placed;
+    unplaced[param.getSymName()] = param;
   SmallVector<FlatBucket> buckets;
   for (Attribute bucket : attr) {
     FlatBucket &b = buckets.emplace_back();
     b.name = ("zero.flat" + Twine(buckets.size() - 1)).str();
+    int64_t numel = 0;
     for (Attribute member : cast<ArrayAttr>(bucket)) {
       StringRef name = cast<FlatSymbolRefAttr>(member).getValue();
-      ParamOp param = byName.lookup(name);
+      ParamOp param = unplaced.lookup(name);
       if (!param)
         return module.emitError()
                << kBucketsAttrName << " names @" << name
                << ", which is not in train.gradients";
-      RankedTensorType type = param.getTensorType();
-      b.element = type.getElementType();
-      b.offsets.push_back(b.members.empty() ? 0
-                                            : b.offsets.back() + b.numels.back());
+      unplaced.erase(name);
+      b.element = param.getTensorType().getElementType();
       b.members.push_back(param);
-      b.numels.push_back(type.getNumElements());
-      placed.insert(name);
+      b.offsets.push_back(numel);
+      b.numels.push_back(param.getTensorType().getNumElements());
+      numel += b.numels.back();
     }
-    int64_t numel = b.offsets.back() + b.numels.back();
     // Stage 0 keeps whole buffers (no padding); stages 1-3 pad to N shards.
     b.shard = stage == 0 ? numel : (numel + worldSize - 1) / worldSize;
     b.size = stage == 0 ? numel : worldSize * b.shard;
   }
   for (ParamOp param : step.params)
-    if (!placed.contains(param.getSymName()))
+    if (unplaced.contains(param.getSymName()))
       return module.emitError()
              << kBucketsAttrName << " has no bucket for @" << param.getSymName()
              << " (train.gradients)";

@@ -1,12 +1,7 @@
 //===- Zero.h - what the passes of train-zero share -------------*- C++ -*-===//
 //
-// train-zero is a pipeline whose passes write their decisions into the IR
-// for the next: train-assign-buckets (the module attribute `train.buckets`),
-// train-shard-states (the buckets' train.buffers, the grid, the stage),
-// train-gather-params (stage 3's parameter gathers), train-reduce-gradients
-// (the gradient collectives, the global loss) and train-shard-optimizer (one
-// update per bucket shard). Each later pass reads the earlier decisions from
-// the IR through the helpers below.
+// train-zero's passes (Passes.td) write their decisions into the IR for the
+// next; the later passes read them back through the helpers below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,33 +37,32 @@ mlir::FailureOr<TrainStep> findTrainStep(mlir::ModuleOp module,
 /// The function marked train.forward, or null.
 mlir::func::FuncOp findForward(mlir::ModuleOp module);
 
-/// What train-shard-states decided, as the later passes read it back:
-/// the stage and world size (`train.zero_stage`, `train.world_size`) and
-/// each bucket from its parameter buffer `@zero.flat<k>.params`.
+/// A bucket as train-shard-states lays it out: its members end to end in
+/// buffers `@zero.flat<k>.<kind>` of `size` elements, `shard` per rank.
 struct FlatBucket {
-  std::string name; // zero.flat<k>; its buffers are <name>.params, ...
+  std::string name; // zero.flat<k>
   llvm::SmallVector<train::ParamOp> members;
-  llvm::SmallVector<int64_t> offsets;
-  llvm::SmallVector<int64_t> numels; // of each member
-  int64_t shard = 0; // a rank's elements (the whole buffer at stage 0)
-  int64_t size = 0;  // of the buffer: N shards, or (stage 0) the members
+  llvm::SmallVector<int64_t> offsets, numels;
+  int64_t shard = 0; // the whole buffer at stage 0
+  int64_t size = 0;  // N shards, or (stage 0) the members
   mlir::Type element;
 
   /// Elements after the last member.
   int64_t padding() const { return size - (offsets.back() + numels.back()); }
-  /// The name of the bucket's buffer of `kind` (`params`, `grads`,
-  /// `master`, or a moment's state kind), as train-shard-states declares it.
+  /// The bucket's buffer of `kind` (`params`, `grads`, `master`, or a
+  /// moment's state kind).
   std::string buffer(llvm::StringRef kind) const {
     return name + "." + kind.str();
   }
 };
 
+/// What train-shard-states decided: the stage and world size
+/// (`train.zero_stage`, `train.world_size`) and the buckets, from their
+/// parameter buffers, for `step`.
 struct Partition {
   int64_t stage = 0, worldSize = 1;
   llvm::SmallVector<FlatBucket> buckets;
-  /// Each parameter's bucket (by name).
-  llvm::StringMap<unsigned> bucketOf;
-  /// The step the decisions are for (findTrainStep).
+  llvm::StringMap<unsigned> bucketOf; // by parameter name
   TrainStep step;
 };
 
