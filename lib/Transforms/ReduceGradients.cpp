@@ -1,10 +1,6 @@
 //===- ReduceGradients.cpp - where gradients and the loss are reduced -----===//
 //
-// train-zero's collective placement for gradients: each bucket's gradients
-// packed into its buffer's layout and averaged over ranks as soon as
-// backward has produced them (all-reduce at stage 0, reduce-scatter from
-// stage 1, per micro-batch from stage 2), the loss averaged over ranks and
-// the cross-entropy token counts summed over them.
+// train-zero's collective placement for gradients and the loss (Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,24 +24,20 @@ struct TrainReduceGradientsPass
     : zeroc::impl::TrainReduceGradientsBase<TrainReduceGradientsPass> {
   using Base::Base;
 
-  void runOnOperation() override {
-    if (failed(reduce(getOperation())))
-      signalPassFailure();
-  }
-
-  LogicalResult reduce(ModuleOp module);
+  void runOnOperation() override;
   void reduceBucket(const FlatBucket &b, ArrayRef<Value> memberGrads,
                     Block &body, Location loc, OpBuilder &builder);
 
   int64_t S = 0, N = 1;
 };
 
-LogicalResult TrainReduceGradientsPass::reduce(ModuleOp module) {
+void TrainReduceGradientsPass::runOnOperation() {
+  ModuleOp module = getOperation();
   SymbolTable symbols(module);
   FailureOr<Partition> partition =
       readPartition(module, symbols, "train-reduce-gradients");
   if (failed(partition))
-    return failure();
+    return signalPassFailure();
   S = partition->stage;
   N = partition->worldSize;
   const TrainStep &step = partition->step;
@@ -54,9 +46,10 @@ LogicalResult TrainReduceGradientsPass::reduce(ModuleOp module) {
   Operation *ret = body.getTerminator();
   Value loss = ret->getOperand(0);
   Operation *lossOp = loss.getDefiningOp();
-  if (!lossOp)
-    return func.emitError("the loss must be computed in @")
-           << func.getSymName();
+  if (!lossOp) {
+    func.emitError("the loss must be computed in @") << func.getSymName();
+    return signalPassFailure();
+  }
   OpBuilder builder(module.getContext());
   // The loss of @forward (kept for evaluation), then of the step, is the
   // mean over every rank.
@@ -75,14 +68,9 @@ LogicalResult TrainReduceGradientsPass::reduce(ModuleOp module) {
   ret->setOperand(0, averageScalar(tb, loss, N));
   // Cross-entropy with ignore_index divides by the global batch's count
   // (ForwardRewrite.h).
-  auto sumOverRanks = [](OpBuilder &at, Location loc, Value value) {
-    TrainBuilder countBuilder(at, loc);
-    return sumScalar(countBuilder, value);
-  };
   for (func::FuncOp counted : {func, forward})
-    if (counted &&
-        failed(zeroc::globalizeTargetCounts(counted, N, sumOverRanks)))
-      return failure();
+    if (counted && failed(globalizeTargetCounts(counted, N, sumScalar)))
+      return signalPassFailure();
   llvm::DenseMap<Operation *, Value> gradOf;
   for (auto [param, grad] : llvm::zip(step.params, step.grads))
     gradOf[param] = grad;
@@ -91,20 +79,14 @@ LogicalResult TrainReduceGradientsPass::reduce(ModuleOp module) {
         b.members, [&](ParamOp param) { return gradOf.lookup(param); });
     reduceBucket(b, grads, body, module.getLoc(), builder);
   }
-  return success();
 }
 
 void TrainReduceGradientsPass::reduceBucket(const FlatBucket &b,
                                             ArrayRef<Value> memberGrads,
                                             Block &body, Location loc,
                                             OpBuilder &builder) {
-  // The bucket's gradients packed end to end (no chunking, the padding a
-  // zero tail) and averaged: at stage 0 all-reduced whole into the bucket's
-  // gradient buffer; from stage 1 reduce-scattered so that each rank
-  // receives its contiguous shard, from stage 2 with micro-batches once per
-  // micro-batch, summed into the sharded buffer. At stage 1 the full local
-  // gradients are the buffer's and the averaged shard is the value
-  // train-shard-optimizer updates with.
+  // Packed end to end (the padding a zero tail) and averaged over ranks as
+  // Passes.td lists per stage; from stage 2 once per micro-batch.
   auto parts = llvm::map_to_vector(memberGrads, [&](Value grad) {
     return S >= 2 ? microBatchParts(grad) : SmallVector<Value>{grad};
   });

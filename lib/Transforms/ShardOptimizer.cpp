@@ -94,7 +94,7 @@ void TrainShardOptimizerPass::runOnOperation() {
     squaredNorm = squaredNorm ? tb.add(squaredNorm, partial) : partial;
   }
   if (S > 0)
-    squaredNorm = sumScalar(tb, squaredNorm);
+    squaredNorm = sumScalar(builder, tb.getLoc(), squaredNorm);
   section->gradNorm->moveBefore(ret);
   section->gradNorm->setOperand(0, squaredNorm);
   if (section->clip) {

@@ -49,7 +49,8 @@ Value zeroc::gatherStart(TrainBuilder &tb, Value flat, int64_t ranks) {
       FlatSymbolRefAttr::get(tb.builder().getContext(), kGrid));
 }
 
-Value zeroc::sumScalar(TrainBuilder &tb, Value scalar) {
+Value zeroc::sumScalar(OpBuilder &builder, Location loc, Value scalar) {
+  TrainBuilder tb(builder, loc);
   return tb.reshape(allReduce(tb, tb.reshape(scalar, {1})), {});
 }
 

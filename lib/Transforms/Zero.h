@@ -83,8 +83,9 @@ mlir::Value allSlice(train::TrainBuilder &tb, mlir::Value flat, int64_t ranks);
 mlir::Value gatherStart(train::TrainBuilder &tb, mlir::Value flat,
                         int64_t ranks);
 /// A scalar summed (averaged: the loss) over ranks, through a 1-element
-/// buffer.
-mlir::Value sumScalar(train::TrainBuilder &tb, mlir::Value scalar);
+/// buffer (sumScalar as globalizeTargetCounts' sumOverRanks).
+mlir::Value sumScalar(mlir::OpBuilder &builder, mlir::Location loc,
+                      mlir::Value scalar);
 mlir::Value averageScalar(train::TrainBuilder &tb, mlir::Value scalar,
                           int64_t ranks);
 
