@@ -1,9 +1,7 @@
 //===- AssignBuckets.cpp - which parameters share a gradient bucket -------===//
 //
-// train-zero's first decision, written as the module attribute
-// `train.buckets` for the passes after it: each bucket's parameters end to
-// end in the order backward produces their gradients, cut at about
-// bucket-bytes and wherever the element type changes.
+// train-zero's first decision, the module attribute `train.buckets`
+// (Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,7 +60,8 @@ struct TrainAssignBucketsPass
     Type element;
     int64_t bytes = 0;
     for (unsigned i : order) {
-      RankedTensorType type = ParamOp(step.params[i]).getTensorType();
+      ParamOp param = step.params[i];
+      RankedTensorType type = param.getTensorType();
       bool full = current.empty() || bytes >= bucketBytes;
       if (full)
         bytes = 0;
@@ -71,10 +70,8 @@ struct TrainAssignBucketsPass
         current.clear();
       }
       element = type.getElementType();
-      current.push_back(
-          FlatSymbolRefAttr::get(ParamOp(step.params[i]).getSymNameAttr()));
-      bytes += type.getNumElements() *
-               static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+      current.push_back(FlatSymbolRefAttr::get(param.getSymNameAttr()));
+      bytes += type.getNumElements() * (type.getElementTypeBitWidth() / 8);
     }
     buckets.push_back(b.getArrayAttr(current));
     return b.getArrayAttr(buckets);

@@ -1,9 +1,6 @@
 //===- GatherParams.cpp - stage 3's parameter gathers around their uses ---===//
 //
-// At stage 3 a rank stores only its shard of each parameter buffer: before
-// a bucket's first use in a phase (forward, backward; per micro-batch) its
-// buffer is gathered whole, its members read as views of the result, and
-// the gathered buffer released after the bucket's last use in the phase.
+// Each bucket's buffer gathered whole around its uses in a phase (Passes.td).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,12 +1,7 @@
 //===- ShardOptimizer.cpp - train-optimizer's step over bucket shards -----===//
 //
-// Consumes the optimizer section train-optimizer wrote (one update per
-// parameter) and turns it into one update per bucket over the rank's shard
-// of the bucket buffers train-shard-states declared: the learning rate, the
-// gradient norm and the clip coefficient train-optimizer computed are kept
-// (the norm now over the shards, summed over ranks), each bucket's members'
-// updates merge into one whose `decay_ranges` are the members whose update
-// decays, and at stages 1-2 one all-gather rebuilds the parameter buffer.
+// train-optimizer's per-parameter updates merged into one per bucket shard
+// (Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,11 +175,8 @@ void TrainShardOptimizerPass::updateBucket(TrainBuilder &tb,
                                            Section &section,
                                            OptimizerOp optimizer, Value step,
                                            SymbolTable &symbols) {
-  // One update over this rank's shard (at stage 0 the whole bucket, as
-  // every rank holds the averaged gradients), weight decay on the members
-  // whose update decays; at stages 1-2 one all-gather of the updated shards
-  // into the replicated parameter buffer, at stage 3 the shard is the
-  // parameters' storage.
+  // At stage 0 every rank updates the whole bucket, as each holds the
+  // averaged gradients.
   OpBuilder &builder = tb.builder();
   Type f32 = builder.getF32Type();
   auto shardF32 = RankedTensorType::get({b.shard}, f32);

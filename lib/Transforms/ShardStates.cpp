@@ -133,19 +133,15 @@ void TrainShardStatesPass::declareBuffers(ModuleOp module, Operation *before,
                                           ArrayRef<FlatBucket> buckets,
                                           OptimizerOp optimizer,
                                           SymbolTable &symbols) {
-  MLIRContext *ctx = module.getContext();
-  OpBuilder builder(ctx);
-  // The buffers: parameters (replicated at stages 0-2, sharded at stage
-  // 3), gradients (whole at stages 0-1, sharded from stage 2), masters and
-  // moments (whole at stage 0, sharded from stage 1); members keep their
-  // names and shapes.
-  builder.setInsertionPoint(before);
+  // Sharded or not per stage as Passes.td lists; members keep their names
+  // and shapes.
+  OpBuilder builder(before);
   auto declare = [&](const FlatBucket &b, StringRef what, Type element,
                      MemoryCategory category, bool sharded,
-                     llvm::function_ref<StringRef(ParamOp)> memberOf) {
+                     llvm::function_ref<Operation *(ParamOp)> memberOf) {
     SmallVector<Attribute> members;
     for (ParamOp param : b.members)
-      members.push_back(FlatSymbolRefAttr::get(ctx, memberOf(param)));
+      members.push_back(FlatSymbolRefAttr::get(memberOf(param)));
     auto buffer = BufferOp::create(
         builder, module.getLoc(), b.buffer(what),
         RankedTensorType::get({b.size}, element), category,
@@ -154,14 +150,14 @@ void TrainShardStatesPass::declareBuffers(ModuleOp module, Operation *before,
     symbols.insert(buffer);
   };
   auto stateOf = [&](StateKind kind) {
-    return [&, kind](ParamOp p) {
-      return getOrDeclareState(builder, symbols, p, kind).getSymName();
+    return [&, kind](ParamOp p) -> Operation * {
+      return getOrDeclareState(builder, symbols, p, kind);
     };
   };
   Type f32 = builder.getF32Type();
   for (const FlatBucket &b : buckets) {
     declare(b, "params", b.element, MemoryCategory::parameters, stage == 3,
-            [](ParamOp p) { return p.getSymName(); });
+            [](ParamOp p) -> Operation * { return p; });
     declare(b, "grads", b.element, MemoryCategory::gradients, stage >= 2,
             stateOf(StateKind::grad));
     if (!b.element.isF32())

@@ -1,10 +1,4 @@
 //===- Zero.cpp - what the passes of train-zero share ----------------------===//
-//
-// Finding train-optimizer's step, reading back train-shard-states'
-// decisions (stage, world size, buckets), the collectives on the grid @dp,
-// and train-accumulate's micro-batch sums.
-//
-//===----------------------------------------------------------------------===//
 
 #include "Zero.h"
 
@@ -102,17 +96,16 @@ FailureOr<Partition> zeroc::readPartition(ModuleOp module, SymbolTable &symbols,
   partition.worldSize = world.getInt();
   for (auto buffer : module.getOps<BufferOp>()) {
     StringRef name = buffer.getSymName();
-    if (!name.starts_with("zero.flat") || !name.ends_with(".params"))
+    if (!name.starts_with("zero.flat") || !name.consume_back(".params"))
       continue;
     FlatBucket &b = partition.buckets.emplace_back();
-    b.name = name.drop_back(StringRef(".params").size()).str();
+    b.name = name.str();
     b.offsets = llvm::to_vector(buffer.getOffsets());
     b.element = buffer.getTensorType().getElementType();
     b.size = buffer.getTensorType().getNumElements();
     b.shard = partition.stage == 0 ? b.size : b.size / partition.worldSize;
-    for (Attribute member : buffer.getMembers()) {
-      auto param =
-          symbols.lookup<ParamOp>(cast<FlatSymbolRefAttr>(member).getAttr());
+    for (auto member : buffer.getMembers().getAsRange<FlatSymbolRefAttr>()) {
+      auto param = symbols.lookup<ParamOp>(member.getAttr());
       if (!param)
         return buffer.emitError("member ")
                << member << " of a parameter buffer is not a train.param";
