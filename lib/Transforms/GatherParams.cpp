@@ -74,15 +74,13 @@ void TrainGatherParamsPass::runOnOperation() {
     return;
   // train-reduce-gradients has not averaged the loss yet: @train_step
   // returns the rank's own (per micro-batch, the sum of theirs).
-  Phases phases;
   func::FuncOp func = partition.step.func;
   Value loss = func.getBody().front().getTerminator()->getOperand(0);
-  phases.lossOp = loss.getDefiningOp();
+  Phases phases{loss.getDefiningOp(), partition.step.optimizerStart, {}};
   if (!phases.lossOp) {
     func.emitError("the loss must be computed in @") << func.getSymName();
     return signalPassFailure();
   }
-  phases.sectionStart = partition.step.optimizerStart;
   for (Value part : microBatchParts(loss))
     phases.microLosses.push_back(part.getDefiningOp());
   if (phases.microLosses.size() < 2 ||

@@ -53,7 +53,7 @@ void TrainReduceGradientsPass::runOnOperation() {
   OpBuilder builder(module.getContext());
   // The loss of @forward (kept for evaluation), then of the step, is the
   // mean over every rank.
-  func::FuncOp forward = findForward(module);
+  func::FuncOp forward = step.forward;
   if (forward) {
     Operation *forwardRet = forward.getBody().front().getTerminator();
     if (Operation *def = forwardRet->getOperand(0).getDefiningOp()) {

@@ -75,13 +75,6 @@ void zeroc::eraseDeadAccumulation(Value value) {
   }
 }
 
-func::FuncOp zeroc::findForward(ModuleOp module) {
-  for (auto func : module.getOps<func::FuncOp>())
-    if (trainDialect(func).getForwardAttrHelper().isAttrPresent(func))
-      return func;
-  return {};
-}
-
 FailureOr<Partition> zeroc::readPartition(ModuleOp module, SymbolTable &symbols,
                                           StringRef pass) {
   auto stage = trainDialect(module).getZeroStageAttrHelper().getAttr(module);
@@ -128,9 +121,13 @@ FailureOr<Partition> zeroc::readPartition(ModuleOp module, SymbolTable &symbols,
 FailureOr<TrainStep> zeroc::findTrainStep(ModuleOp module,
                                           SymbolTable &symbols) {
   TrainStep step;
-  for (auto candidate : module.getOps<func::FuncOp>())
-    if (trainDialect(candidate).getStepAttrHelper().isAttrPresent(candidate))
+  for (auto candidate : module.getOps<func::FuncOp>()) {
+    TrainDialect &dialect = trainDialect(candidate);
+    if (dialect.getStepAttrHelper().isAttrPresent(candidate))
       step.func = candidate;
+    if (!step.forward && dialect.getForwardAttrHelper().isAttrPresent(candidate))
+      step.forward = candidate;
+  }
   if (!step.func)
     return module.emitError("no function is marked train.step: run "
                             "train-autodiff and train-optimizer first");

@@ -21,9 +21,10 @@ constexpr llvm::StringLiteral kGrid = "dp";
 
 /// @train_step as train-optimizer writes it: the parameters of
 /// train.gradients, the gradient each one's squared norm reads, and the
-/// optimizer section's first op (its train.lr_schedule).
+/// optimizer section's first op (its train.lr_schedule); and the function
+/// marked train.forward, or null.
 struct TrainStep {
-  mlir::func::FuncOp func;
+  mlir::func::FuncOp func, forward;
   train::OptimizerOp optimizer;
   llvm::SmallVector<train::ParamOp> params;
   llvm::SmallVector<mlir::Value> grads;
@@ -33,9 +34,6 @@ struct TrainStep {
 /// Finds and checks @train_step, reporting what is missing.
 mlir::FailureOr<TrainStep> findTrainStep(mlir::ModuleOp module,
                                          mlir::SymbolTable &symbols);
-
-/// The function marked train.forward, or null.
-mlir::func::FuncOp findForward(mlir::ModuleOp module);
 
 /// A bucket as train-shard-states lays it out: its members end to end in
 /// buffers `@zero.flat<k>.<kind>` of `size` elements, `shard` per rank.
