@@ -1,9 +1,4 @@
 //===- AssignBuckets.cpp - which parameters share a gradient bucket -------===//
-//
-// train-zero's first decision, the module attribute `train.buckets`
-// (Passes.td).
-//
-//===----------------------------------------------------------------------===//
 
 #include "Zero.h"
 

@@ -1,8 +1,4 @@
 //===- GatherParams.cpp - stage 3's parameter gathers around their uses ---===//
-//
-// Each bucket's buffer gathered whole around its uses in a phase (Passes.td).
-//
-//===----------------------------------------------------------------------===//
 
 #include "Zero.h"
 

@@ -1,8 +1,4 @@
 //===- ReduceGradients.cpp - where gradients and the loss are reduced -----===//
-//
-// train-zero's collective placement for gradients and the loss (Passes.td).
-//
-//===----------------------------------------------------------------------===//
 
 #include "ForwardRewrite.h"
 #include "Zero.h"

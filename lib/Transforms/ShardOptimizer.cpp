@@ -1,9 +1,4 @@
 //===- ShardOptimizer.cpp - train-optimizer's step over bucket shards -----===//
-//
-// train-optimizer's per-parameter updates merged into one per bucket shard
-// (Passes.td).
-//
-//===----------------------------------------------------------------------===//
 
 #include "OptimizerEmitter.h"
 #include "Zero.h"

@@ -1,9 +1,4 @@
 //===- ShardStates.cpp - each bucket's buffers, sharded per ZeRO stage ----===//
-//
-// train-zero's second decision (Passes.td): the buffers, the grid @dp, and
-// the stage and world size.
-//
-//===----------------------------------------------------------------------===//
 
 #include "OptimizerEmitter.h"
 #include "Zero.h"

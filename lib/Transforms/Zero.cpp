@@ -1,4 +1,4 @@
-//===- Zero.cpp - what the passes of train-zero share ----------------------===//
+//===- Zero.cpp - what the passes of train-zero share ---------------------===//
 
 #include "Zero.h"
 
@@ -38,9 +38,9 @@ Value zeroc::allSlice(TrainBuilder &tb, Value flat, int64_t ranks) {
 }
 
 Value zeroc::gatherStart(TrainBuilder &tb, Value flat, int64_t ranks) {
-  return AllGatherStartOp::create(
-      tb.builder(), tb.getLoc(), FutureType::get(resized(flat, ranks, 1)), flat,
-      FlatSymbolRefAttr::get(tb.builder().getContext(), kGrid));
+  return AllGatherStartOp::create(tb.builder(), tb.getLoc(),
+                                  FutureType::get(resized(flat, ranks, 1)),
+                                  flat, kGrid);
 }
 
 Value zeroc::sumScalar(OpBuilder &builder, Location loc, Value scalar) {
@@ -125,7 +125,8 @@ FailureOr<TrainStep> zeroc::findTrainStep(ModuleOp module,
     TrainDialect &dialect = trainDialect(candidate);
     if (dialect.getStepAttrHelper().isAttrPresent(candidate))
       step.func = candidate;
-    if (!step.forward && dialect.getForwardAttrHelper().isAttrPresent(candidate))
+    if (!step.forward &&
+        dialect.getForwardAttrHelper().isAttrPresent(candidate))
       step.forward = candidate;
   }
   if (!step.func)
