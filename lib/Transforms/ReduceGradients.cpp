@@ -115,9 +115,8 @@ struct TrainReduceGradientsPass
         averaged = tb.add(accumulated, averaged);
         averaged.getDefiningOp()->setAttr("train.accumulate",
                                           builder.getUnitAttr());
-        averaged.getDefiningOp()->setAttr(
-            "train.micro_batch",
-            builder.getI64IntegerAttr(static_cast<int64_t>(m)));
+        averaged.getDefiningOp()->setAttr("train.micro_batch",
+                                          builder.getI64IntegerAttr(m));
       }
       if (S != 1)
         tb.write(averaged, grads);

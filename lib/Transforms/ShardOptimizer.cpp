@@ -159,21 +159,17 @@ struct TrainShardOptimizerPass
     // averaged gradients.
     OpBuilder &builder = tb.builder();
     Type f32 = builder.getF32Type();
-    auto shardF32 = RankedTensorType::get({b.shard}, f32);
     Value g = tb.cast(grad, f32);
     if (section.clip)
       g = tb.mul(g, section.clip);
-    // An f32 bucket's master is the parameters' own shard.
-    Value master;
-    if (!b.element.isF32())
-      master = tb.read(shardF32, b.buffer("master"));
-    else if (S == 0 || S == 3) // the whole buffer, or the rank's shard
-      master = tb.read(shardF32, b.buffer("params"));
-    else
-      master = allSlice(tb,
-                        tb.read(RankedTensorType::get({N * b.shard}, f32),
-                                b.buffer("params")),
-                        N);
+    // An f32 bucket's master is the parameters' own shard, at stages 1-2
+    // sliced from the replicated buffer.
+    bool slice = b.element.isF32() && (S == 1 || S == 2);
+    Value master =
+        tb.read(RankedTensorType::get({slice ? N * b.shard : b.shard}, f32),
+                b.buffer(b.element.isF32() ? "params" : "master"));
+    if (slice)
+      master = allSlice(tb, master, N);
     SmallVector<int64_t> ranges;
     for (auto [param, offset, numel] :
          llvm::zip(b.members, b.offsets, b.numels)) {

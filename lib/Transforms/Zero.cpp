@@ -84,9 +84,7 @@ FailureOr<Partition> zeroc::readPartition(ModuleOp module, SymbolTable &symbols,
            << " needs the stage and buffers train-shard-states decides "
               "(train.zero_stage, train.world_size): run train-shard-states "
               "first";
-  Partition partition;
-  partition.stage = stage.getInt();
-  partition.worldSize = world.getInt();
+  Partition partition{stage.getInt(), world.getInt()};
   for (auto buffer : module.getOps<BufferOp>()) {
     StringRef name = buffer.getSymName();
     if (!name.starts_with("zero.flat") || !name.consume_back(".params"))
