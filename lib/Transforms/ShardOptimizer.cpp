@@ -76,7 +76,7 @@ struct TrainShardOptimizerPass
     }
     for (auto [b, grad] : llvm::zip(partition->buckets, shardGrads))
       updateBucket(tb, b, grad, *section, step.optimizer,
-                   body.getArguments().back(), symbols);
+                   body.getArguments().back());
     // The per-parameter section is consumed.
     for (Operation *op : llvm::reverse(section->ops))
       if (op != section->lr && op != section->gradNorm && op != section->clip)
@@ -153,8 +153,7 @@ struct TrainShardOptimizerPass
   }
 
   void updateBucket(TrainBuilder &tb, const FlatBucket &b, Value grad,
-                    Section &section, OptimizerOp optimizer, Value step,
-                    SymbolTable &symbols) {
+                    Section &section, OptimizerOp optimizer, Value step) {
     // At stage 0 every rank updates the whole bucket, as each holds the
     // averaged gradients.
     OpBuilder &builder = tb.builder();
@@ -184,8 +183,8 @@ struct TrainShardOptimizerPass
         tb, optimizer, master, g, section.lr, step,
         optimizer.getWeightDecayAttr(), builder.getDenseI64ArrayAttr(ranges),
         /*replicated=*/S == 0, [&](StateKind kind) {
-          return symbols.lookup<BufferOp>(b.buffer(stringifyStateKind(kind)))
-              .getSymName();
+          return builder.getStringAttr(b.buffer(stringifyStateKind(kind)))
+              .getValue();
         });
     Value shard = updated;
     if (!b.element.isF32()) {

@@ -122,10 +122,12 @@ struct TrainShardStatesPass
     OpBuilder builder(before);
     auto declare = [&](const FlatBucket &b, StringRef what, Type element,
                        MemoryCategory category, bool sharded,
-                       llvm::function_ref<Operation *(ParamOp)> memberOf) {
+                       std::optional<StateKind> kind) {
       SmallVector<Attribute> members;
       for (ParamOp param : b.members)
-        members.push_back(FlatSymbolRefAttr::get(memberOf(param)));
+        members.push_back(FlatSymbolRefAttr::get(
+            kind ? getOrDeclareState(builder, symbols, param, *kind)
+                 : param.getOperation()));
       auto buffer = BufferOp::create(
           builder, module.getLoc(), b.buffer(what),
           RankedTensorType::get({b.size}, element), category,
@@ -133,23 +135,18 @@ struct TrainShardStatesPass
           sharded ? builder.getI64IntegerAttr(worldSize) : IntegerAttr());
       symbols.insert(buffer);
     };
-    auto stateOf = [&](StateKind kind) {
-      return [&, kind](ParamOp p) -> Operation * {
-        return getOrDeclareState(builder, symbols, p, kind);
-      };
-    };
     Type f32 = builder.getF32Type();
     for (const FlatBucket &b : buckets) {
       declare(b, "params", b.element, MemoryCategory::parameters, stage == 3,
-              [](ParamOp p) -> Operation * { return p; });
+              std::nullopt);
       declare(b, "grads", b.element, MemoryCategory::gradients, stage >= 2,
-              stateOf(StateKind::grad));
+              StateKind::grad);
       if (!b.element.isF32())
         declare(b, "master", f32, MemoryCategory::optimizer_states, stage > 0,
-                stateOf(StateKind::master));
+                StateKind::master);
       for (StateKind kind : optimizer.getMomentKinds())
         declare(b, stringifyStateKind(kind), f32,
-                MemoryCategory::optimizer_states, stage > 0, stateOf(kind));
+                MemoryCategory::optimizer_states, stage > 0, kind);
     }
   }
 };
