@@ -43,8 +43,7 @@ struct TrainAssignBucketsPass
   /// that is an argument first), in groups that close once they hold
   /// bucketBytes, each cut again where the element type changes.
   ArrayAttr assign(const TrainStep &step) {
-    SmallVector<unsigned> order =
-        llvm::to_vector(llvm::seq<unsigned>(0, step.params.size()));
+    auto order = llvm::to_vector(llvm::seq<unsigned>(0, step.params.size()));
     llvm::stable_sort(order, [&](unsigned a, unsigned b) {
       Operation *x = step.grads[a].getDefiningOp();
       Operation *y = step.grads[b].getDefiningOp();

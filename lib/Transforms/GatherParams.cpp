@@ -39,8 +39,7 @@ struct GatherGroup {
 /// `sectionStart` (train-optimizer's section, or null), split into phases
 /// at `lossOp` (or at each of `microLosses`, the per-micro-batch losses).
 struct Phases {
-  Operation *lossOp = nullptr;
-  Operation *sectionStart = nullptr;
+  Operation *lossOp = nullptr, *sectionStart = nullptr;
   SmallVector<Operation *> microLosses;
 };
 

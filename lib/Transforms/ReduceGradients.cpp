@@ -42,14 +42,13 @@ struct TrainReduceGradientsPass
     OpBuilder builder(module.getContext());
     // The loss of @forward (kept for evaluation), then of the step, is the
     // mean over every rank.
-    func::FuncOp forward = step.forward;
-    if (forward) {
+    if (func::FuncOp forward = step.forward) {
       Operation *forwardRet = forward.getBody().front().getTerminator();
-      if (Operation *def = forwardRet->getOperand(0).getDefiningOp()) {
+      Value forwardLoss = forwardRet->getOperand(0);
+      if (Operation *def = forwardLoss.getDefiningOp()) {
         builder.setInsertionPoint(forwardRet);
         TrainBuilder tb(builder, def->getLoc());
-        forwardRet->setOperand(0,
-                               averageScalar(tb, forwardRet->getOperand(0), N));
+        forwardRet->setOperand(0, averageScalar(tb, forwardLoss, N));
       }
     }
     builder.setInsertionPointAfter(lossOp);
@@ -57,7 +56,7 @@ struct TrainReduceGradientsPass
     ret->setOperand(0, averageScalar(tb, loss, N));
     // Cross-entropy with ignore_index divides by the global batch's count
     // (ForwardRewrite.h).
-    for (func::FuncOp counted : {func, forward})
+    for (func::FuncOp counted : {func, step.forward})
       if (counted && failed(globalizeTargetCounts(counted, N, sumScalar)))
         return signalPassFailure();
     llvm::DenseMap<Operation *, Value> gradOf;
