@@ -38,9 +38,7 @@ struct TrainShardStatesPass
       return signalPassFailure();
     declareBuffers(module, step->func, *buckets, step->optimizer, symbols);
     auto builder = OpBuilder::atBlockBegin(module.getBody());
-    shard::GridOp::create(builder, module.getLoc(),
-                          builder.getStringAttr(kGrid),
-                          builder.getDenseI64ArrayAttr({worldSize}));
+    shard::GridOp::create(builder, module.getLoc(), kGrid, {worldSize});
     trainDialect(module).getWorldSizeAttrHelper().setAttr(
         module, builder.getI64IntegerAttr(worldSize));
     trainDialect(module).getZeroStageAttrHelper().setAttr(

@@ -54,9 +54,8 @@ struct FlatBucket {
   }
 };
 
-/// What train-shard-states decided: the stage and world size
-/// (`train.zero_stage`, `train.world_size`) and the buckets, from their
-/// parameter buffers, for `step`.
+/// What train-shard-states decided for `step`: `train.zero_stage`,
+/// `train.world_size` and the buckets of its parameter buffers.
 struct Partition {
   int64_t stage = 0, worldSize = 1;
   llvm::SmallVector<FlatBucket> buckets;
