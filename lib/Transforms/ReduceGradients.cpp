@@ -93,10 +93,8 @@ struct TrainReduceGradientsPass
         if (Operation *def = value.getDefiningOp();
             def && (!last || last->isBeforeInBlock(def)))
           last = def;
-      if (last)
-        builder.setInsertionPointAfter(last);
-      else
-        builder.setInsertionPointToStart(&body);
+      builder.setInsertionPoint(&body, last ? std::next(last->getIterator())
+                                            : body.begin());
       TrainBuilder tb(builder, last ? last->getLoc() : loc);
       Value accumulated =
           m > 0 ? tb.read(RankedTensorType::get({b.shard}, b.element), grads)

@@ -43,10 +43,9 @@ struct TrainShardOptimizerPass
     N = partition->worldSize;
     TrainStep &step = partition->step;
     FailureOr<Section> section = readSection(step);
-    if (failed(section))
-      return signalPassFailure();
     Block &body = step.func.getBody().front();
-    if (failed(checkInputs(body, *partition, step.optimizer, symbols)))
+    if (failed(section) ||
+        failed(checkInputs(body, *partition, step.optimizer, symbols)))
       return signalPassFailure();
     Operation *ret = body.getTerminator();
     OpBuilder builder(ret);
