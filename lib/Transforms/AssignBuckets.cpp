@@ -1,11 +1,4 @@
 //===- AssignBuckets.cpp - which parameters share a gradient bucket -------===//
-//
-// train-zero's first decision, written as the module attribute
-// `train.buckets` for the passes after it: each bucket's parameters end to
-// end in the order backward produces their gradients, cut at about
-// bucket-bytes and wherever the element type changes.
-//
-//===----------------------------------------------------------------------===//
 
 #include "Zero.h"
 
@@ -50,8 +43,7 @@ struct TrainAssignBucketsPass
   /// that is an argument first), in groups that close once they hold
   /// bucketBytes, each cut again where the element type changes.
   ArrayAttr assign(const TrainStep &step) {
-    SmallVector<unsigned> order =
-        llvm::to_vector(llvm::seq<unsigned>(0, step.params.size()));
+    auto order = llvm::to_vector(llvm::seq<unsigned>(0, step.params.size()));
     llvm::stable_sort(order, [&](unsigned a, unsigned b) {
       Operation *x = step.grads[a].getDefiningOp();
       Operation *y = step.grads[b].getDefiningOp();
@@ -62,7 +54,8 @@ struct TrainAssignBucketsPass
     Type element;
     int64_t bytes = 0;
     for (unsigned i : order) {
-      RankedTensorType type = ParamOp(step.params[i]).getTensorType();
+      ParamOp param = step.params[i];
+      RankedTensorType type = param.getTensorType();
       bool full = current.empty() || bytes >= bucketBytes;
       if (full)
         bytes = 0;
@@ -71,10 +64,8 @@ struct TrainAssignBucketsPass
         current.clear();
       }
       element = type.getElementType();
-      current.push_back(
-          FlatSymbolRefAttr::get(ParamOp(step.params[i]).getSymNameAttr()));
-      bytes += type.getNumElements() *
-               static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+      current.push_back(FlatSymbolRefAttr::get(param.getSymNameAttr()));
+      bytes += type.getNumElements() * (type.getElementTypeBitWidth() / 8);
     }
     buckets.push_back(b.getArrayAttr(current));
     return b.getArrayAttr(buckets);

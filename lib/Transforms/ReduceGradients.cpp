@@ -1,12 +1,4 @@
 //===- ReduceGradients.cpp - where gradients and the loss are reduced -----===//
-//
-// train-zero's collective placement for gradients: each bucket's gradients
-// packed into its buffer's layout and averaged over ranks as soon as
-// backward has produced them (all-reduce at stage 0, reduce-scatter from
-// stage 1, per micro-batch from stage 2), the loss averaged over ranks and
-// the cross-entropy token counts summed over them.
-//
-//===----------------------------------------------------------------------===//
 
 #include "ForwardRewrite.h"
 #include "Zero.h"
@@ -24,158 +16,111 @@ using namespace zeroc::train;
 
 namespace {
 
-/// Micro-batch m's gradients of a bucket (`parts[i][m]`, appended to
-/// `values`), with the builder placed right after the last of them is
-/// computed (at the start of `body` when none is); returns the location of
-/// the ops to build there.
-Location afterMicroBatch(OpBuilder &b, Block &body,
-                         ArrayRef<SmallVector<Value>> parts, size_t m,
-                         SmallVector<Value> &values, Location fallback) {
-  Operation *last = nullptr;
-  for (auto &p : parts) {
-    values.push_back(p[m]);
-    Operation *def = p[m].getDefiningOp();
-    if (def && (!last || last->isBeforeInBlock(def)))
-      last = def;
-  }
-  if (last)
-    b.setInsertionPointAfter(last);
-  else
-    b.setInsertionPointToStart(&body);
-  return last ? last->getLoc() : fallback;
-}
-
 struct TrainReduceGradientsPass
     : zeroc::impl::TrainReduceGradientsBase<TrainReduceGradientsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (failed(reduce(getOperation())))
-      signalPassFailure();
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    FailureOr<Partition> partition =
+        readPartition(module, symbols, "train-reduce-gradients");
+    if (failed(partition))
+      return signalPassFailure();
+    S = partition->stage;
+    N = partition->worldSize;
+    const TrainStep &step = partition->step;
+    func::FuncOp func = step.func;
+    Block &body = func.getBody().front();
+    Operation *ret = body.getTerminator();
+    Value loss = ret->getOperand(0);
+    Operation *lossOp = loss.getDefiningOp();
+    if (!lossOp) {
+      func.emitError("the loss must be computed in @") << func.getSymName();
+      return signalPassFailure();
+    }
+    OpBuilder builder(module.getContext());
+    // The loss of @forward (kept for evaluation), then of the step, is the
+    // mean over every rank.
+    if (func::FuncOp forward = step.forward) {
+      Operation *forwardRet = forward.getBody().front().getTerminator();
+      Value forwardLoss = forwardRet->getOperand(0);
+      if (Operation *def = forwardLoss.getDefiningOp()) {
+        builder.setInsertionPoint(forwardRet);
+        TrainBuilder tb(builder, def->getLoc());
+        forwardRet->setOperand(0, averageScalar(tb, forwardLoss, N));
+      }
+    }
+    builder.setInsertionPointAfter(lossOp);
+    TrainBuilder tb(builder, lossOp->getLoc());
+    ret->setOperand(0, averageScalar(tb, loss, N));
+    // Cross-entropy with ignore_index divides by the global batch's count
+    // (ForwardRewrite.h).
+    for (func::FuncOp counted : {func, step.forward})
+      if (counted && failed(globalizeTargetCounts(counted, N, sumScalar)))
+        return signalPassFailure();
+    llvm::DenseMap<Operation *, Value> gradOf;
+    for (auto [param, grad] : llvm::zip(step.params, step.grads))
+      gradOf[param] = grad;
+    for (const FlatBucket &b : partition->buckets) {
+      auto grads = llvm::map_to_vector(
+          b.members, [&](ParamOp param) { return gradOf.lookup(param); });
+      reduceBucket(b, grads, body, module.getLoc(), builder);
+    }
   }
 
-  LogicalResult reduce(ModuleOp module);
   void reduceBucket(const FlatBucket &b, ArrayRef<Value> memberGrads,
-                    Block &body, Location loc, OpBuilder &builder,
-                    Collectives &collectives);
+                    Block &body, Location loc, OpBuilder &builder) {
+    // Packed end to end (the padding a zero tail) and averaged over ranks as
+    // Passes.td lists per stage; from stage 2 once per micro-batch.
+    auto parts = llvm::map_to_vector(memberGrads, [&](Value grad) {
+      return S >= 2 ? microBatchParts(grad) : SmallVector<Value>{grad};
+    });
+    // Members summed over different numbers of micro-batches (none that
+    // train-accumulate writes) are reduced once, as their sums.
+    if (!llvm::all_equal(
+            llvm::map_range(parts, [](auto &p) { return p.size(); })))
+      parts = llvm::map_to_vector(
+          memberGrads, [](Value grad) { return SmallVector<Value>{grad}; });
+    size_t count = parts.empty() ? 0 : parts.front().size();
+    std::string grads = b.buffer("grads");
+    for (size_t m = 0; m < count; ++m) {
+      // Micro-batch m's gradients, packed right after the last of them is
+      // computed (at the start of the body when none is).
+      auto values = llvm::map_to_vector(parts, [&](auto &p) { return p[m]; });
+      Operation *last = nullptr;
+      for (Value value : values)
+        if (Operation *def = value.getDefiningOp();
+            def && (!last || last->isBeforeInBlock(def)))
+          last = def;
+      builder.setInsertionPoint(&body, last ? std::next(last->getIterator())
+                                            : body.begin());
+      TrainBuilder tb(builder, last ? last->getLoc() : loc);
+      Value accumulated =
+          m > 0 ? tb.read(RankedTensorType::get({b.shard}, b.element), grads)
+                : Value();
+      if (b.padding() > 0)
+        values.push_back(
+            tb.fill(RankedTensorType::get({b.padding()}, b.element), 0.0));
+      Value buffer = PackOp::create(builder, tb.getLoc(), values);
+      if (S == 1)
+        tb.write(buffer, grads); // the full local gradients
+      Value reduced =
+          S == 0 ? allReduce(tb, buffer) : reduceScatter(tb, buffer, N);
+      Value averaged = tb.scale(reduced, 1.0 / static_cast<double>(N));
+      if (accumulated) {
+        averaged = tb.add(accumulated, averaged);
+        averaged.getDefiningOp()->setAttr("train.accumulate",
+                                          builder.getUnitAttr());
+        averaged.getDefiningOp()->setAttr("train.micro_batch",
+                                          builder.getI64IntegerAttr(m));
+      }
+      if (S != 1)
+        tb.write(averaged, grads);
+    }
+  }
 
   int64_t S = 0, N = 1;
 };
-
-LogicalResult TrainReduceGradientsPass::reduce(ModuleOp module) {
-  SymbolTable symbols(module);
-  FailureOr<Partition> partition =
-      readPartition(module, symbols, "train-reduce-gradients");
-  if (failed(partition))
-    return failure();
-  S = partition->stage;
-  N = partition->worldSize;
-  const TrainStep &step = partition->step;
-  func::FuncOp func = step.func;
-  Block &body = func.getBody().front();
-  Operation *ret = body.getTerminator();
-  Value loss = ret->getOperand(0);
-  Operation *lossOp = loss.getDefiningOp();
-  if (!lossOp)
-    return func.emitError("the loss must be computed in @")
-           << func.getSymName();
-  OpBuilder builder(module.getContext());
-  Collectives collectives(builder, N);
-  // The loss of @forward (kept for evaluation), then of the step, is the
-  // mean over every rank.
-  func::FuncOp forward = findForward(module);
-  if (forward) {
-    Operation *forwardRet = forward.getBody().front().getTerminator();
-    if (Operation *def = forwardRet->getOperand(0).getDefiningOp()) {
-      builder.setInsertionPoint(forwardRet);
-      TrainBuilder tb(builder, def->getLoc());
-      forwardRet->setOperand(
-          0, collectives.averageScalar(tb, forwardRet->getOperand(0)));
-    }
-  }
-  builder.setInsertionPointAfter(lossOp);
-  TrainBuilder tb(builder, lossOp->getLoc());
-  ret->setOperand(0, collectives.averageScalar(tb, loss));
-  // Cross-entropy with ignore_index divides by the global batch's count
-  // (ForwardRewrite.h).
-  auto sumOverRanks = [&](OpBuilder &at, Location loc, Value value) {
-    TrainBuilder countBuilder(at, loc);
-    return Collectives(at, N).sumScalar(countBuilder, value);
-  };
-  for (func::FuncOp counted : {func, forward})
-    if (counted &&
-        failed(zeroc::globalizeTargetCounts(counted, N, sumOverRanks)))
-      return failure();
-
-  llvm::DenseMap<Operation *, Value> gradOf;
-  for (auto [param, grad] : llvm::zip(step.params, step.grads))
-    gradOf[param] = grad;
-  for (const FlatBucket &b : partition->buckets) {
-    SmallVector<Value> memberGrads;
-    for (ParamOp param : b.members)
-      memberGrads.push_back(gradOf.lookup(param));
-    reduceBucket(b, memberGrads, body, module.getLoc(), builder, collectives);
-  }
-  return success();
-}
-
-void TrainReduceGradientsPass::reduceBucket(const FlatBucket &b,
-                                            ArrayRef<Value> memberGrads,
-                                            Block &body, Location loc,
-                                            OpBuilder &builder,
-                                            Collectives &collectives) {
-  // The bucket's gradients packed end to end (no chunking, the padding a
-  // zero tail) and averaged: at stage 0 all-reduced whole into the bucket's
-  // gradient buffer; from stage 1 reduce-scattered so that each rank
-  // receives its contiguous shard, from stage 2 with micro-batches once per
-  // micro-batch, summed into the sharded buffer. At stage 1 the full local
-  // gradients are the buffer's and the averaged shard is the value
-  // train-shard-optimizer updates with.
-  SmallVector<SmallVector<Value>> parts;
-  for (Value grad : memberGrads)
-    parts.push_back(S >= 2 ? microBatchParts(grad) : SmallVector<Value>{grad});
-  // Members summed over different numbers of micro-batches (none that
-  // train-accumulate writes) are reduced once, as their sums.
-  size_t count = parts.empty() ? 0 : parts.front().size();
-  if (llvm::any_of(parts, [&](auto &p) { return p.size() != count; })) {
-    count = 1;
-    parts.clear();
-    for (Value grad : memberGrads)
-      parts.push_back({grad});
-  }
-  auto packType = RankedTensorType::get({b.size}, b.element);
-  auto shardType = RankedTensorType::get({b.shard}, b.element);
-  std::string grads = b.buffer("grads");
-  for (size_t m = 0; m < count; ++m) {
-    SmallVector<Value> values;
-    TrainBuilder tb(builder,
-                    afterMicroBatch(builder, body, parts, m, values, loc));
-    Value accumulated = m > 0 ? tb.read(shardType, grads) : Value();
-    if (b.padding() > 0)
-      values.push_back(
-          tb.fill(RankedTensorType::get({b.padding()}, b.element), 0.0));
-    Value buffer = PackOp::create(builder, tb.getLoc(), packType, values);
-    if (S == 0) {
-      Value reduced = collectives.allReduce(tb.getLoc(), buffer);
-      tb.write(tb.scale(reduced, 1.0 / static_cast<double>(N)),
-               grads);
-      continue;
-    }
-    if (S == 1)
-      tb.write(buffer, grads); // the full local gradients
-    Value reduced = collectives.reduceScatter(tb.getLoc(), buffer);
-    Value averaged = tb.scale(reduced, 1.0 / static_cast<double>(N));
-    if (accumulated) {
-      averaged = tb.add(accumulated, averaged);
-      averaged.getDefiningOp()->setAttr("train.accumulate",
-                                        builder.getUnitAttr());
-      averaged.getDefiningOp()->setAttr(
-          "train.micro_batch",
-          builder.getI64IntegerAttr(static_cast<int64_t>(m)));
-    }
-    if (S != 1)
-      tb.write(averaged, grads);
-  }
-}
 
 } // namespace

@@ -1,11 +1,4 @@
 //===- ShardStates.cpp - each bucket's buffers, sharded per ZeRO stage ----===//
-//
-// train-zero's second decision: from the buckets train-assign-buckets chose
-// (`train.buckets`), the train.buffers every later pass works on --
-// parameters, gradients, fp32 masters and moments, each sharded or not as
-// the stage says -- the grid @dp, and the stage and world size.
-//
-//===----------------------------------------------------------------------===//
 
 #include "OptimizerEmitter.h"
 #include "Zero.h"
@@ -13,7 +6,6 @@
 #include "zeroc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "llvm/ADT/StringSet.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_TRAINSHARDSTATES
@@ -45,138 +37,116 @@ struct TrainShardStatesPass
     if (failed(buckets))
       return signalPassFailure();
     declareBuffers(module, step->func, *buckets, step->optimizer, symbols);
-    OpBuilder builder(module.getContext());
-    builder.setInsertionPointToStart(module.getBody());
-    shard::GridOp::create(builder, module.getLoc(),
-                          builder.getStringAttr(kGrid),
-                          builder.getDenseI64ArrayAttr({worldSize}));
-    auto i64 = IntegerType::get(module.getContext(), 64);
+    auto builder = OpBuilder::atBlockBegin(module.getBody());
+    shard::GridOp::create(builder, module.getLoc(), kGrid, {worldSize});
     trainDialect(module).getWorldSizeAttrHelper().setAttr(
-        module, IntegerAttr::get(i64, worldSize));
+        module, builder.getI64IntegerAttr(worldSize));
     trainDialect(module).getZeroStageAttrHelper().setAttr(
-        module, IntegerAttr::get(i64, stage));
+        module, builder.getI64IntegerAttr(stage));
   }
 
-  LogicalResult validate(ModuleOp module);
+  LogicalResult validate(ModuleOp module) {
+    if (stage < 0 || stage > 3)
+      return module.emitError("stage must be 0, 1, 2 or 3, got ")
+             << static_cast<int64_t>(stage);
+    if (worldSize < 1)
+      return module.emitError("world-size must be at least 1, got ")
+             << static_cast<int64_t>(worldSize);
+    if (trainDialect(module).getZeroStageAttrHelper().isAttrPresent(module))
+      return module.emitError("the module is already partitioned "
+                              "(train.zero_stage is set)");
+    auto split = trainDialect(module).getBatchSplitAttrHelper().getAttr(module);
+    int64_t splitRanks = split ? split.getInt() : 1;
+    if (splitRanks != worldSize)
+      return module.emitError("the batch is split for ")
+             << splitRanks << " rank(s) but world-size is "
+             << static_cast<int64_t>(worldSize)
+             << "; run train-data-parallel with world-size="
+             << static_cast<int64_t>(worldSize) << " first";
+    if (module.lookupSymbol(kGrid))
+      return module.emitError("the symbol @")
+             << kGrid << " is taken; train-zero declares its grid under it";
+    return success();
+  }
+
   /// The buckets train-assign-buckets wrote (`train.buckets`, removed
   /// here: from now on the buffers' members say it), laid out and padded.
   FailureOr<SmallVector<FlatBucket>> readBuckets(ModuleOp module,
-                                                 const TrainStep &step);
+                                                 const TrainStep &step) {
+    auto attr = module->getAttrOfType<ArrayAttr>(kBucketsAttrName);
+    if (!attr)
+      return module.emitError("the module has no ")
+             << kBucketsAttrName << ": run train-assign-buckets first";
+    // The dialect verifies that each parameter is named once.
+    llvm::StringMap<ParamOp> unplaced;
+    for (ParamOp param : step.params)
+      unplaced[param.getSymName()] = param;
+    SmallVector<FlatBucket> buckets;
+    for (Attribute bucket : attr) {
+      FlatBucket &b = buckets.emplace_back();
+      b.name = ("zero.flat" + Twine(buckets.size() - 1)).str();
+      int64_t numel = 0;
+      for (Attribute member : cast<ArrayAttr>(bucket)) {
+        StringRef name = cast<FlatSymbolRefAttr>(member).getValue();
+        ParamOp param = unplaced.lookup(name);
+        if (!param)
+          return module.emitError() << kBucketsAttrName << " names @" << name
+                                    << ", which is not in train.gradients";
+        unplaced.erase(name);
+        b.element = param.getTensorType().getElementType();
+        b.members.push_back(param);
+        b.offsets.push_back(numel);
+        b.numels.push_back(param.getTensorType().getNumElements());
+        numel += b.numels.back();
+      }
+      // Stage 0 keeps whole buffers (no padding); stages 1-3 pad to N shards.
+      b.shard = stage == 0 ? numel : (numel + worldSize - 1) / worldSize;
+      b.size = stage == 0 ? numel : worldSize * b.shard;
+    }
+    for (ParamOp param : step.params)
+      if (unplaced.contains(param.getSymName()))
+        return module.emitError() << kBucketsAttrName << " has no bucket for @"
+                                  << param.getSymName() << " (train.gradients)";
+    module->removeAttr(kBucketsAttrName);
+    return buckets;
+  }
+
   /// The buckets' train.buffer declarations, before `before`.
   void declareBuffers(ModuleOp module, Operation *before,
                       ArrayRef<FlatBucket> buckets, OptimizerOp optimizer,
-                      SymbolTable &symbols);
-};
-
-LogicalResult TrainShardStatesPass::validate(ModuleOp module) {
-  if (stage < 0 || stage > 3)
-    return module.emitError("stage must be 0, 1, 2 or 3, got ")
-           << static_cast<int64_t>(stage);
-  if (worldSize < 1)
-    return module.emitError("world-size must be at least 1, got ")
-           << static_cast<int64_t>(worldSize);
-  if (trainDialect(module).getZeroStageAttrHelper().isAttrPresent(module))
-    return module.emitError("the module is already partitioned "
-                            "(train.zero_stage is set)");
-  auto split = trainDialect(module).getBatchSplitAttrHelper().getAttr(module);
-  int64_t splitRanks = split ? split.getInt() : 1;
-  if (splitRanks != worldSize)
-    return module.emitError("the batch is split for ")
-           << splitRanks << " rank(s) but world-size is "
-           << static_cast<int64_t>(worldSize)
-           << "; run train-data-parallel with world-size="
-           << static_cast<int64_t>(worldSize) << " first";
-  if (module.lookupSymbol(kGrid))
-    return module.emitError("the symbol @")
-           << kGrid << " is taken; train-zero declares its grid under it";
-  return success();
-}
-
-FailureOr<SmallVector<FlatBucket>>
-TrainShardStatesPass::readBuckets(ModuleOp module, const TrainStep &step) {
-  auto attr = module->getAttrOfType<ArrayAttr>(kBucketsAttrName);
-  if (!attr)
-    return module.emitError("the module has no ")
-           << kBucketsAttrName << ": run train-assign-buckets first";
-  llvm::StringMap<ParamOp> byName;
-  for (ParamOp param : step.params)
-    byName[param.getSymName()] = param;
-  llvm::StringSet<> placed;
-  SmallVector<FlatBucket> buckets;
-  for (Attribute bucket : attr) {
-    FlatBucket &b = buckets.emplace_back();
-    b.name = ("zero.flat" + Twine(buckets.size() - 1)).str();
-    for (Attribute member : cast<ArrayAttr>(bucket)) {
-      StringRef name = cast<FlatSymbolRefAttr>(member).getValue();
-      ParamOp param = byName.lookup(name);
-      if (!param)
-        return module.emitError()
-               << kBucketsAttrName << " names @" << name
-               << ", which is not in train.gradients";
-      RankedTensorType type = param.getTensorType();
-      b.element = type.getElementType();
-      b.offsets.push_back(b.members.empty() ? 0
-                                            : b.offsets.back() + b.numels.back());
-      b.members.push_back(param);
-      b.numels.push_back(type.getNumElements());
-      placed.insert(name);
-    }
-    int64_t numel = b.offsets.back() + b.numels.back();
-    // Stage 0 keeps whole buffers (no padding); stages 1-3 pad to N shards.
-    b.shard = stage == 0 ? numel : (numel + worldSize - 1) / worldSize;
-    b.size = stage == 0 ? numel : worldSize * b.shard;
-  }
-  for (ParamOp param : step.params)
-    if (!placed.contains(param.getSymName()))
-      return module.emitError()
-             << kBucketsAttrName << " has no bucket for @" << param.getSymName()
-             << " (train.gradients)";
-  module->removeAttr(kBucketsAttrName);
-  return buckets;
-}
-
-void TrainShardStatesPass::declareBuffers(ModuleOp module, Operation *before,
-                                          ArrayRef<FlatBucket> buckets,
-                                          OptimizerOp optimizer,
-                                          SymbolTable &symbols) {
-  MLIRContext *ctx = module.getContext();
-  OpBuilder builder(ctx);
-  // The buffers: parameters (replicated at stages 0-2, sharded at stage
-  // 3), gradients (whole at stages 0-1, sharded from stage 2), masters and
-  // moments (whole at stage 0, sharded from stage 1); members keep their
-  // names and shapes.
-  builder.setInsertionPoint(before);
-  auto declare = [&](const FlatBucket &b, StringRef what, Type element,
-                     MemoryCategory category, bool sharded,
-                     llvm::function_ref<StringRef(ParamOp)> memberOf) {
-    SmallVector<Attribute> members;
-    for (ParamOp param : b.members)
-      members.push_back(FlatSymbolRefAttr::get(ctx, memberOf(param)));
-    auto buffer = BufferOp::create(
-        builder, module.getLoc(), b.buffer(what),
-        RankedTensorType::get({b.size}, element), category,
-        builder.getArrayAttr(members), b.offsets,
-        sharded ? builder.getI64IntegerAttr(worldSize) : IntegerAttr());
-    symbols.insert(buffer);
-  };
-  auto stateOf = [&](StateKind kind) {
-    return [&, kind](ParamOp p) {
-      return getOrDeclareState(builder, symbols, p, kind).getSymName();
+                      SymbolTable &symbols) {
+    // Sharded or not per stage as Passes.td lists; members keep their names
+    // and shapes.
+    OpBuilder builder(before);
+    auto declare = [&](const FlatBucket &b, StringRef what, Type element,
+                       MemoryCategory category, bool sharded,
+                       std::optional<StateKind> kind) {
+      SmallVector<Attribute> members;
+      for (ParamOp param : b.members)
+        members.push_back(FlatSymbolRefAttr::get(
+            kind ? getOrDeclareState(builder, symbols, param, *kind)
+                 : param.getOperation()));
+      auto buffer = BufferOp::create(
+          builder, module.getLoc(), b.buffer(what),
+          RankedTensorType::get({b.size}, element), category,
+          builder.getArrayAttr(members), b.offsets,
+          sharded ? builder.getI64IntegerAttr(worldSize) : IntegerAttr());
+      symbols.insert(buffer);
     };
-  };
-  Type f32 = builder.getF32Type();
-  for (const FlatBucket &b : buckets) {
-    declare(b, "params", b.element, MemoryCategory::parameters, stage == 3,
-            [](ParamOp p) { return p.getSymName(); });
-    declare(b, "grads", b.element, MemoryCategory::gradients, stage >= 2,
-            stateOf(StateKind::grad));
-    if (!b.element.isF32())
-      declare(b, "master", f32, MemoryCategory::optimizer_states, stage > 0,
-              stateOf(StateKind::master));
-    for (StateKind kind : optimizer.getMomentKinds())
-      declare(b, stringifyStateKind(kind), f32,
-              MemoryCategory::optimizer_states, stage > 0, stateOf(kind));
+    Type f32 = builder.getF32Type();
+    for (const FlatBucket &b : buckets) {
+      declare(b, "params", b.element, MemoryCategory::parameters, stage == 3,
+              std::nullopt);
+      declare(b, "grads", b.element, MemoryCategory::gradients, stage >= 2,
+              StateKind::grad);
+      if (!b.element.isF32())
+        declare(b, "master", f32, MemoryCategory::optimizer_states, stage > 0,
+                StateKind::master);
+      for (StateKind kind : optimizer.getMomentKinds())
+        declare(b, stringifyStateKind(kind), f32,
+                MemoryCategory::optimizer_states, stage > 0, kind);
+    }
   }
-}
+};
 
 } // namespace

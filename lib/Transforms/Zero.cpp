@@ -1,10 +1,4 @@
-//===- Zero.cpp - what the passes of train-zero share ----------------------===//
-//
-// Finding train-optimizer's step, reading back train-shard-states'
-// decisions (stage, world size, buckets), the collectives on the grid @dp,
-// and train-accumulate's micro-batch sums.
-//
-//===----------------------------------------------------------------------===//
+//===- Zero.cpp - what the passes of train-zero share ---------------------===//
 
 #include "Zero.h"
 
@@ -14,46 +8,49 @@ using namespace mlir;
 using namespace zeroc;
 using namespace zeroc::train;
 
-Value Collectives::allReduce(Location loc, Value flat) {
-  return shard::AllReduceOp::create(b, loc, flat, kGrid, {0},
-                                    shard::ReductionKind::Sum);
-}
-
-Value Collectives::reduceScatter(Location loc, Value flat) {
-  return shard::ReduceScatterOp::create(b, loc, resized(flat, 1, ranks), kGrid,
-                                        {0}, flat, shard::ReductionKind::Sum,
-                                        APInt(64, 0));
-}
-
-Value Collectives::allGather(Location loc, Value flat) {
-  return shard::AllGatherOp::create(b, loc, resized(flat, ranks, 1), kGrid,
-                                    {0}, flat, APInt(64, 0));
-}
-
-Value Collectives::allSlice(Location loc, Value flat) {
-  return shard::AllSliceOp::create(b, loc, resized(flat, 1, ranks), flat,
-                                   kGrid, {0}, 0);
-}
-
-Value Collectives::gatherStart(Location loc, Value flat) {
-  return AllGatherStartOp::create(
-      b, loc, FutureType::get(resized(flat, ranks, 1)), flat,
-      FlatSymbolRefAttr::get(b.getContext(), kGrid));
-}
-
-Value Collectives::averageScalar(TrainBuilder &tb, Value scalar) {
-  Value sum = allReduce(tb.getLoc(), tb.reshape(scalar, {1}));
-  return tb.reshape(tb.scale(sum, 1.0 / static_cast<double>(ranks)), {});
-}
-
-Value Collectives::sumScalar(TrainBuilder &tb, Value scalar) {
-  return tb.reshape(allReduce(tb.getLoc(), tb.reshape(scalar, {1})), {});
-}
-
-RankedTensorType Collectives::resized(Value flat, int64_t mul, int64_t div) {
+/// `flat`'s type with its numel times `mul` over `div`.
+static RankedTensorType resized(Value flat, int64_t mul, int64_t div) {
   auto type = cast<RankedTensorType>(flat.getType());
   return RankedTensorType::get({type.getNumElements() * mul / div},
                                type.getElementType());
+}
+
+Value zeroc::allReduce(TrainBuilder &tb, Value flat) {
+  return shard::AllReduceOp::create(tb.builder(), tb.getLoc(), flat, kGrid, {0},
+                                    shard::ReductionKind::Sum);
+}
+
+Value zeroc::reduceScatter(TrainBuilder &tb, Value flat, int64_t ranks) {
+  return shard::ReduceScatterOp::create(
+      tb.builder(), tb.getLoc(), resized(flat, 1, ranks), kGrid, {0}, flat,
+      shard::ReductionKind::Sum, APInt(64, 0));
+}
+
+Value zeroc::allGather(TrainBuilder &tb, Value flat, int64_t ranks) {
+  return shard::AllGatherOp::create(tb.builder(), tb.getLoc(),
+                                    resized(flat, ranks, 1), kGrid, {0}, flat,
+                                    APInt(64, 0));
+}
+
+Value zeroc::allSlice(TrainBuilder &tb, Value flat, int64_t ranks) {
+  return shard::AllSliceOp::create(
+      tb.builder(), tb.getLoc(), resized(flat, 1, ranks), flat, kGrid, {0}, 0);
+}
+
+Value zeroc::gatherStart(TrainBuilder &tb, Value flat, int64_t ranks) {
+  return AllGatherStartOp::create(tb.builder(), tb.getLoc(),
+                                  FutureType::get(resized(flat, ranks, 1)),
+                                  flat, kGrid);
+}
+
+Value zeroc::sumScalar(OpBuilder &builder, Location loc, Value scalar) {
+  TrainBuilder tb(builder, loc);
+  return tb.reshape(allReduce(tb, tb.reshape(scalar, {1})), {});
+}
+
+Value zeroc::averageScalar(TrainBuilder &tb, Value scalar, int64_t ranks) {
+  Value sum = allReduce(tb, tb.reshape(scalar, {1}));
+  return tb.reshape(tb.scale(sum, 1.0 / static_cast<double>(ranks)), {});
 }
 
 SmallVector<Value> zeroc::microBatchParts(Value value) {
@@ -78,15 +75,7 @@ void zeroc::eraseDeadAccumulation(Value value) {
   }
 }
 
-func::FuncOp zeroc::findForward(ModuleOp module) {
-  for (auto func : module.getOps<func::FuncOp>())
-    if (trainDialect(func).getForwardAttrHelper().isAttrPresent(func))
-      return func;
-  return {};
-}
-
-FailureOr<Partition> zeroc::readPartition(ModuleOp module,
-                                          SymbolTable &symbols,
+FailureOr<Partition> zeroc::readPartition(ModuleOp module, SymbolTable &symbols,
                                           StringRef pass) {
   auto stage = trainDialect(module).getZeroStageAttrHelper().getAttr(module);
   auto world = trainDialect(module).getWorldSizeAttrHelper().getAttr(module);
@@ -95,22 +84,19 @@ FailureOr<Partition> zeroc::readPartition(ModuleOp module,
            << " needs the stage and buffers train-shard-states decides "
               "(train.zero_stage, train.world_size): run train-shard-states "
               "first";
-  Partition partition;
-  partition.stage = stage.getInt();
-  partition.worldSize = world.getInt();
+  Partition partition{stage.getInt(), world.getInt()};
   for (auto buffer : module.getOps<BufferOp>()) {
     StringRef name = buffer.getSymName();
-    if (!name.starts_with("zero.flat") || !name.ends_with(".params"))
+    if (!name.starts_with("zero.flat") || !name.consume_back(".params"))
       continue;
     FlatBucket &b = partition.buckets.emplace_back();
-    b.name = name.drop_back(StringRef(".params").size()).str();
+    b.name = name.str();
     b.offsets = llvm::to_vector(buffer.getOffsets());
     b.element = buffer.getTensorType().getElementType();
     b.size = buffer.getTensorType().getNumElements();
     b.shard = partition.stage == 0 ? b.size : b.size / partition.worldSize;
-    for (Attribute member : buffer.getMembers()) {
-      auto param =
-          symbols.lookup<ParamOp>(cast<FlatSymbolRefAttr>(member).getAttr());
+    for (auto member : buffer.getMembers().getAsRange<FlatSymbolRefAttr>()) {
+      auto param = symbols.lookup<ParamOp>(member.getAttr());
       if (!param)
         return buffer.emitError("member ")
                << member << " of a parameter buffer is not a train.param";
@@ -133,9 +119,14 @@ FailureOr<Partition> zeroc::readPartition(ModuleOp module,
 FailureOr<TrainStep> zeroc::findTrainStep(ModuleOp module,
                                           SymbolTable &symbols) {
   TrainStep step;
-  for (auto candidate : module.getOps<func::FuncOp>())
-    if (trainDialect(candidate).getStepAttrHelper().isAttrPresent(candidate))
+  for (auto candidate : module.getOps<func::FuncOp>()) {
+    TrainDialect &dialect = trainDialect(candidate);
+    if (dialect.getStepAttrHelper().isAttrPresent(candidate))
       step.func = candidate;
+    if (!step.forward &&
+        dialect.getForwardAttrHelper().isAttrPresent(candidate))
+      step.forward = candidate;
+  }
   if (!step.func)
     return module.emitError("no function is marked train.step: run "
                             "train-autodiff and train-optimizer first");

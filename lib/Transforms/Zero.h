@@ -1,12 +1,7 @@
 //===- Zero.h - what the passes of train-zero share -------------*- C++ -*-===//
 //
-// train-zero is a pipeline whose passes write their decisions into the IR
-// for the next: train-assign-buckets (the module attribute `train.buckets`),
-// train-shard-states (the buckets' train.buffers, the grid, the stage),
-// train-gather-params (stage 3's parameter gathers), train-reduce-gradients
-// (the gradient collectives, the global loss) and train-shard-optimizer (one
-// update per bucket shard). Each later pass reads the earlier decisions from
-// the IR through the helpers below.
+// train-zero's passes (Passes.td) write their decisions into the IR for the
+// next; the later passes read them back through the helpers below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,9 +21,10 @@ constexpr llvm::StringLiteral kGrid = "dp";
 
 /// @train_step as train-optimizer writes it: the parameters of
 /// train.gradients, the gradient each one's squared norm reads, and the
-/// optimizer section's first op (its train.lr_schedule).
+/// optimizer section's first op (its train.lr_schedule); and the function
+/// marked train.forward, or null.
 struct TrainStep {
-  mlir::func::FuncOp func;
+  mlir::func::FuncOp func, forward;
   train::OptimizerOp optimizer;
   llvm::SmallVector<train::ParamOp> params;
   llvm::SmallVector<mlir::Value> grads;
@@ -39,36 +35,31 @@ struct TrainStep {
 mlir::FailureOr<TrainStep> findTrainStep(mlir::ModuleOp module,
                                          mlir::SymbolTable &symbols);
 
-/// The function marked train.forward, or null.
-mlir::func::FuncOp findForward(mlir::ModuleOp module);
-
-/// What train-shard-states decided, as the later passes read it back:
-/// the stage and world size (`train.zero_stage`, `train.world_size`) and
-/// each bucket from its parameter buffer `@zero.flat<k>.params`.
+/// A bucket as train-shard-states lays it out: its members end to end in
+/// buffers `@zero.flat<k>.<kind>` of `size` elements, `shard` per rank.
 struct FlatBucket {
-  std::string name; // zero.flat<k>; its buffers are <name>.params, ...
+  std::string name; // zero.flat<k>
   llvm::SmallVector<train::ParamOp> members;
-  llvm::SmallVector<int64_t> offsets;
-  llvm::SmallVector<int64_t> numels; // of each member
-  int64_t shard = 0; // a rank's elements (the whole buffer at stage 0)
-  int64_t size = 0;  // of the buffer: N shards, or (stage 0) the members
+  llvm::SmallVector<int64_t> offsets, numels;
+  int64_t shard = 0; // the whole buffer at stage 0
+  int64_t size = 0;  // N shards, or (stage 0) the members
   mlir::Type element;
 
   /// Elements after the last member.
   int64_t padding() const { return size - (offsets.back() + numels.back()); }
-  /// The name of the bucket's buffer of `kind` (`params`, `grads`,
-  /// `master`, or a moment's state kind), as train-shard-states declares it.
+  /// The bucket's buffer of `kind` (`params`, `grads`, `master`, or a
+  /// moment's state kind).
   std::string buffer(llvm::StringRef kind) const {
     return name + "." + kind.str();
   }
 };
 
+/// What train-shard-states decided for `step`: `train.zero_stage`,
+/// `train.world_size` and the buckets of its parameter buffers.
 struct Partition {
   int64_t stage = 0, worldSize = 1;
   llvm::SmallVector<FlatBucket> buckets;
-  /// Each parameter's bucket (by name).
-  llvm::StringMap<unsigned> bucketOf;
-  /// The step the decisions are for (findTrainStep).
+  llvm::StringMap<unsigned> bucketOf; // by parameter name
   TrainStep step;
 };
 
@@ -78,28 +69,22 @@ mlir::FailureOr<Partition> readPartition(mlir::ModuleOp module,
                                          mlir::SymbolTable &symbols,
                                          llvm::StringRef pass);
 
-/// Upstream shard collectives on the 1-D grid @dp, over dimension 0.
-class Collectives {
-public:
-  Collectives(mlir::OpBuilder &builder, int64_t ranks)
-      : b(builder), ranks(ranks) {}
-
-  mlir::Value allReduce(mlir::Location loc, mlir::Value flat);
-  mlir::Value reduceScatter(mlir::Location loc, mlir::Value flat);
-  mlir::Value allGather(mlir::Location loc, mlir::Value flat);
-  mlir::Value allSlice(mlir::Location loc, mlir::Value flat);
-  /// zeroc's side-effecting gather, which CSE cannot merge with another.
-  mlir::Value gatherStart(mlir::Location loc, mlir::Value flat);
-  /// Averages a scalar over ranks (the loss, through a 1-element buffer).
-  mlir::Value averageScalar(train::TrainBuilder &tb, mlir::Value scalar);
-  mlir::Value sumScalar(train::TrainBuilder &tb, mlir::Value scalar);
-
-private:
-  mlir::RankedTensorType resized(mlir::Value flat, int64_t mul, int64_t div);
-
-  mlir::OpBuilder &b;
-  int64_t ranks;
-};
+/// Upstream shard collectives of `flat` on the 1-D grid @dp of `ranks`
+/// ranks, over dimension 0, built at `tb`.
+mlir::Value allReduce(train::TrainBuilder &tb, mlir::Value flat);
+mlir::Value reduceScatter(train::TrainBuilder &tb, mlir::Value flat,
+                          int64_t ranks);
+mlir::Value allGather(train::TrainBuilder &tb, mlir::Value flat, int64_t ranks);
+mlir::Value allSlice(train::TrainBuilder &tb, mlir::Value flat, int64_t ranks);
+/// zeroc's side-effecting gather, which CSE cannot merge with another.
+mlir::Value gatherStart(train::TrainBuilder &tb, mlir::Value flat,
+                        int64_t ranks);
+/// A scalar summed (averaged: the loss) over ranks, through a 1-element
+/// buffer (sumScalar as globalizeTargetCounts' sumOverRanks).
+mlir::Value sumScalar(mlir::OpBuilder &builder, mlir::Location loc,
+                      mlir::Value scalar);
+mlir::Value averageScalar(train::TrainBuilder &tb, mlir::Value scalar,
+                          int64_t ranks);
 
 /// The micro-batch contributions of a value that train-accumulate summed
 /// (a chain of `train.add` marked `train.accumulate`, the running total on
