@@ -24,6 +24,20 @@ inline bool isEmplaced(mlir::Operation *op, unsigned operand) {
   return list && llvm::is_contained(list.asArrayRef(), operand);
 }
 
+/// Records that train-emplace places operand `operand` of `op`, the list
+/// kept in operand order.
+inline void setEmplaced(mlir::Operation *op, int64_t operand) {
+  if (isEmplaced(op, operand))
+    return;
+  llvm::SmallVector<int64_t> list;
+  if (auto old =
+          op->getAttrOfType<mlir::DenseI64ArrayAttr>(train::kEmplaceAttrName))
+    llvm::append_range(list, old.asArrayRef());
+  list.insert(llvm::upper_bound(list, operand), operand);
+  op->setAttr(train::kEmplaceAttrName,
+              mlir::DenseI64ArrayAttr::get(op->getContext(), list));
+}
+
 /// The value whose buffer `op`'s result is a view of (the train ops say,
 /// BufferViewOpInterface; an all-slice is the rank's slice), or null.
 inline mlir::Value viewSource(mlir::Operation *op) {
@@ -115,10 +129,9 @@ struct BlockFacts {
       it->second = std::max(it->second, at);
   }
 
-  /// `end`, where an update in place (`inPlace` of its operand) keeps the
-  /// state buffer it writes alive as long as its result.
-  void computeLiveness(mlir::Block &block,
-                       llvm::function_ref<bool(mlir::OpOperand &)> inPlace) {
+  /// `end`, where an update in place (train.emplace) keeps the state
+  /// buffer it writes alive as long as its result.
+  void computeLiveness(mlir::Block &block) {
     for (mlir::Operation &op : block) {
       unsigned at = position.lookup(&op);
       for (mlir::Value operand : op.getOperands())
@@ -135,7 +148,7 @@ struct BlockFacts {
       }
       if (auto update = mlir::dyn_cast<train::StateUpdateOpInterface>(op))
         for (unsigned i : update.getUpdatedOperands())
-          if (inPlace(op.getOpOperand(i)) &&
+          if (isEmplaced(&op, i) &&
               end.count(update.getUpdatedResult(i)))
             use(op.getOperand(i), end.lookup(update.getUpdatedResult(i)));
     }

@@ -24,10 +24,6 @@ using namespace zeroc::bufferize;
 
 namespace {
 
-bool inPlace(OpOperand &operand) {
-  return isEmplaced(operand.getOwner(), operand.getOperandNumber());
-}
-
 /// Whether `next`, an access of `read`'s memory, writes it: a train.write
 /// that remains, or an update in place through another read of it.
 bool writes(const BlockFacts &facts, ReadOp read, Operation *next) {
@@ -38,7 +34,7 @@ bool writes(const BlockFacts &facts, ReadOp read, Operation *next) {
     return false;
   for (unsigned i : update.getUpdatedOperands())
     if (auto other = next->getOperand(i).getDefiningOp<ReadOp>();
-        other && inPlace(next->getOpOperand(i)) && other != read &&
+        other && isEmplaced(next, i) && other != read &&
         facts.rootOf(other.getName()) == facts.rootOf(read.getName()))
       return true;
   return false;
@@ -49,7 +45,7 @@ bool writes(const BlockFacts &facts, ReadOp read, Operation *next) {
 /// to its last use was quadratic in a large model's parameters).
 void markCopyingReads(Block &block) {
   BlockFacts facts(block);
-  facts.computeLiveness(block, inPlace);
+  facts.computeLiveness(block);
   for (Operation &op : block) {
     auto read = dyn_cast<ReadOp>(op);
     if (!read)

@@ -25,61 +25,22 @@ using namespace zeroc::bufferize;
 
 namespace {
 
-/// The decisions for one function's block, made before anything changes.
+/// The decisions for one function's block, each recorded on the ops it
+/// concerns (train.emplace, train.into) as it is made, where the later
+/// ones read it.
 struct Emplacer : BlockFacts {
-  /// Updates computed in place on the state an operand reads, and the
-  /// writes that this makes redundant.
-  llvm::DenseSet<OpOperand *> inPlace;
-  llvm::DenseSet<Operation *> elidedWrites;
-  /// Gradient bucket packs (by the train.buffer they are), and the inputs
-  /// of each bucket or reduce-scatter segment computed into their slots.
-  llvm::DenseMap<Operation *, StringRef> flatPacks;
-  llvm::DenseMap<Operation *, SmallVector<int64_t>> slots;
-  /// The values computed into a bucket or a segment.
-  llvm::DenseSet<Value> destination;
-  /// An all-gather whose result is written to a replicated train.buffer
-  /// receives into it, and the value it sends is computed into the rank's
-  /// slot of that buffer (by value) -- the collective then runs in place.
-  llvm::DenseMap<Operation *, StringRef> gatherInto;
-  llvm::DenseSet<Value> rankSlot;
-
   Emplacer(Block &block, SymbolTable &symbols) : BlockFacts(block) {
     findFlatLayout(block, symbols);
     findSegments(block);
     findInPlaceUpdates(block);
-    computeLiveness(block,
-                    [&](OpOperand &operand) { return inPlace.contains(&operand); });
+    computeLiveness(block);
     findInPlaceGathers(block, symbols);
     findWritesIntoBuffers(block, symbols);
   }
 
-  /// The decisions as attributes on the ops they concern.
-  void record(Block &block) {
-    MLIRContext *context = block.getParentOp()->getContext();
-    auto mark = [&](Operation *op, ArrayRef<int64_t> operands) {
-      op->setAttr(kEmplaceAttrName, DenseI64ArrayAttr::get(context, operands));
-    };
-    for (Operation &op : block) {
-      if (auto it = flatPacks.find(&op); it != flatPacks.end())
-        op.setAttr(kIntoAttrName, FlatSymbolRefAttr::get(context, it->second));
-      if (auto it = gatherInto.find(&op); it != gatherInto.end()) {
-        op.setAttr(kIntoAttrName, FlatSymbolRefAttr::get(context, it->second));
-        if (rankSlot.contains(op.getOperand(0)))
-          mark(&op, {0});
-      }
-      if (auto it = slots.find(&op); it != slots.end() && !it->second.empty())
-        mark(&op, it->second);
-      if (elidedWrites.contains(&op))
-        mark(&op, {0});
-      if (auto update = dyn_cast<StateUpdateOpInterface>(op)) {
-        SmallVector<int64_t> operands;
-        for (unsigned i : update.getUpdatedOperands())
-          if (inPlace.contains(&op.getOpOperand(i)))
-            operands.push_back(i);
-        if (!operands.empty())
-          mark(&op, operands);
-      }
-    }
+  static void setInto(Operation *op, StringRef buffer) {
+    op->setAttr(kIntoAttrName,
+                FlatSymbolRefAttr::get(op->getContext(), buffer));
   }
 
   /// The value to compute directly into a pack's slice for `input`: the
@@ -87,7 +48,7 @@ struct Emplacer : BlockFacts {
   /// only on the way to the pack and its producer is a kernel of this
   /// block; null otherwise.
   Value placeable(Value input, Block &block) const {
-    if (!input.hasOneUse() || destination.contains(input))
+    if (!input.hasOneUse())
       return nullptr;
     Value value = throughReshapes(input);
     Operation *producer = value.getDefiningOp();
@@ -153,12 +114,9 @@ struct Emplacer : BlockFacts {
         continue;
       // The pack is the buffer, the all-reduce runs in place, and the
       // averaging is computed into the buffer: the write is a view.
-      elidedWrites.insert(write);
-      if (Value value = write.getValue();
-          value != pack.getResult() && !value.getDefiningOp<WaitOp>())
-        destination.insert(value);
+      setEmplaced(write, 0);
       placeInputs(pack, block);
-      flatPacks[pack] = write.getName();
+      setInto(pack, write.getName());
     }
   }
 
@@ -184,13 +142,12 @@ struct Emplacer : BlockFacts {
   void findWritesIntoBuffers(Block &block, SymbolTable &symbols) {
     for (Operation &op : block) {
       auto write = dyn_cast<WriteOp>(op);
-      if (!write || elidedWrites.contains(write))
+      if (!write || isEmplaced(write, 0))
         continue;
       Type storageType = wholeStorageType(symbols, write.getName());
       Value value = write.getValue();
       if (!storageType || storageType != value.getType() ||
-          !value.hasOneUse() || placeable(value, block) != value ||
-          rankSlot.contains(value))
+          !value.hasOneUse() || placeable(value, block) != value)
         continue;
       unsigned from = position.lookup(value.getDefiningOp());
       unsigned at = position.lookup(write);
@@ -212,9 +169,8 @@ struct Emplacer : BlockFacts {
         touched |= access != write.getOperation() && access != own &&
                    p >= from && p <= at;
       }
-      if (touched)
-        continue;
-      elidedWrites.insert(write);
+      if (!touched)
+        setEmplaced(write, 0);
     }
   }
 
@@ -249,12 +205,9 @@ struct Emplacer : BlockFacts {
       }
       if (readLiveAt(root, position.lookup(start), sliceRead))
         continue;
-      if (sliceRead)
-        inPlace.insert(&producer->getOpOperand(0));
-      else
-        rankSlot.insert(send);
-      gatherInto[start] = write.getName();
-      elidedWrites.insert(write);
+      setEmplaced(sliceRead ? producer : start.getOperation(), 0);
+      setInto(start, write.getName());
+      setEmplaced(write, 0);
     }
   }
 
@@ -264,7 +217,7 @@ struct Emplacer : BlockFacts {
   void findSegments(Block &block) {
     for (Operation &op : block) {
       auto pack = dyn_cast<PackOp>(op);
-      if (!pack || flatPacks.count(pack) ||
+      if (!pack || pack->hasAttr(kIntoAttrName) ||
           !isa_and_nonnull<ReduceScatterStartOp>(onlyUser(pack.getResult())))
         continue;
       placeInputs(pack, block);
@@ -275,10 +228,8 @@ struct Emplacer : BlockFacts {
   /// slot.
   void placeInputs(PackOp pack, Block &block) {
     for (auto [index, input] : llvm::enumerate(pack.getInputs()))
-      if (Value value = placeable(input, block)) {
-        destination.insert(value);
-        slots[pack].push_back(index);
-      }
+      if (placeable(input, block))
+        setEmplaced(pack, index);
   }
 
   void findInPlaceUpdates(Block &block) {
@@ -293,8 +244,8 @@ struct Emplacer : BlockFacts {
         for (Operation *user : update.getUpdatedResult(i).getUsers())
           if (auto write = dyn_cast<WriteOp>(user);
               write && write.getName() == read.getName()) {
-            inPlace.insert(&op.getOpOperand(i));
-            elidedWrites.insert(write);
+            setEmplaced(&op, i);
+            setEmplaced(write, 0);
           }
       }
     }
@@ -309,8 +260,7 @@ struct TrainEmplacePass : zeroc::impl::TrainEmplaceBase<TrainEmplacePass> {
       if (func.isExternal() ||
           trainDialect(func).getPlannedAttrHelper().isAttrPresent(func))
         continue;
-      Block &block = func.getBody().front();
-      Emplacer(block, symbols).record(block);
+      Emplacer(func.getBody().front(), symbols);
     }
   }
 };
