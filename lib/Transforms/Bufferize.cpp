@@ -22,7 +22,6 @@
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/StringSet.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_TRAINBUFFERIZEOPS
@@ -43,10 +42,13 @@ RankedTensorType tensorOf(Type type) {
   return cast<RankedTensorType>(type);
 }
 
+int64_t elementsOf(Value value) {
+  return tensorOf(value.getType()).getNumElements();
+}
+
 MemRefType memrefOf(RankedTensorType type) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }
-
 
 /// Where a value's elements are: a buffer that owns memory (an allocation,
 /// a state's storage or a function argument) and the offset of the first
@@ -68,22 +70,19 @@ struct Destination {
 /// Elements of a collective's full buffer that are not padding: the real
 /// elements of the tensors packed into its input (reduce), or unpacked from
 /// its result (gather), else all of them.
-int64_t payloadOf(Operation *start, int64_t full) {
+int64_t payloadOf(Operation *start) {
   auto elements = [](ValueRange values) {
-    int64_t real = 0;
-    for (Value value : values)
-      real += tensorOf(value.getType()).getNumElements();
-    return real;
+    return llvm::sum_of(llvm::map_range(values, elementsOf));
   };
   if (!isa<AllGatherStartOp>(start)) {
     auto pack = start->getOperand(0).getDefiningOp<PackOp>();
-    return pack ? elements(pack.getInputs()) : full;
+    return elements(pack ? pack.getInputs() : start->getOperands());
   }
   for (Operation *wait : start->getResult(0).getUsers())
     for (Operation *user : wait->getResult(0).getUsers())
       if (auto unpack = dyn_cast<UnpackOp>(user))
         return elements(unpack.getResults());
-  return full;
+  return elements(start->getResults());
 }
 
 /// The train.buffer train-emplace computes `op` into (train.into), or "".
@@ -100,13 +99,13 @@ bool isBuffer(PackOp pack) {
 
 class FunctionBufferizer {
 public:
-  FunctionBufferizer(func::FuncOp func, SymbolTable &symbols)
-      : func(func), symbols(symbols), builder(func.getContext()) {}
+  FunctionBufferizer(func::FuncOp func)
+      : func(func), builder(func.getContext()) {}
 
-  LogicalResult run();
+  LogicalResult run(SymbolTable &symbols);
 
 private:
-  LogicalResult readDestinations(Block &block);
+  LogicalResult readDestinations(Block &block, SymbolTable &symbols);
   LogicalResult rewrite(Operation &op);
   void rewriteBucket(PackOp pack);
   void rewriteCollective(Operation &op);
@@ -124,6 +123,10 @@ private:
     return owning(memref::AllocOp::create(builder, loc(), memrefOf(type)));
   }
 
+  Value storage(StringRef name, RankedTensorType type) {
+    return owning(StorageOp::create(builder, loc(), memrefOf(type), name));
+  }
+
   /// The buffer of `value` (a view where it is one).
   Value bufferOf(Value value) const { return buffers.lookup(value); }
   SmallVector<Value> buffersOf(ValueRange values) const {
@@ -133,49 +136,54 @@ private:
   /// A view of `source`'s elements from `offset` (static plus dynamic), with
   /// the shape of `type`.
   Value view(Value source, RankedTensorType type, int64_t offset,
-             Value dynamicOffset) {
-    Place from = places.lookup(source);
-    Place to{from.base, from.offset + offset, from.dynamicOffset};
-    if (dynamicOffset)
-      to.dynamicOffset =
-          to.dynamicOffset
-              ? arith::AddIOp::create(builder, loc(), to.dynamicOffset,
-                                      dynamicOffset)
-                    .getResult()
-              : dynamicOffset;
-    auto baseType = cast<MemRefType>(to.base.getType());
-    Value result;
-    if (!to.dynamicOffset && to.offset == 0 &&
-        baseType.getShape() == type.getShape() &&
-        baseType.getElementType() == type.getElementType()) {
-      result = to.base;
-    } else {
+             Value dynamicOffset = nullptr) {
+    Place to = places.lookup(source);
+    to.offset += offset;
+    if (dynamicOffset && to.dynamicOffset)
+      to.dynamicOffset = arith::AddIOp::create(builder, loc(), to.dynamicOffset,
+                                               dynamicOffset);
+    else if (dynamicOffset)
+      to.dynamicOffset = dynamicOffset;
+    Value result = to.base;
+    if (to.offset || to.dynamicOffset || to.base.getType() != memrefOf(type)) {
       SmallVector<int64_t> strides = computeSuffixProduct(type.getShape());
-      int64_t staticOffset =
-          to.dynamicOffset ? ShapedType::kDynamic : to.offset;
       // Row-major from the base pointer itself is the identity layout.
       MemRefLayoutAttrInterface layout;
-      if (staticOffset != 0)
-        layout = StridedLayoutAttr::get(builder.getContext(), staticOffset,
-                                        strides);
-      auto resultType = MemRefType::get(type.getShape(), type.getElementType(),
-                                        layout, baseType.getMemorySpace());
+      if (to.offset || to.dynamicOffset)
+        layout = StridedLayoutAttr::get(
+            builder.getContext(),
+            to.dynamicOffset ? ShapedType::kDynamic : to.offset, strides);
       OpFoldResult offsetValue = builder.getIndexAttr(to.offset);
-      if (to.dynamicOffset) {
-        Value total = to.dynamicOffset;
-        if (to.offset)
-          total = arith::AddIOp::create(
-              builder, loc(), total,
-              arith::ConstantIndexOp::create(builder, loc(), to.offset));
-        offsetValue = total;
-      }
+      if (to.dynamicOffset && to.offset)
+        offsetValue = arith::AddIOp::create(builder, loc(), to.dynamicOffset,
+                                            arith::ConstantIndexOp::create(
+                                                builder, loc(), to.offset))
+                          .getResult();
+      else if (to.dynamicOffset)
+        offsetValue = to.dynamicOffset;
       result = memref::ReinterpretCastOp::create(
-          builder, loc(), resultType, to.base, offsetValue,
+          builder, loc(),
+          MemRefType::get(type.getShape(), type.getElementType(), layout),
+          to.base, offsetValue,
           getAsIndexOpFoldResult(builder.getContext(), type.getShape()),
           getAsIndexOpFoldResult(builder.getContext(), strides));
     }
     places[result] = to;
     return result;
+  }
+
+  /// This rank's slot of shape `type` in `buffer`, one slot per rank.
+  Value rankSlot(Value buffer, RankedTensorType type) {
+    if (!rank) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(newBlock);
+      rank = RankOp::create(builder, func.getLoc(),
+                            FlatSymbolRefAttr::get(builder.getContext(), "dp"));
+    }
+    Value offset = arith::MulIOp::create(
+        builder, loc(), rank,
+        arith::ConstantIndexOp::create(builder, loc(), type.getNumElements()));
+    return view(buffer, type, 0, offset);
   }
 
   /// The --trace site of `from` (train-trace-sites) on `to`.
@@ -187,108 +195,65 @@ private:
 
   /// A train.kernel that computes `op` (cloned into its body) from the
   /// buffers `ins` into the buffers `outs`.
-  void kernel(Operation *op, ArrayRef<Value> ins, ArrayRef<Value> outs) {
+  void kernel(Operation *op, ValueRange ins, ValueRange outs) {
     auto k = KernelOp::create(builder, loc(), ins, outs);
     OpBuilder::InsertionGuard guard(builder);
-    Block *body = builder.createBlock(&k.getBody());
+    SmallVector<Location> locs(ins.size(), op->getLoc());
+    Block *body =
+        builder.createBlock(&k.getBody(), {}, op->getOperandTypes(), locs);
     IRMapping mapping;
-    for (auto [operand, in] : llvm::zip(op->getOperands(), ins)) {
-      auto type = cast<MemRefType>(in.getType());
-      mapping.map(operand,
-                  body->addArgument(RankedTensorType::get(type.getShape(),
-                                                          type.getElementType()),
-                                    op->getLoc()));
-    }
+    mapping.map(op->getOperands(), body->getArguments());
     Operation *clone = builder.clone(*op, mapping);
     clone->removeAttr(kEmplaceAttrName);
     YieldOp::create(builder, op->getLoc(), clone->getResults());
   }
 
-  Value storage(StringRef name, RankedTensorType type) {
-    return owning(StorageOp::create(builder, loc(), memrefOf(type), name));
-  }
-
-  /// The storage of the gradient bucket's train.buffer `name` (one
-  /// train.storage for the function).
-  Value bucketStorage(StringRef name) {
-    auto [it, inserted] = bucketValues.try_emplace(name, Value());
-    if (inserted)
-      it->second = storage(name, symbols.lookup<BufferOp>(name).getTensorType());
+  /// The buffer of a gradient bucket's pack (the storage of its
+  /// train.buffer) or of a reduce-scatter's segment (allocated), made when
+  /// the first value is computed into it.
+  Value packBuffer(Operation *pack) {
+    auto [it, inserted] = packBuffers.try_emplace(pack, Value());
+    if (inserted) {
+      RankedTensorType type = tensorOf(pack->getResult(0).getType());
+      StringRef into = intoOf(pack);
+      it->second = into.empty() ? alloc(type) : storage(into, type);
+    }
     return it->second;
   }
 
   /// The buffer train-emplace computes `result` into (see Destination).
   Value destinationBuffer(Value result, Destination to) {
     RankedTensorType type = tensorOf(result.getType());
-    if (auto write = dyn_cast<WriteOp>(to.consumer))
-      return bucketNames.contains(write.getName())
-                 ? bucketStorage(write.getName())
-                 : storage(write.getName(), type);
-    StringRef into = intoOf(to.consumer);
+    if (auto write = dyn_cast<WriteOp>(to.consumer)) {
+      Operation *bucket = bucketPacks.lookup(write.getName());
+      return bucket ? packBuffer(bucket) : storage(write.getName(), type);
+    }
     if (isa<AllGatherStartOp>(to.consumer)) {
-      Value buffer =
-          storage(into, symbols.lookup<BufferOp>(into).getTensorType());
-      return view(buffer, type, 0, rankOffset(type.getNumElements()));
+      Value buffer = storage(intoOf(to.consumer),
+                             tensorOf(to.consumer->getResult(0).getType()));
+      return rankSlot(buffer, type);
     }
-    Value buffer =
-        into.empty() ? segmentBuffer(to.consumer) : bucketStorage(into);
-    return view(buffer, type, to.offset, nullptr);
-  }
-
-  /// The buffer of a reduce-scatter's segment (the pack `pack`), allocated when
-  /// its first part is computed into it.
-  Value segmentBuffer(Operation *pack) {
-    auto [it, inserted] = segments.try_emplace(pack, Value());
-    if (inserted)
-      it->second = alloc(tensorOf(pack->getResult(0).getType()));
-    return it->second;
-  }
-
-  /// Whether `value`'s buffer is elements [offset, ...) of `base`.
-  bool isAt(Value value, Value base, int64_t offset) const {
-    Place place = places.lookup(bufferOf(value));
-    return place.base == base && place.offset == offset && !place.dynamicOffset;
-  }
-
-  /// The index `rank * elements`: where this rank's slot of `elements`
-  /// elements starts in a buffer of one slot per rank.
-  Value rankOffset(int64_t elements) {
-    return arith::MulIOp::create(
-        builder, loc(), rank(),
-        arith::ConstantIndexOp::create(builder, loc(), elements));
-  }
-
-  Value rank() {
-    if (!rankValue) {
-      OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPointToStart(newBlock);
-      rankValue = RankOp::create(builder, func.getLoc(),
-                                 FlatSymbolRefAttr::get(builder.getContext(), "dp"));
-    }
-    return rankValue;
+    return view(packBuffer(to.consumer), type, to.offset);
   }
 
   func::FuncOp func;
-  SymbolTable &symbols;
   OpBuilder builder;
-  llvm::StringMap<Value> bucketValues;
-  llvm::StringSet<> bucketNames;
-  llvm::DenseMap<Operation *, Value> segments;
+  llvm::StringMap<Operation *> bucketPacks; // train.buffer -> its pack
+  llvm::DenseMap<Operation *, Value> packBuffers;
   llvm::DenseMap<Value, Destination> destinations;
   Block *newBlock = nullptr;
   Operation *current = nullptr;
-  Value rankValue;
+  Value rank;
   llvm::DenseMap<Value, Value> buffers;
   llvm::DenseMap<Value, Place> places;
-  llvm::DenseMap<Value, Value> requests; // future -> request
-  llvm::DenseMap<Value, Value> received; // future -> recv buffer
+  llvm::DenseMap<Value, CollectiveStartOp> starts; // by future
 };
 
 /// Where train-emplace placed each value (train.emplace, train.into),
 /// checked: the values each marked operand is computed into.
-LogicalResult FunctionBufferizer::readDestinations(Block &block) {
+LogicalResult FunctionBufferizer::readDestinations(Block &block,
+                                                   SymbolTable &symbols) {
   for (Operation &op : block) {
-    auto marked = op.getAttrOfType<DenseI64ArrayAttr>(kEmplaceAttrName);
     StringRef into = intoOf(&op);
     if (!into.empty()) {
       Type type = tensorOf(op.getResult(0).getType());
@@ -297,9 +262,9 @@ LogicalResult FunctionBufferizer::readDestinations(Block &block) {
                << into << " ('train.into'), which is not a replicated "
                << "train.buffer of type " << type;
       if (isa<PackOp>(op))
-        bucketNames.insert(into);
+        bucketPacks[into] = &op;
     }
-    if (!marked || isa<StateUpdateOpInterface>(op))
+    if (!op.hasAttr(kEmplaceAttrName) || isa<StateUpdateOpInterface>(op))
       continue;
     if (isa<AllGatherStartOp>(op) && into.empty())
       return op.emitOpError("computes its send in place ('train.emplace') but "
@@ -315,15 +280,15 @@ LogicalResult FunctionBufferizer::readDestinations(Block &block) {
                  << operand.getOperandNumber()
                  << " is placed ('train.emplace') but no kernel computes it";
       }
-      offset += tensorOf(operand.get().getType()).getNumElements();
+      offset += elementsOf(operand.get());
     }
   }
   return success();
 }
 
-LogicalResult FunctionBufferizer::run() {
+LogicalResult FunctionBufferizer::run(SymbolTable &symbols) {
   Block &block = func.getBody().front();
-  if (failed(readDestinations(block)))
+  if (failed(readDestinations(block, symbols)))
     return failure();
 
   // The new body, owned here until it replaces the old: a failure frees it.
@@ -344,9 +309,7 @@ LogicalResult FunctionBufferizer::run() {
       return failure();
   }
 
-  // Swap the bodies.
-  Region &region = func.getBody();
-  region.push_back(owned.release());
+  func.getBody().push_back(owned.release());
   block.dropAllDefinedValueUses();
   block.erase();
   func.setFunctionType(
@@ -359,15 +322,14 @@ void FunctionBufferizer::rewriteBucket(PackOp pack) {
   // A gradient bucket's buffer (the train.buffer train-zero declared) or a
   // reduce-scatter's segment: the pack is that buffer; a gradient that is
   // not already in its slice is copied there.
-  StringRef into = intoOf(pack);
-  Value bucket = into.empty() ? segments.lookup(pack) : bucketStorage(into);
+  Value bucket = packBuffer(pack);
   int64_t offset = 0;
   for (Value input : pack.getInputs()) {
-    if (!isAt(input, bucket, offset))
-      memref::CopyOp::create(
-          builder, loc(), bufferOf(input),
-          view(bucket, tensorOf(input.getType()), offset, nullptr));
-    offset += tensorOf(input.getType()).getNumElements();
+    Place place = places.lookup(bufferOf(input));
+    if (place.base != bucket || place.offset != offset || place.dynamicOffset)
+      memref::CopyOp::create(builder, loc(), bufferOf(input),
+                             view(bucket, tensorOf(input.getType()), offset));
+    offset += elementsOf(input);
   }
   buffers[pack.getResult()] = bucket;
 }
@@ -380,12 +342,12 @@ void FunctionBufferizer::rewriteCollective(Operation &op) {
   // send is the rank's slot).
   auto pack = op.getOperand(0).getDefiningOp<PackOp>();
   bool inPlace = pack && isBuffer(pack);
+  Value send = bufferOf(op.getOperand(0));
   Value recv;
   if (inPlace && isa<AllReduceStartOp>(op))
-    recv = bufferOf(op.getOperand(0));
+    recv = send;
   else if (inPlace && isa<ReduceScatterStartOp>(op))
-    recv = view(bufferOf(op.getOperand(0)), type, 0,
-                rankOffset(type.getNumElements()));
+    recv = rankSlot(send, type);
   else if (StringRef into = intoOf(&op); !into.empty())
     recv = storage(into, type);
   else
@@ -394,16 +356,11 @@ void FunctionBufferizer::rewriteCollective(Operation &op) {
                         : isa<ReduceScatterStartOp>(op)
                             ? CollectiveKind::reduce_scatter
                             : CollectiveKind::all_gather;
-  Value send = bufferOf(op.getOperand(0));
-  int64_t full = kind == CollectiveKind::all_gather
-                     ? type.getNumElements()
-                     : tensorOf(op.getOperand(0).getType()).getNumElements();
   auto grid = op.getAttrOfType<FlatSymbolRefAttr>("grid");
   auto start = CollectiveStartOp::create(builder, loc(), kind, send, recv,
-                                         grid.getValue(), payloadOf(&op, full));
+                                         grid.getValue(), payloadOf(&op));
   copyTrace(&op, start);
-  requests[op.getResult(0)] = start.getRequest();
-  received[op.getResult(0)] = recv;
+  starts[op.getResult(0)] = start;
 }
 
 LogicalResult FunctionBufferizer::rewrite(Operation &op) {
@@ -428,31 +385,28 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
           storage(write.getName(), tensorOf(write.getValue().getType())));
     return success();
   }
+  if (auto wait = dyn_cast<WaitOp>(op)) {
+    CollectiveStartOp start = starts.lookup(wait.getFuture());
+    copyTrace(&op,
+              CollectiveWaitOp::create(builder, loc(), start.getRequest()));
+    buffers[wait.getResult()] = start.getRecv();
+    return success();
+  }
   if (Value source = viewSource(&op)) {
-    if (auto wait = dyn_cast<WaitOp>(op)) {
-      auto waited = CollectiveWaitOp::create(builder, loc(),
-                                             requests.lookup(wait.getFuture()));
-      copyTrace(&op, waited);
-      buffers[wait.getResult()] = received.lookup(wait.getFuture());
-      return success();
-    }
     Value from = bufferOf(source);
-    if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
-      RankedTensorType type = tensorOf(slice.getResult().getType());
-      buffers[slice.getResult()] =
-          view(from, type, 0, rankOffset(type.getNumElements()));
+    if (isa<shard::AllSliceOp>(op)) {
+      buffers[op.getResult(0)] =
+          rankSlot(from, tensorOf(op.getResult(0).getType()));
       return success();
     }
     int64_t offset = 0;
     for (Value result : op.getResults()) {
-      RankedTensorType type = tensorOf(result.getType());
-      buffers[result] = view(from, type, offset, nullptr);
-      offset += type.getNumElements();
+      buffers[result] = view(from, tensorOf(result.getType()), offset);
+      offset += elementsOf(result);
     }
     return success();
   }
-  if (auto pack = dyn_cast<PackOp>(op);
-      pack && isBuffer(pack)) {
+  if (auto pack = dyn_cast<PackOp>(op); pack && isBuffer(pack)) {
     rewriteBucket(pack);
     return success();
   }
@@ -466,14 +420,13 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
     // Each state result is its state (in place) or a copy of the operand.
     SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
     for (unsigned i : update.getUpdatedOperands()) {
-      Value target = ins[i];
       if (!isEmplaced(&op, i)) {
-        target = alloc(tensorOf(op.getOperand(i).getType()));
-        memref::CopyOp::create(builder, loc(), ins[i], target);
-        ins[i] = target;
+        Value copy = alloc(tensorOf(op.getOperand(i).getType()));
+        memref::CopyOp::create(builder, loc(), ins[i], copy);
+        ins[i] = copy;
       }
-      outs.push_back(target);
-      buffers[update.getUpdatedResult(i)] = target;
+      outs.push_back(ins[i]);
+      buffers[update.getUpdatedResult(i)] = ins[i];
     }
     kernel(&op, ins, outs);
     return success();
@@ -481,8 +434,8 @@ LogicalResult FunctionBufferizer::rewrite(Operation &op) {
   // Collectives are train.*_start / train.wait pairs (that each start is
   // waited for once is train-verify-emittable's check).
   if (isa<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,
-          shard::BroadcastOp, shard::GatherOp, shard::ScatterOp,
-          shard::ShiftOp, shard::AllToAllOp, shard::SendOp, shard::RecvOp>(op))
+          shard::BroadcastOp, shard::GatherOp, shard::ScatterOp, shard::ShiftOp,
+          shard::AllToAllOp, shard::SendOp, shard::RecvOp>(op))
     return op.emitOpError("is a blocking collective; the back ends take only "
                           "train.*_start / train.wait pairs (run "
                           "train-schedule)");
@@ -507,18 +460,18 @@ struct TrainBufferizeOpsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    for (auto func :
+         llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (func.isExternal())
         continue;
-      if (trainDialect(func).getPlannedAttrHelper().isAttrPresent(func)) {
+      auto planned = trainDialect(func).getPlannedAttrHelper();
+      if (planned.isAttrPresent(func)) {
         func.emitOpError("is already in buffer form (train.planned is set)");
         return signalPassFailure();
       }
-      FunctionBufferizer bufferizer(func, symbols);
-      if (failed(bufferizer.run()))
+      if (failed(FunctionBufferizer(func).run(symbols)))
         return signalPassFailure();
-      trainDialect(func).getPlannedAttrHelper().setAttr(
-          func, UnitAttr::get(&getContext()));
+      planned.setAttr(func, UnitAttr::get(&getContext()));
     }
   }
 };
