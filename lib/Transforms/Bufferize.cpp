@@ -257,7 +257,7 @@ LogicalResult FunctionBufferizer::readDestinations(Block &block,
     StringRef into = intoOf(&op);
     if (!into.empty()) {
       Type type = tensorOf(op.getResult(0).getType());
-      if (!replicatedBuffer(symbols, into, type))
+      if (!isReplicatedBuffer(symbols, into, type))
         return op.emitOpError("is placed into @")
                << into << " ('train.into'), which is not a replicated "
                << "train.buffer of type " << type;

@@ -75,15 +75,13 @@ inline mlir::Value throughReshapes(mlir::Value input) {
   return value;
 }
 
-/// The replicated tensor-level train.buffer `name` names, whose storage
-/// has `type`, or null.
-inline train::BufferOp replicatedBuffer(mlir::SymbolTable &symbols,
-                                        llvm::StringRef name, mlir::Type type) {
+/// Whether `name` names a replicated tensor-level train.buffer whose
+/// storage has `type`.
+inline bool isReplicatedBuffer(mlir::SymbolTable &symbols, llvm::StringRef name,
+                               mlir::Type type) {
   auto buffer = symbols.lookup<train::BufferOp>(name);
-  if (!buffer || buffer.getStorageType() != buffer.getTensorType() ||
-      buffer.getTensorType() != type)
-    return nullptr;
-  return buffer;
+  return buffer && buffer.getStorageType() == type &&
+         buffer.getTensorType() == type;
 }
 
 /// A function's block: each op's position, the accesses of each memory
@@ -124,9 +122,7 @@ struct BlockFacts {
   }
 
   void use(mlir::Value value, unsigned at) {
-    auto [it, inserted] = end.try_emplace(value, at);
-    if (!inserted)
-      it->second = std::max(it->second, at);
+    end[value] = std::max(end.lookup(value), at);
   }
 
   /// `end`, where an update in place (train.emplace) keeps the state
@@ -140,16 +136,13 @@ struct BlockFacts {
       if (auto wait = mlir::dyn_cast<train::WaitOp>(op))
         use(wait.getFuture().getDefiningOp()->getOperand(0), at);
     }
+    // An unused result's end, 0, changes nothing: what it views is used.
     for (mlir::Operation &op : llvm::reverse(block)) {
-      if (mlir::Value source = viewSource(&op)) {
-        if (end.count(op.getResult(0)))
-          use(source, end.lookup(op.getResult(0)));
-        continue;
-      }
-      if (auto update = mlir::dyn_cast<train::StateUpdateOpInterface>(op))
+      if (mlir::Value source = viewSource(&op))
+        use(source, end.lookup(op.getResult(0)));
+      else if (auto update = mlir::dyn_cast<train::StateUpdateOpInterface>(op))
         for (unsigned i : update.getUpdatedOperands())
-          if (isEmplaced(&op, i) &&
-              end.count(update.getUpdatedResult(i)))
+          if (isEmplaced(&op, i))
             use(op.getOperand(i), end.lookup(update.getUpdatedResult(i)));
     }
   }

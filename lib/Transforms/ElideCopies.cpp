@@ -30,14 +30,11 @@ bool writes(const BlockFacts &facts, ReadOp read, Operation *next) {
   if (isa<WriteOp>(next))
     return !isEmplaced(next, 0);
   auto update = dyn_cast<StateUpdateOpInterface>(next);
-  if (!update)
-    return false;
-  for (unsigned i : update.getUpdatedOperands())
-    if (auto other = next->getOperand(i).getDefiningOp<ReadOp>();
-        other && isEmplaced(next, i) && other != read &&
-        facts.rootOf(other.getName()) == facts.rootOf(read.getName()))
-      return true;
-  return false;
+  return update && llvm::any_of(update.getUpdatedOperands(), [&](unsigned i) {
+           auto other = next->getOperand(i).getDefiningOp<ReadOp>();
+           return other && isEmplaced(next, i) && other != read &&
+                  facts.rootOf(other.getName()) == facts.rootOf(read.getName());
+         });
 }
 
 /// Marks the reads of `block` whose memory is written while they are live
@@ -46,21 +43,14 @@ bool writes(const BlockFacts &facts, ReadOp read, Operation *next) {
 void markCopyingReads(Block &block) {
   BlockFacts facts(block);
   facts.computeLiveness(block);
-  for (Operation &op : block) {
-    auto read = dyn_cast<ReadOp>(op);
-    if (!read)
-      continue;
+  for (auto read : block.getOps<ReadOp>()) {
     unsigned at = facts.position.lookup(read);
-    unsigned last = facts.end.count(read.getResult())
-                        ? facts.end.lookup(read.getResult())
-                        : at;
+    unsigned last = facts.end.lookup(read.getResult());
     for (Operation *next : facts.accesses[facts.rootOf(read.getName())]) {
       unsigned p = facts.position.lookup(next);
-      if (p <= at)
-        continue;
       if (p >= last)
         break;
-      if (writes(facts, read, next)) {
+      if (p > at && writes(facts, read, next)) {
         read->setAttr(kCopyAttrName, UnitAttr::get(read.getContext()));
         break;
       }

@@ -30,8 +30,7 @@ namespace {
 /// ones read it.
 struct Emplacer : BlockFacts {
   Emplacer(Block &block, SymbolTable &symbols) : BlockFacts(block) {
-    findFlatLayout(block, symbols);
-    findSegments(block);
+    findPackBuffers(block, symbols);
     findInPlaceUpdates(block);
     computeLiveness(block);
     findInPlaceGathers(block, symbols);
@@ -100,23 +99,26 @@ struct Emplacer : BlockFacts {
     return scatters && !other ? write : WriteOp();
   }
 
-  /// The buckets train-zero declared: each pack whose
-  /// bucketWrite names a replicated train.buffer that nothing touches
-  /// before is that buffer, its gradients computed into their slices.
-  void findFlatLayout(Block &block, SymbolTable &symbols) {
-    for (Operation &op : block) {
-      auto pack = dyn_cast<PackOp>(op);
-      WriteOp write = pack ? bucketWrite(pack) : WriteOp();
-      if (!write || !replicatedBuffer(symbols, write.getName(), pack.getType()))
-        continue;
-      auto &list = accesses[rootOf(write.getName())];
-      if (list.empty() || list.front() != write.getOperation())
-        continue;
-      // The pack is the buffer, the all-reduce runs in place, and the
-      // averaging is computed into the buffer: the write is a view.
-      setEmplaced(write, 0);
-      placeInputs(pack, block);
-      setInto(pack, write.getName());
+  /// The packs that are buffers, their inputs computed into their slots:
+  /// the buckets train-zero declared (a pack whose bucketWrite names a
+  /// replicated train.buffer that nothing touches before is that buffer)
+  /// and, at stages 2-3, the segment a rank reduce-scatters (a pack in no
+  /// buffer, allocated when its first gradient is computed).
+  void findPackBuffers(Block &block, SymbolTable &symbols) {
+    for (auto pack : block.getOps<PackOp>()) {
+      WriteOp write = bucketWrite(pack);
+      if (write &&
+          isReplicatedBuffer(symbols, write.getName(), pack.getType()) &&
+          accesses[rootOf(write.getName())].front() == write) {
+        // The pack is the buffer, the all-reduce runs in place, and the
+        // averaging is computed into the buffer: the write is a view.
+        setEmplaced(write, 0);
+        setInto(pack, write.getName());
+        placeInputs(pack, block);
+      } else if (isa_and_nonnull<ReduceScatterStartOp>(
+                     onlyUser(pack.getResult()))) {
+        placeInputs(pack, block);
+      }
     }
   }
 
@@ -140,14 +142,13 @@ struct Emplacer : BlockFacts {
   /// reads that storage from the kernel on and nothing else accesses it in
   /// between.
   void findWritesIntoBuffers(Block &block, SymbolTable &symbols) {
-    for (Operation &op : block) {
-      auto write = dyn_cast<WriteOp>(op);
-      if (!write || isEmplaced(write, 0))
+    for (auto write : block.getOps<WriteOp>()) {
+      if (isEmplaced(write, 0))
         continue;
       Type storageType = wholeStorageType(symbols, write.getName());
       Value value = write.getValue();
-      if (!storageType || storageType != value.getType() ||
-          !value.hasOneUse() || placeable(value, block) != value)
+      if (storageType != value.getType() || !value.hasOneUse() ||
+          placeable(value, block) != value)
         continue;
       unsigned from = position.lookup(value.getDefiningOp());
       unsigned at = position.lookup(write);
@@ -176,15 +177,12 @@ struct Emplacer : BlockFacts {
 
   /// All-gather -> wait -> write to the parameter buffer (after liveness).
   void findInPlaceGathers(Block &block, SymbolTable &symbols) {
-    for (Operation &op : block) {
-      auto start = dyn_cast<AllGatherStartOp>(op);
-      if (!start)
-        continue;
+    for (auto start : block.getOps<AllGatherStartOp>()) {
       auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
       auto write = wait ? dyn_cast_or_null<WriteOp>(onlyUser(wait.getResult()))
                         : WriteOp();
-      if (!write ||
-          !replicatedBuffer(symbols, write.getName(), wait.getResult().getType()))
+      if (!write || !isReplicatedBuffer(symbols, write.getName(),
+                                        wait.getResult().getType()))
         continue;
       StringRef root = rootOf(write.getName());
       Value send = start.getOperand();
@@ -211,19 +209,6 @@ struct Emplacer : BlockFacts {
     }
   }
 
-  /// Stages 2-3: the bucket a rank reduce-scatters (a pack in no buffer) is
-  /// allocated when its first gradient is computed, and each gradient that
-  /// is only packed is computed into its slot (no pack copy).
-  void findSegments(Block &block) {
-    for (Operation &op : block) {
-      auto pack = dyn_cast<PackOp>(op);
-      if (!pack || pack->hasAttr(kIntoAttrName) ||
-          !isa_and_nonnull<ReduceScatterStartOp>(onlyUser(pack.getResult())))
-        continue;
-      placeInputs(pack, block);
-    }
-  }
-
   /// Each input of a bucket or segment that can be is computed into its
   /// slot.
   void placeInputs(PackOp pack, Block &block) {
@@ -233,18 +218,16 @@ struct Emplacer : BlockFacts {
   }
 
   void findInPlaceUpdates(Block &block) {
-    for (Operation &op : block) {
-      auto update = dyn_cast<StateUpdateOpInterface>(op);
-      if (!update)
-        continue;
+    for (auto update : block.getOps<StateUpdateOpInterface>()) {
       for (unsigned i : update.getUpdatedOperands()) {
-        auto read = op.getOperand(i).getDefiningOp<ReadOp>();
-        if (!read || !op.getOperand(i).hasOneUse())
+        Value state = update->getOperand(i);
+        auto read = state.getDefiningOp<ReadOp>();
+        if (!read || !state.hasOneUse())
           continue;
         for (Operation *user : update.getUpdatedResult(i).getUsers())
           if (auto write = dyn_cast<WriteOp>(user);
               write && write.getName() == read.getName()) {
-            setEmplaced(&op, i);
+            setEmplaced(update, i);
             setEmplaced(write, 0);
           }
       }
