@@ -42,8 +42,11 @@ RankedTensorType tensorOf(Type type) {
   return cast<RankedTensorType>(type);
 }
 
-int64_t elementsOf(Value value) {
-  return tensorOf(value.getType()).getNumElements();
+/// The elements of `values` together.
+int64_t elementsOf(ValueRange values) {
+  return llvm::sum_of(llvm::map_range(values.getTypes(), [](Type type) {
+    return tensorOf(type).getNumElements();
+  }));
 }
 
 MemRefType memrefOf(RankedTensorType type) {
@@ -59,30 +62,19 @@ struct Place {
   Value dynamicOffset; // index, or null
 };
 
-/// Where train-emplace computes a value: into the slot at `offset` of the
-/// buffer of `consumer` (a train.pack's bucket or segment, a train.write's
-/// storage, an all-gather's rank slot of its train.into buffer).
-struct Destination {
-  Operation *consumer;
-  int64_t offset;
-};
-
 /// Elements of a collective's full buffer that are not padding: the real
 /// elements of the tensors packed into its input (reduce), or unpacked from
 /// its result (gather), else all of them.
 int64_t payloadOf(Operation *start) {
-  auto elements = [](ValueRange values) {
-    return llvm::sum_of(llvm::map_range(values, elementsOf));
-  };
   if (!isa<AllGatherStartOp>(start)) {
     auto pack = start->getOperand(0).getDefiningOp<PackOp>();
-    return elements(pack ? pack.getInputs() : start->getOperands());
+    return elementsOf(pack ? pack.getInputs() : start->getOperands());
   }
   for (Operation *wait : start->getResult(0).getUsers())
     for (Operation *user : wait->getResult(0).getUsers())
       if (auto unpack = dyn_cast<UnpackOp>(user))
-        return elements(unpack.getResults());
-  return elements(start->getResults());
+        return elementsOf(unpack.getResults());
+  return elementsOf(start->getResults());
 }
 
 /// The train.buffer train-emplace computes `op` into (train.into), or "".
@@ -221,26 +213,32 @@ private:
     return it->second;
   }
 
-  /// The buffer train-emplace computes `result` into (see Destination).
-  Value destinationBuffer(Value result, Destination to) {
+  /// The buffer train-emplace computes `result` into: the slot of operand
+  /// `to` in its owner's buffer (a train.pack's bucket or segment, a
+  /// train.write's storage, an all-gather's rank slot of its train.into
+  /// buffer).
+  Value destinationBuffer(Value result, OpOperand *to) {
     RankedTensorType type = tensorOf(result.getType());
-    if (auto write = dyn_cast<WriteOp>(to.consumer)) {
+    Operation *consumer = to->getOwner();
+    if (auto write = dyn_cast<WriteOp>(consumer)) {
       Operation *bucket = bucketPacks.lookup(write.getName());
       return bucket ? packBuffer(bucket) : storage(write.getName(), type);
     }
-    if (isa<AllGatherStartOp>(to.consumer)) {
-      Value buffer = storage(intoOf(to.consumer),
-                             tensorOf(to.consumer->getResult(0).getType()));
+    if (isa<AllGatherStartOp>(consumer)) {
+      Value buffer =
+          storage(intoOf(consumer), tensorOf(consumer->getResult(0).getType()));
       return rankSlot(buffer, type);
     }
-    return view(packBuffer(to.consumer), type, to.offset);
+    ValueRange before =
+        consumer->getOperands().take_front(to->getOperandNumber());
+    return view(packBuffer(consumer), type, elementsOf(before));
   }
 
   func::FuncOp func;
   OpBuilder builder;
   llvm::StringMap<Operation *> bucketPacks; // train.buffer -> its pack
   llvm::DenseMap<Operation *, Value> packBuffers;
-  llvm::DenseMap<Value, Destination> destinations;
+  llvm::DenseMap<Value, OpOperand *> destinations;
   Block *newBlock = nullptr;
   Operation *current = nullptr;
   Value rank;
@@ -269,18 +267,16 @@ LogicalResult FunctionBufferizer::readDestinations(Block &block,
     if (isa<AllGatherStartOp>(op) && into.empty())
       return op.emitOpError("computes its send in place ('train.emplace') but "
                             "receives into no buffer ('train.into')");
-    int64_t offset = 0;
     for (OpOperand &operand : op.getOpOperands()) {
+      if (!isEmplaced(&op, operand.getOperandNumber()))
+        continue;
       Value value = throughReshapes(operand.get());
-      if (isEmplaced(&op, operand.getOperandNumber())) {
-        if (computedByKernel(value.getDefiningOp()))
-          destinations[value] = {&op, offset};
-        else if (!isa<WriteOp>(op))
-          return op.emitOpError("operand #")
-                 << operand.getOperandNumber()
-                 << " is placed ('train.emplace') but no kernel computes it";
-      }
-      offset += elementsOf(operand.get());
+      if (computedByKernel(value.getDefiningOp()))
+        destinations[value] = &operand;
+      else if (!isa<WriteOp>(op))
+        return op.emitOpError("operand #")
+               << operand.getOperandNumber()
+               << " is placed ('train.emplace') but no kernel computes it";
     }
   }
   return success();

@@ -14,6 +14,8 @@
 
 #include "zeroc/Transforms/Passes.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 namespace zeroc {
 #define GEN_PASS_DEF_TRAINEMPLACE
 #include "zeroc/Transforms/Passes.h.inc"
@@ -29,13 +31,16 @@ namespace {
 /// concerns (train.emplace, train.into) as it is made, where the later
 /// ones read it.
 struct Emplacer : BlockFacts {
-  Emplacer(Block &block, SymbolTable &symbols) : BlockFacts(block) {
-    findPackBuffers(block, symbols);
+  Emplacer(Block &block, SymbolTable &symbols)
+      : BlockFacts(block), symbols(symbols) {
+    findPackBuffers(block);
     findInPlaceUpdates(block);
     computeLiveness(block);
-    findInPlaceGathers(block, symbols);
-    findWritesIntoBuffers(block, symbols);
+    findInPlaceGathers(block);
+    findWritesIntoBuffers(block);
   }
+
+  SymbolTable &symbols;
 
   static void setInto(Operation *op, StringRef buffer) {
     op->setAttr(kIntoAttrName,
@@ -57,19 +62,12 @@ struct Emplacer : BlockFacts {
   }
 
   /// Whether a read of `root` other than `except` is live at `at`.
-  bool readLiveAt(StringRef root, unsigned at, Operation *except) const {
-    auto it = accesses.find(root);
-    if (it == accesses.end())
-      return false;
-    for (Operation *access : it->second) {
+  bool readLiveAt(StringRef root, unsigned at, Operation *except) {
+    return llvm::any_of(accesses[root], [&](Operation *access) {
       auto read = dyn_cast<ReadOp>(access);
-      if (!read || access == except || position.lookup(access) > at)
-        continue;
-      auto last = end.find(read.getResult());
-      if (last != end.end() && last->second >= at)
-        return true;
-    }
-    return false;
+      return read && access != except && position.lookup(access) <= at &&
+             end.lookup(read.getResult()) >= at;
+    });
   }
 
   /// The write that makes a bucket's pack its gradient buffer: stage 1's
@@ -104,7 +102,7 @@ struct Emplacer : BlockFacts {
   /// replicated train.buffer that nothing touches before is that buffer)
   /// and, at stages 2-3, the segment a rank reduce-scatters (a pack in no
   /// buffer, allocated when its first gradient is computed).
-  void findPackBuffers(Block &block, SymbolTable &symbols) {
+  void findPackBuffers(Block &block) {
     for (auto pack : block.getOps<PackOp>()) {
       WriteOp write = bucketWrite(pack);
       if (write &&
@@ -124,16 +122,14 @@ struct Emplacer : BlockFacts {
 
   /// The storage type of a tensor-level buffer, or of a parameter or state
   /// in no buffer; null otherwise.
-  Type wholeStorageType(SymbolTable &symbols, StringRef name) const {
-    if (auto buffer = symbols.lookup<BufferOp>(name))
-      return buffer.getStorageType();
-    if (rootOf(name) != name)
+  Type wholeStorageType(StringRef name) const {
+    Operation *symbol = symbols.lookup(name);
+    if (!symbol || (!isa<BufferOp>(symbol) && rootOf(name) != name))
       return {};
-    if (auto param = symbols.lookup<ParamOp>(name))
-      return param.getStorageType();
-    if (auto state = symbols.lookup<StateOp>(name))
-      return state.getStorageType();
-    return {};
+    return TypeSwitch<Operation *, Type>(symbol)
+        .Case<BufferOp, ParamOp, StateOp>(
+            [](auto op) -> Type { return op.getStorageType(); })
+        .Default(Type());
   }
 
   /// A kernel's result whose only use is a write of the whole storage of a
@@ -141,11 +137,11 @@ struct Emplacer : BlockFacts {
   /// cast of an updated fp32 master into its bf16 parameter), when nothing
   /// reads that storage from the kernel on and nothing else accesses it in
   /// between.
-  void findWritesIntoBuffers(Block &block, SymbolTable &symbols) {
+  void findWritesIntoBuffers(Block &block) {
     for (auto write : block.getOps<WriteOp>()) {
       if (isEmplaced(write, 0))
         continue;
-      Type storageType = wholeStorageType(symbols, write.getName());
+      Type storageType = wholeStorageType(write.getName());
       Value value = write.getValue();
       if (storageType != value.getType() || !value.hasOneUse() ||
           placeable(value, block) != value)
@@ -176,7 +172,7 @@ struct Emplacer : BlockFacts {
   }
 
   /// All-gather -> wait -> write to the parameter buffer (after liveness).
-  void findInPlaceGathers(Block &block, SymbolTable &symbols) {
+  void findInPlaceGathers(Block &block) {
     for (auto start : block.getOps<AllGatherStartOp>()) {
       auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
       auto write = wait ? dyn_cast_or_null<WriteOp>(onlyUser(wait.getResult()))
