@@ -1,15 +1,9 @@
 //===- Bufferize.cpp - each function of a step into buffers ---------------===//
 //
 // train-bufferize-ops (Passes.td, docs/backend.md): every function of a
-// scheduled, fused per-rank program into the buffer form the back ends
-// print, executing the decisions train-emplace and train-elide-copies wrote
-// into the IR (BufferizeFacts.h) and making none: a read is its state's
-// buffer or, marked train.copy, a copy; views are reinterpret_casts; an
-// operand train.emplace lists is computed in place (a bucket's slice, a
-// segment's slot, the rank's slot, a state, a whole storage); every other
-// op is a train.kernel into a new allocation. Memory categories are
-// train-allocate's, the entry signature train-entry-abi's, deallocation
-// train-deallocate's.
+// per-rank step into the buffer form the back ends print, executing the
+// decisions train-emplace and train-elide-copies wrote into the IR
+// (BufferizeFacts.h) and making none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,14 +88,38 @@ public:
   FunctionBufferizer(func::FuncOp func)
       : func(func), builder(func.getContext()) {}
 
-  LogicalResult run(SymbolTable &symbols);
+  LogicalResult run(SymbolTable &symbols) {
+    Block &block = func.getBody().front();
+    if (failed(readDestinations(block, symbols)))
+      return failure();
+    // The new body, owned here until it replaces the old: a failure frees it.
+    auto owned = std::make_unique<Block>();
+    newBlock = owned.get();
+    for (BlockArgument arg : block.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type)
+        return func.emitOpError("argument #")
+               << arg.getArgNumber() << " of type " << arg.getType()
+               << " is not a tensor; train-bufferize takes tensor arguments";
+      buffers[arg] =
+          owning(newBlock->addArgument(memrefOf(type), arg.getLoc()));
+    }
+    builder.setInsertionPointToEnd(newBlock);
+    for (Operation &op : block) {
+      current = &op;
+      if (failed(rewrite(op)))
+        return failure();
+    }
+    func.getBody().push_back(owned.release());
+    block.dropAllDefinedValueUses();
+    block.erase();
+    func.setFunctionType(
+        FunctionType::get(func.getContext(), newBlock->getArgumentTypes(),
+                          newBlock->getTerminator()->getOperandTypes()));
+    return success();
+  }
 
 private:
-  LogicalResult readDestinations(Block &block, SymbolTable &symbols);
-  LogicalResult rewrite(Operation &op);
-  void rewriteBucket(PackOp pack);
-  void rewriteCollective(Operation &op);
-
   Location loc() const { return current->getLoc(); }
 
   /// `buffer`, a buffer that owns its memory.
@@ -125,17 +143,22 @@ private:
     return llvm::map_to_vector(values, [&](Value v) { return bufferOf(v); });
   }
 
+  Value constant(int64_t value) {
+    return arith::ConstantIndexOp::create(builder, loc(), value);
+  }
+  Value add(Value lhs, Value rhs) {
+    return arith::AddIOp::create(builder, loc(), lhs, rhs);
+  }
+
   /// A view of `source`'s elements from `offset` (static plus dynamic), with
   /// the shape of `type`.
   Value view(Value source, RankedTensorType type, int64_t offset,
              Value dynamicOffset = nullptr) {
     Place to = places.lookup(source);
     to.offset += offset;
-    if (dynamicOffset && to.dynamicOffset)
-      to.dynamicOffset = arith::AddIOp::create(builder, loc(), to.dynamicOffset,
-                                               dynamicOffset);
-    else if (dynamicOffset)
-      to.dynamicOffset = dynamicOffset;
+    if (dynamicOffset)
+      to.dynamicOffset = to.dynamicOffset ? add(to.dynamicOffset, dynamicOffset)
+                                          : dynamicOffset;
     Value result = to.base;
     if (to.offset || to.dynamicOffset || to.base.getType() != memrefOf(type)) {
       SmallVector<int64_t> strides = computeSuffixProduct(type.getShape());
@@ -146,13 +169,9 @@ private:
             builder.getContext(),
             to.dynamicOffset ? ShapedType::kDynamic : to.offset, strides);
       OpFoldResult offsetValue = builder.getIndexAttr(to.offset);
-      if (to.dynamicOffset && to.offset)
-        offsetValue = arith::AddIOp::create(builder, loc(), to.dynamicOffset,
-                                            arith::ConstantIndexOp::create(
-                                                builder, loc(), to.offset))
-                          .getResult();
-      else if (to.dynamicOffset)
-        offsetValue = to.dynamicOffset;
+      if (to.dynamicOffset)
+        offsetValue = to.offset ? add(to.dynamicOffset, constant(to.offset))
+                                : to.dynamicOffset;
       result = memref::ReinterpretCastOp::create(
           builder, loc(),
           MemRefType::get(type.getShape(), type.getElementType(), layout),
@@ -172,9 +191,8 @@ private:
       rank = RankOp::create(builder, func.getLoc(),
                             FlatSymbolRefAttr::get(builder.getContext(), "dp"));
     }
-    Value offset = arith::MulIOp::create(
-        builder, loc(), rank,
-        arith::ConstantIndexOp::create(builder, loc(), type.getNumElements()));
+    Value offset = arith::MulIOp::create(builder, loc(), rank,
+                                         constant(type.getNumElements()));
     return view(buffer, type, 0, offset);
   }
 
@@ -234,6 +252,178 @@ private:
     return view(packBuffer(consumer), type, elementsOf(before));
   }
 
+  /// Where train-emplace placed each value (train.emplace, train.into),
+  /// checked: the values each marked operand is computed into.
+  LogicalResult readDestinations(Block &block, SymbolTable &symbols) {
+    for (Operation &op : block) {
+      StringRef into = intoOf(&op);
+      if (!into.empty()) {
+        Type type = tensorOf(op.getResult(0).getType());
+        if (!isReplicatedBuffer(symbols, into, type))
+          return op.emitOpError("is placed into @")
+                 << into << " ('train.into'), which is not a replicated "
+                 << "train.buffer of type " << type;
+        if (isa<PackOp>(op))
+          bucketPacks[into] = &op;
+      }
+      if (!op.hasAttr(kEmplaceAttrName) || isa<StateUpdateOpInterface>(op))
+        continue;
+      if (isa<AllGatherStartOp>(op) && into.empty())
+        return op.emitOpError(
+            "computes its send in place ('train.emplace') but "
+            "receives into no buffer ('train.into')");
+      for (OpOperand &operand : op.getOpOperands()) {
+        if (!isEmplaced(&op, operand.getOperandNumber()))
+          continue;
+        Value value = throughReshapes(operand.get());
+        if (computedByKernel(value.getDefiningOp()))
+          destinations[value] = &operand;
+        else if (!isa<WriteOp>(op))
+          return op.emitOpError("operand #")
+                 << operand.getOperandNumber()
+                 << " is placed ('train.emplace') but no kernel computes it";
+      }
+    }
+    return success();
+  }
+
+  void rewriteBucket(PackOp pack) {
+    // A gradient bucket's buffer (the train.buffer train-zero declared) or a
+    // reduce-scatter's segment: the pack is that buffer; a gradient that is
+    // not already in its slice is copied there.
+    Value bucket = packBuffer(pack);
+    int64_t offset = 0;
+    for (Value input : pack.getInputs()) {
+      Place place = places.lookup(bufferOf(input));
+      if (place.base != bucket || place.offset != offset || place.dynamicOffset)
+        memref::CopyOp::create(builder, loc(), bufferOf(input),
+                               view(bucket, tensorOf(input.getType()), offset));
+      offset += elementsOf(input);
+    }
+    buffers[pack.getResult()] = bucket;
+  }
+
+  void rewriteCollective(Operation &op) {
+    RankedTensorType type = tensorOf(op.getResult(0).getType());
+    // A bucket's all-reduce runs in place; a reduce-scatter of a bucket or of
+    // a segment computed in place leaves the rank's shard at its slot of the
+    // buffer; an all-gather into the parameter buffer receives there (its
+    // send is the rank's slot).
+    auto pack = op.getOperand(0).getDefiningOp<PackOp>();
+    bool inPlace = pack && isBuffer(pack);
+    Value send = bufferOf(op.getOperand(0));
+    Value recv;
+    if (inPlace && isa<AllReduceStartOp>(op))
+      recv = send;
+    else if (inPlace && isa<ReduceScatterStartOp>(op))
+      recv = rankSlot(send, type);
+    else if (StringRef into = intoOf(&op); !into.empty())
+      recv = storage(into, type);
+    else
+      recv = alloc(type);
+    CollectiveKind kind = isa<AllReduceStartOp>(op) ? CollectiveKind::all_reduce
+                          : isa<ReduceScatterStartOp>(op)
+                              ? CollectiveKind::reduce_scatter
+                              : CollectiveKind::all_gather;
+    auto grid = op.getAttrOfType<FlatSymbolRefAttr>("grid");
+    auto start = CollectiveStartOp::create(builder, loc(), kind, send, recv,
+                                           grid.getValue(), payloadOf(&op));
+    copyTrace(&op, start);
+    starts[op.getResult(0)] = start;
+  }
+
+  LogicalResult rewrite(Operation &op) {
+    if (isa<func::ReturnOp>(op)) {
+      func::ReturnOp::create(builder, loc(), buffersOf(op.getOperands()));
+      return success();
+    }
+    if (auto read = dyn_cast<ReadOp>(op)) {
+      Value state = storage(read.getName(), read.getType());
+      Value buffer =
+          read->hasAttr(kCopyAttrName) ? alloc(read.getType()) : state;
+      if (buffer != state)
+        memref::CopyOp::create(builder, loc(), state, buffer);
+      buffers[read.getResult()] = buffer;
+      return success();
+    }
+    if (auto write = dyn_cast<WriteOp>(op)) {
+      if (!isEmplaced(write, 0))
+        memref::CopyOp::create(
+            builder, loc(), bufferOf(write.getValue()),
+            storage(write.getName(), tensorOf(write.getValue().getType())));
+      return success();
+    }
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      CollectiveStartOp start = starts.lookup(wait.getFuture());
+      copyTrace(&op,
+                CollectiveWaitOp::create(builder, loc(), start.getRequest()));
+      buffers[wait.getResult()] = start.getRecv();
+      return success();
+    }
+    if (Value source = viewSource(&op)) {
+      Value from = bufferOf(source);
+      if (isa<shard::AllSliceOp>(op)) {
+        buffers[op.getResult(0)] =
+            rankSlot(from, tensorOf(op.getResult(0).getType()));
+        return success();
+      }
+      int64_t offset = 0;
+      for (Value result : op.getResults()) {
+        buffers[result] = view(from, tensorOf(result.getType()), offset);
+        offset += elementsOf(result);
+      }
+      return success();
+    }
+    if (auto pack = dyn_cast<PackOp>(op); pack && isBuffer(pack)) {
+      rewriteBucket(pack);
+      return success();
+    }
+    if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op)) {
+      rewriteCollective(op);
+      return success();
+    }
+    if (isa<ReleaseOp>(op))
+      return success(); // the end of a buffer's life is train-deallocate's
+    if (auto update = dyn_cast<StateUpdateOpInterface>(op)) {
+      // Each state result is its state (in place) or a copy of the operand.
+      SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
+      for (unsigned i : update.getUpdatedOperands()) {
+        if (!isEmplaced(&op, i)) {
+          Value copy = alloc(tensorOf(op.getOperand(i).getType()));
+          memref::CopyOp::create(builder, loc(), ins[i], copy);
+          ins[i] = copy;
+        }
+        outs.push_back(ins[i]);
+        buffers[update.getUpdatedResult(i)] = ins[i];
+      }
+      kernel(&op, ins, outs);
+      return success();
+    }
+    // Collectives are train.*_start / train.wait pairs (that each start is
+    // waited for once is train-verify-emittable's check).
+    if (isa<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,
+            shard::BroadcastOp, shard::GatherOp, shard::ScatterOp,
+            shard::ShiftOp, shard::AllToAllOp, shard::SendOp, shard::RecvOp>(
+            op))
+      return op.emitOpError("is a blocking collective; the back ends take only "
+                            "train.*_start / train.wait pairs (run "
+                            "train-schedule)");
+    if (!isMemoryEffectFree(&op))
+      return op.emitOpError("has memory effects that train-bufferize does not "
+                            "know how to keep");
+    SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
+    for (Value result : op.getResults()) {
+      // Computed where train-emplace placed it, or into a new buffer.
+      auto dest = destinations.find(result);
+      outs.push_back(dest != destinations.end()
+                         ? destinationBuffer(result, dest->second)
+                         : alloc(tensorOf(result.getType())));
+      buffers[result] = outs.back();
+    }
+    kernel(&op, ins, outs);
+    return success();
+  }
+
   func::FuncOp func;
   OpBuilder builder;
   llvm::StringMap<Operation *> bucketPacks; // train.buffer -> its pack
@@ -247,217 +437,12 @@ private:
   llvm::DenseMap<Value, CollectiveStartOp> starts; // by future
 };
 
-/// Where train-emplace placed each value (train.emplace, train.into),
-/// checked: the values each marked operand is computed into.
-LogicalResult FunctionBufferizer::readDestinations(Block &block,
-                                                   SymbolTable &symbols) {
-  for (Operation &op : block) {
-    StringRef into = intoOf(&op);
-    if (!into.empty()) {
-      Type type = tensorOf(op.getResult(0).getType());
-      if (!isReplicatedBuffer(symbols, into, type))
-        return op.emitOpError("is placed into @")
-               << into << " ('train.into'), which is not a replicated "
-               << "train.buffer of type " << type;
-      if (isa<PackOp>(op))
-        bucketPacks[into] = &op;
-    }
-    if (!op.hasAttr(kEmplaceAttrName) || isa<StateUpdateOpInterface>(op))
-      continue;
-    if (isa<AllGatherStartOp>(op) && into.empty())
-      return op.emitOpError("computes its send in place ('train.emplace') but "
-                            "receives into no buffer ('train.into')");
-    for (OpOperand &operand : op.getOpOperands()) {
-      if (!isEmplaced(&op, operand.getOperandNumber()))
-        continue;
-      Value value = throughReshapes(operand.get());
-      if (computedByKernel(value.getDefiningOp()))
-        destinations[value] = &operand;
-      else if (!isa<WriteOp>(op))
-        return op.emitOpError("operand #")
-               << operand.getOperandNumber()
-               << " is placed ('train.emplace') but no kernel computes it";
-    }
-  }
-  return success();
-}
-
-LogicalResult FunctionBufferizer::run(SymbolTable &symbols) {
-  Block &block = func.getBody().front();
-  if (failed(readDestinations(block, symbols)))
-    return failure();
-
-  // The new body, owned here until it replaces the old: a failure frees it.
-  auto owned = std::make_unique<Block>();
-  newBlock = owned.get();
-  for (BlockArgument arg : block.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type)
-      return func.emitOpError("argument #")
-             << arg.getArgNumber() << " of type " << arg.getType()
-             << " is not a tensor; train-bufferize takes tensor arguments";
-    buffers[arg] = owning(newBlock->addArgument(memrefOf(type), arg.getLoc()));
-  }
-  builder.setInsertionPointToEnd(newBlock);
-  for (Operation &op : block) {
-    current = &op;
-    if (failed(rewrite(op)))
-      return failure();
-  }
-
-  func.getBody().push_back(owned.release());
-  block.dropAllDefinedValueUses();
-  block.erase();
-  func.setFunctionType(
-      FunctionType::get(func.getContext(), newBlock->getArgumentTypes(),
-                        newBlock->getTerminator()->getOperandTypes()));
-  return success();
-}
-
-void FunctionBufferizer::rewriteBucket(PackOp pack) {
-  // A gradient bucket's buffer (the train.buffer train-zero declared) or a
-  // reduce-scatter's segment: the pack is that buffer; a gradient that is
-  // not already in its slice is copied there.
-  Value bucket = packBuffer(pack);
-  int64_t offset = 0;
-  for (Value input : pack.getInputs()) {
-    Place place = places.lookup(bufferOf(input));
-    if (place.base != bucket || place.offset != offset || place.dynamicOffset)
-      memref::CopyOp::create(builder, loc(), bufferOf(input),
-                             view(bucket, tensorOf(input.getType()), offset));
-    offset += elementsOf(input);
-  }
-  buffers[pack.getResult()] = bucket;
-}
-
-void FunctionBufferizer::rewriteCollective(Operation &op) {
-  RankedTensorType type = tensorOf(op.getResult(0).getType());
-  // A bucket's all-reduce runs in place; a reduce-scatter of a bucket or of
-  // a segment computed in place leaves the rank's shard at its slot of the
-  // buffer; an all-gather into the parameter buffer receives there (its
-  // send is the rank's slot).
-  auto pack = op.getOperand(0).getDefiningOp<PackOp>();
-  bool inPlace = pack && isBuffer(pack);
-  Value send = bufferOf(op.getOperand(0));
-  Value recv;
-  if (inPlace && isa<AllReduceStartOp>(op))
-    recv = send;
-  else if (inPlace && isa<ReduceScatterStartOp>(op))
-    recv = rankSlot(send, type);
-  else if (StringRef into = intoOf(&op); !into.empty())
-    recv = storage(into, type);
-  else
-    recv = alloc(type);
-  CollectiveKind kind = isa<AllReduceStartOp>(op) ? CollectiveKind::all_reduce
-                        : isa<ReduceScatterStartOp>(op)
-                            ? CollectiveKind::reduce_scatter
-                            : CollectiveKind::all_gather;
-  auto grid = op.getAttrOfType<FlatSymbolRefAttr>("grid");
-  auto start = CollectiveStartOp::create(builder, loc(), kind, send, recv,
-                                         grid.getValue(), payloadOf(&op));
-  copyTrace(&op, start);
-  starts[op.getResult(0)] = start;
-}
-
-LogicalResult FunctionBufferizer::rewrite(Operation &op) {
-  if (isa<func::ReturnOp>(op)) {
-    func::ReturnOp::create(builder, loc(), buffersOf(op.getOperands()));
-    return success();
-  }
-  if (auto read = dyn_cast<ReadOp>(op)) {
-    Value buffer = storage(read.getName(), read.getType());
-    if (read->hasAttr(kCopyAttrName)) {
-      Value state = buffer;
-      buffer = alloc(read.getType());
-      memref::CopyOp::create(builder, loc(), state, buffer);
-    }
-    buffers[read.getResult()] = buffer;
-    return success();
-  }
-  if (auto write = dyn_cast<WriteOp>(op)) {
-    if (!isEmplaced(write, 0))
-      memref::CopyOp::create(
-          builder, loc(), bufferOf(write.getValue()),
-          storage(write.getName(), tensorOf(write.getValue().getType())));
-    return success();
-  }
-  if (auto wait = dyn_cast<WaitOp>(op)) {
-    CollectiveStartOp start = starts.lookup(wait.getFuture());
-    copyTrace(&op,
-              CollectiveWaitOp::create(builder, loc(), start.getRequest()));
-    buffers[wait.getResult()] = start.getRecv();
-    return success();
-  }
-  if (Value source = viewSource(&op)) {
-    Value from = bufferOf(source);
-    if (isa<shard::AllSliceOp>(op)) {
-      buffers[op.getResult(0)] =
-          rankSlot(from, tensorOf(op.getResult(0).getType()));
-      return success();
-    }
-    int64_t offset = 0;
-    for (Value result : op.getResults()) {
-      buffers[result] = view(from, tensorOf(result.getType()), offset);
-      offset += elementsOf(result);
-    }
-    return success();
-  }
-  if (auto pack = dyn_cast<PackOp>(op); pack && isBuffer(pack)) {
-    rewriteBucket(pack);
-    return success();
-  }
-  if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op)) {
-    rewriteCollective(op);
-    return success();
-  }
-  if (isa<ReleaseOp>(op))
-    return success(); // the end of a buffer's life is train-deallocate's
-  if (auto update = dyn_cast<StateUpdateOpInterface>(op)) {
-    // Each state result is its state (in place) or a copy of the operand.
-    SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
-    for (unsigned i : update.getUpdatedOperands()) {
-      if (!isEmplaced(&op, i)) {
-        Value copy = alloc(tensorOf(op.getOperand(i).getType()));
-        memref::CopyOp::create(builder, loc(), ins[i], copy);
-        ins[i] = copy;
-      }
-      outs.push_back(ins[i]);
-      buffers[update.getUpdatedResult(i)] = ins[i];
-    }
-    kernel(&op, ins, outs);
-    return success();
-  }
-  // Collectives are train.*_start / train.wait pairs (that each start is
-  // waited for once is train-verify-emittable's check).
-  if (isa<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,
-          shard::BroadcastOp, shard::GatherOp, shard::ScatterOp, shard::ShiftOp,
-          shard::AllToAllOp, shard::SendOp, shard::RecvOp>(op))
-    return op.emitOpError("is a blocking collective; the back ends take only "
-                          "train.*_start / train.wait pairs (run "
-                          "train-schedule)");
-  if (!isMemoryEffectFree(&op))
-    return op.emitOpError("has memory effects that train-bufferize does not "
-                          "know how to keep");
-  SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
-  for (Value result : op.getResults()) {
-    // Computed where train-emplace placed it, or into a new buffer.
-    auto dest = destinations.find(result);
-    outs.push_back(dest != destinations.end()
-                       ? destinationBuffer(result, dest->second)
-                       : alloc(tensorOf(result.getType())));
-    buffers[result] = outs.back();
-  }
-  kernel(&op, ins, outs);
-  return success();
-}
-
 struct TrainBufferizeOpsPass
     : zeroc::impl::TrainBufferizeOpsBase<TrainBufferizeOpsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    for (auto func :
-         llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
       auto planned = trainDialect(func).getPlannedAttrHelper();
