@@ -1,11 +1,8 @@
 //===- ElideCopies.cpp - which reads alias their state's storage ---------===//
 //
-// train-elide-copies (Passes.td, docs/backend.md): after train-emplace, on
-// a step's tensor IR, each train.read is its state's storage unless the
-// state is written while the read is live -- by a train.write that remains
-// or by an update in place through another read -- then it is marked
-// train.copy and train-bufferize-ops copies it. Liveness counts the
-// updates train-emplace placed in place (train.emplace).
+// train-elide-copies (Passes.td, docs/backend.md): each train.read is its
+// state's storage unless the state is written while the read is live; then
+// it is marked train.copy, and train-bufferize-ops copies it.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,12 +1,8 @@
 //===- Emplace.cpp - producers computed into their buffers' slices -------===//
 //
-// train-emplace (Passes.td, docs/backend.md): on a step's tensor IR, before
-// train-bufferize-ops, which values are computed where they end up rather
-// than into a new buffer and copied: gradients into their bucket buffer's
-// slice or a reduce-scatter segment's slot, an all-gather's send into the
-// rank's slot of the parameter buffer it receives into, optimizer updates
-// in place on their state, a value into the whole storage it is written
-// to. The decisions are train.emplace and train.into (BufferizeFacts.h).
+// train-emplace (Passes.td, docs/backend.md): which values of a step are
+// computed where they end up rather than into a new buffer that is then
+// copied, written as train.emplace and train.into (BufferizeFacts.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,14 +45,11 @@ struct Emplacer : BlockFacts {
 
   /// The value to compute directly into a pack's slice for `input`: the
   /// input, or what the reshapes leading to it reshape, when each is used
-  /// only on the way to the pack and its producer is a kernel of this
-  /// block; null otherwise.
-  Value placeable(Value input, Block &block) const {
-    if (!input.hasOneUse())
-      return nullptr;
+  /// only on the way to the pack and its producer is a kernel (of this
+  /// block: a step's functions have one); null otherwise.
+  static Value placeable(Value input) {
     Value value = throughReshapes(input);
-    Operation *producer = value.getDefiningOp();
-    if (!computedByKernel(producer) || producer->getBlock() != &block)
+    if (!input.hasOneUse() || !computedByKernel(value.getDefiningOp()))
       return nullptr;
     return value;
   }
@@ -84,17 +77,12 @@ struct Emplacer : BlockFacts {
         next = onlyUser(next->getResult(0)); // the averaging
       return dyn_cast_or_null<WriteOp>(next);
     }
-    WriteOp write;
-    bool scatters = false, other = false;
-    for (Operation *user : pack.getResult().getUsers()) {
-      if (auto w = dyn_cast<WriteOp>(user); w && !write)
-        write = w;
-      else if (isa<ReduceScatterStartOp>(user))
-        scatters = true;
-      else
-        other = true;
-    }
-    return scatters && !other ? write : WriteOp();
+    auto users = pack.getResult().getUsers();
+    if (llvm::count_if(users, llvm::IsaPred<WriteOp>) != 1 ||
+        llvm::none_of(users, llvm::IsaPred<ReduceScatterStartOp>) ||
+        !llvm::all_of(users, llvm::IsaPred<WriteOp, ReduceScatterStartOp>))
+      return {};
+    return cast<WriteOp>(*llvm::find_if(users, llvm::IsaPred<WriteOp>));
   }
 
   /// The packs that are buffers, their inputs computed into their slots:
@@ -112,10 +100,10 @@ struct Emplacer : BlockFacts {
         // averaging is computed into the buffer: the write is a view.
         setEmplaced(write, 0);
         setInto(pack, write.getName());
-        placeInputs(pack, block);
+        placeInputs(pack);
       } else if (isa_and_nonnull<ReduceScatterStartOp>(
                      onlyUser(pack.getResult()))) {
-        placeInputs(pack, block);
+        placeInputs(pack);
       }
     }
   }
@@ -143,8 +131,7 @@ struct Emplacer : BlockFacts {
         continue;
       Type storageType = wholeStorageType(write.getName());
       Value value = write.getValue();
-      if (storageType != value.getType() || !value.hasOneUse() ||
-          placeable(value, block) != value)
+      if (storageType != value.getType() || placeable(value) != value)
         continue;
       unsigned from = position.lookup(value.getDefiningOp());
       unsigned at = position.lookup(write);
@@ -194,7 +181,7 @@ struct Emplacer : BlockFacts {
             !producer->getOperand(0).hasOneUse() ||
             !slice.getInput().hasOneUse() || !send.hasOneUse())
           continue;
-      } else if (!send.hasOneUse() || placeable(send, block) != send) {
+      } else if (placeable(send) != send) {
         continue;
       }
       if (readLiveAt(root, position.lookup(start), sliceRead))
@@ -207,9 +194,9 @@ struct Emplacer : BlockFacts {
 
   /// Each input of a bucket or segment that can be is computed into its
   /// slot.
-  void placeInputs(PackOp pack, Block &block) {
+  void placeInputs(PackOp pack) {
     for (auto [index, input] : llvm::enumerate(pack.getInputs()))
-      if (placeable(input, block))
+      if (placeable(input))
         setEmplaced(pack, index);
   }
 
