@@ -47,7 +47,7 @@ MemRefType memrefOf(RankedTensorType type) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }
 
-/// Where a value's elements are: a buffer that owns memory (an allocation,
+/// Where a view's elements are: a buffer that owns memory (an allocation,
 /// a state's storage or a function argument) and the offset of the first
 /// element in it, static plus (for a rank's slice) dynamic.
 struct Place {
@@ -101,8 +101,7 @@ public:
         return func.emitOpError("argument #")
                << arg.getArgNumber() << " of type " << arg.getType()
                << " is not a tensor; train-bufferize takes tensor arguments";
-      buffers[arg] =
-          owning(newBlock->addArgument(memrefOf(type), arg.getLoc()));
+      buffers[arg] = newBlock->addArgument(memrefOf(type), arg.getLoc());
     }
     builder.setInsertionPointToEnd(newBlock);
     for (Operation &op : block) {
@@ -122,19 +121,13 @@ public:
 private:
   Location loc() const { return current->getLoc(); }
 
-  /// `buffer`, a buffer that owns its memory.
-  Value owning(Value buffer) {
-    places[buffer] = {buffer, 0, nullptr};
-    return buffer;
-  }
-
   /// A new buffer (its memory category is train-allocate's).
   Value alloc(RankedTensorType type) {
-    return owning(memref::AllocOp::create(builder, loc(), memrefOf(type)));
+    return memref::AllocOp::create(builder, loc(), memrefOf(type));
   }
 
   Value storage(StringRef name, RankedTensorType type) {
-    return owning(StorageOp::create(builder, loc(), memrefOf(type), name));
+    return StorageOp::create(builder, loc(), memrefOf(type), name);
   }
 
   /// The buffer of `value` (a view where it is one).
@@ -155,6 +148,8 @@ private:
   Value view(Value source, RankedTensorType type, int64_t offset,
              Value dynamicOffset = nullptr) {
     Place to = places.lookup(source);
+    if (!to.base)
+      to.base = source; // a buffer of its own (see Place)
     to.offset += offset;
     if (dynamicOffset)
       to.dynamicOffset = to.dynamicOffset ? add(to.dynamicOffset, dynamicOffset)

@@ -27,13 +27,12 @@ inline bool isEmplaced(mlir::Operation *op, unsigned operand) {
 /// Records that train-emplace places operand `operand` of `op`, the list
 /// kept in operand order.
 inline void setEmplaced(mlir::Operation *op, int64_t operand) {
-  if (isEmplaced(op, operand))
-    return;
-  llvm::SmallVector<int64_t> list;
+  llvm::SmallVector<int64_t> list = {operand};
   if (auto old =
           op->getAttrOfType<mlir::DenseI64ArrayAttr>(train::kEmplaceAttrName))
     llvm::append_range(list, old.asArrayRef());
-  list.insert(llvm::upper_bound(list, operand), operand);
+  llvm::sort(list);
+  list.erase(llvm::unique(list), list.end());
   op->setAttr(train::kEmplaceAttrName,
               mlir::DenseI64ArrayAttr::get(op->getContext(), list));
 }
@@ -63,10 +62,9 @@ inline bool computedByKernel(mlir::Operation *op) {
                     AllGatherStartOp>(op);
 }
 
-/// The value computed into a slot for operand `input`: it, or what the
+/// The value computed into a slot for operand `value`: it, or what the
 /// reshapes leading to it reshape, each used only on the way.
-inline mlir::Value throughReshapes(mlir::Value input) {
-  mlir::Value value = input;
+inline mlir::Value throughReshapes(mlir::Value value) {
   while (auto reshape = value.getDefiningOp<train::ReshapeOp>()) {
     if (!reshape.getInput().hasOneUse())
       break;
@@ -93,11 +91,10 @@ struct BlockFacts {
   /// Each memory's reads and writes and the updates whose updated operand
   /// reads it, in block order.
   llvm::StringMap<llvm::SmallVector<mlir::Operation *, 2>> accesses;
-  llvm::StringMap<llvm::StringRef> aliasRoot;
+  llvm::DenseMap<llvm::StringRef, llvm::StringRef> aliasRoot;
 
   llvm::StringRef rootOf(llvm::StringRef name) const {
-    auto it = aliasRoot.find(name);
-    return it == aliasRoot.end() ? name : it->second;
+    return aliasRoot.lookup_or(name, name);
   }
 
   explicit BlockFacts(mlir::Block &block) {

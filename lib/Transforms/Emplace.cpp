@@ -167,7 +167,6 @@ struct Emplacer : BlockFacts {
       if (!write || !isReplicatedBuffer(symbols, write.getName(),
                                         wait.getResult().getType()))
         continue;
-      StringRef root = rootOf(write.getName());
       Value send = start.getOperand();
       // The send computed into the rank's slot: a kernel's result, or an
       // update in place on the rank's slice of the buffer it goes back to.
@@ -184,7 +183,8 @@ struct Emplacer : BlockFacts {
       } else if (placeable(send) != send) {
         continue;
       }
-      if (readLiveAt(root, position.lookup(start), sliceRead))
+      if (readLiveAt(rootOf(write.getName()), position.lookup(start),
+                     sliceRead))
         continue;
       setEmplaced(sliceRead ? producer : start.getOperation(), 0);
       setInto(start, write.getName());
@@ -201,7 +201,7 @@ struct Emplacer : BlockFacts {
   }
 
   void findInPlaceUpdates(Block &block) {
-    for (auto update : block.getOps<StateUpdateOpInterface>()) {
+    for (auto update : block.getOps<StateUpdateOpInterface>())
       for (unsigned i : update.getUpdatedOperands()) {
         Value state = update->getOperand(i);
         auto read = state.getDefiningOp<ReadOp>();
@@ -214,7 +214,6 @@ struct Emplacer : BlockFacts {
             setEmplaced(write, 0);
           }
       }
-    }
   }
 };
 
