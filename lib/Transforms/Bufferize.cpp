@@ -36,7 +36,6 @@ RankedTensorType tensorOf(Type type) {
   return cast<RankedTensorType>(type);
 }
 
-/// The elements of `values` together.
 int64_t elementsOf(ValueRange values) {
   return llvm::sum_of(llvm::map_range(values.getTypes(), [](Type type) {
     return tensorOf(type).getNumElements();
@@ -89,6 +88,10 @@ public:
       : func(func), builder(func.getContext()) {}
 
   LogicalResult run(SymbolTable &symbols) {
+    auto planned = trainDialect(func).getPlannedAttrHelper();
+    if (planned.isAttrPresent(func))
+      return func.emitOpError(
+          "is already in buffer form (train.planned is set)");
     Block &block = func.getBody().front();
     if (failed(readDestinations(block, symbols)))
       return failure();
@@ -115,6 +118,7 @@ public:
     func.setFunctionType(
         FunctionType::get(func.getContext(), newBlock->getArgumentTypes(),
                           newBlock->getTerminator()->getOperandTypes()));
+    planned.setAttr(func, UnitAttr::get(func.getContext()));
     return success();
   }
 
@@ -183,8 +187,7 @@ private:
     if (!rank) {
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPointToStart(newBlock);
-      rank = RankOp::create(builder, func.getLoc(),
-                            FlatSymbolRefAttr::get(builder.getContext(), "dp"));
+      rank = RankOp::create(builder, func.getLoc(), "dp");
     }
     Value offset = arith::MulIOp::create(builder, loc(), rank,
                                          constant(type.getNumElements()));
@@ -437,18 +440,9 @@ struct TrainBufferizeOpsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
-      auto planned = trainDialect(func).getPlannedAttrHelper();
-      if (planned.isAttrPresent(func)) {
-        func.emitOpError("is already in buffer form (train.planned is set)");
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && failed(FunctionBufferizer(func).run(symbols)))
         return signalPassFailure();
-      }
-      if (failed(FunctionBufferizer(func).run(symbols)))
-        return signalPassFailure();
-      planned.setAttr(func, UnitAttr::get(&getContext()));
-    }
   }
 };
 
