@@ -38,11 +38,6 @@ struct Emplacer : BlockFacts {
 
   SymbolTable &symbols;
 
-  static void setInto(Operation *op, StringRef buffer) {
-    op->setAttr(kIntoAttrName,
-                FlatSymbolRefAttr::get(op->getContext(), buffer));
-  }
-
   /// The value to compute directly into a pack's slice for `input`: the
   /// input, or what the reshapes leading to it reshape, when each is used
   /// only on the way to the pack and its producer is a kernel (of this
@@ -93,18 +88,22 @@ struct Emplacer : BlockFacts {
   void findPackBuffers(Block &block) {
     for (auto pack : block.getOps<PackOp>()) {
       WriteOp write = bucketWrite(pack);
-      if (write &&
+      bool bucket =
+          write &&
           isReplicatedBuffer(symbols, write.getName(), pack.getType()) &&
-          accesses[rootOf(write.getName())].front() == write) {
+          accesses[rootOf(write.getName())].front() == write;
+      if (bucket) {
         // The pack is the buffer, the all-reduce runs in place, and the
         // averaging is computed into the buffer: the write is a view.
         setEmplaced(write, 0);
-        setInto(pack, write.getName());
-        placeInputs(pack);
-      } else if (isa_and_nonnull<ReduceScatterStartOp>(
+        pack->setAttr(kIntoAttrName, write.getNameAttr());
+      } else if (!isa_and_nonnull<ReduceScatterStartOp>(
                      onlyUser(pack.getResult()))) {
-        placeInputs(pack);
+        continue;
       }
+      for (auto [index, input] : llvm::enumerate(pack.getInputs()))
+        if (placeable(input))
+          setEmplaced(pack, index);
     }
   }
 
@@ -187,17 +186,9 @@ struct Emplacer : BlockFacts {
                      sliceRead))
         continue;
       setEmplaced(sliceRead ? producer : start.getOperation(), 0);
-      setInto(start, write.getName());
+      start->setAttr(kIntoAttrName, write.getNameAttr());
       setEmplaced(write, 0);
     }
-  }
-
-  /// Each input of a bucket or segment that can be is computed into its
-  /// slot.
-  void placeInputs(PackOp pack) {
-    for (auto [index, input] : llvm::enumerate(pack.getInputs()))
-      if (placeable(input))
-        setEmplaced(pack, index);
   }
 
   void findInPlaceUpdates(Block &block) {
