@@ -285,7 +285,7 @@ private:
     return success();
   }
 
-  void rewriteBucket(PackOp pack) {
+  LogicalResult rewriteBucket(PackOp pack) {
     // A gradient bucket's buffer (the train.buffer train-zero declared) or a
     // reduce-scatter's segment: the pack is that buffer; a gradient that is
     // not already in its slice is copied there.
@@ -299,9 +299,10 @@ private:
       offset += elementsOf(input);
     }
     buffers[pack.getResult()] = bucket;
+    return success();
   }
 
-  void rewriteCollective(Operation &op) {
+  LogicalResult rewriteCollective(Operation &op) {
     RankedTensorType type = tensorOf(op.getResult(0).getType());
     // A bucket's all-reduce runs in place; a reduce-scatter of a bucket or of
     // a segment computed in place leaves the rank's shard at its slot of the
@@ -323,11 +324,12 @@ private:
                           : isa<ReduceScatterStartOp>(op)
                               ? CollectiveKind::reduce_scatter
                               : CollectiveKind::all_gather;
-    auto grid = op.getAttrOfType<FlatSymbolRefAttr>("grid");
+    StringRef grid = op.getAttrOfType<FlatSymbolRefAttr>("grid").getValue();
     auto start = CollectiveStartOp::create(builder, loc(), kind, send, recv,
-                                           grid.getValue(), payloadOf(&op));
+                                           grid, payloadOf(&op));
     copyTrace(&op, start);
     starts[op.getResult(0)] = start;
+    return success();
   }
 
   LogicalResult rewrite(Operation &op) {
@@ -359,27 +361,20 @@ private:
       return success();
     }
     if (Value source = viewSource(&op)) {
-      Value from = bufferOf(source);
-      if (isa<shard::AllSliceOp>(op)) {
-        buffers[op.getResult(0)] =
-            rankSlot(from, tensorOf(op.getResult(0).getType()));
-        return success();
-      }
       int64_t offset = 0;
       for (Value result : op.getResults()) {
-        buffers[result] = view(from, tensorOf(result.getType()), offset);
-        offset += elementsOf(result);
+        RankedTensorType type = tensorOf(result.getType());
+        buffers[result] = isa<shard::AllSliceOp>(op)
+                              ? rankSlot(bufferOf(source), type)
+                              : view(bufferOf(source), type, offset);
+        offset += type.getNumElements();
       }
       return success();
     }
-    if (auto pack = dyn_cast<PackOp>(op); pack && isBuffer(pack)) {
-      rewriteBucket(pack);
-      return success();
-    }
-    if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op)) {
-      rewriteCollective(op);
-      return success();
-    }
+    if (auto pack = dyn_cast<PackOp>(op); pack && isBuffer(pack))
+      return rewriteBucket(pack);
+    if (isa<AllReduceStartOp, ReduceScatterStartOp, AllGatherStartOp>(op))
+      return rewriteCollective(op);
     if (isa<ReleaseOp>(op))
       return success(); // the end of a buffer's life is train-deallocate's
     if (auto update = dyn_cast<StateUpdateOpInterface>(op)) {
@@ -409,16 +404,14 @@ private:
     if (!isMemoryEffectFree(&op))
       return op.emitOpError("has memory effects that train-bufferize does not "
                             "know how to keep");
-    SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
-    for (Value result : op.getResults()) {
+    auto outs = llvm::map_to_vector(op.getResults(), [&](Value result) {
       // Computed where train-emplace placed it, or into a new buffer.
-      auto dest = destinations.find(result);
-      outs.push_back(dest != destinations.end()
-                         ? destinationBuffer(result, dest->second)
-                         : alloc(tensorOf(result.getType())));
-      buffers[result] = outs.back();
-    }
-    kernel(&op, ins, outs);
+      OpOperand *to = destinations.lookup(result);
+      buffers[result] = to ? destinationBuffer(result, to)
+                           : alloc(tensorOf(result.getType()));
+      return buffers[result];
+    });
+    kernel(&op, buffersOf(op.getOperands()), outs);
     return success();
   }
 
