@@ -30,16 +30,16 @@ using namespace zeroc::bufferize;
 
 namespace {
 
-RankedTensorType tensorOf(Type type) {
-  if (auto future = dyn_cast<FutureType>(type))
+/// The tensor type of `value` (of the future's value for a collective).
+RankedTensorType tensorOf(Value value) {
+  if (auto future = dyn_cast<FutureType>(value.getType()))
     return future.getValueType();
-  return cast<RankedTensorType>(type);
+  return cast<RankedTensorType>(value.getType());
 }
 
 int64_t elementsOf(ValueRange values) {
-  return llvm::sum_of(llvm::map_range(values.getTypes(), [](Type type) {
-    return tensorOf(type).getNumElements();
-  }));
+  return llvm::sum_of(llvm::map_range(
+      values, [](Value value) { return tensorOf(value).getNumElements(); }));
 }
 
 MemRefType memrefOf(RankedTensorType type) {
@@ -54,21 +54,6 @@ struct Place {
   int64_t offset = 0;
   Value dynamicOffset; // index, or null
 };
-
-/// Elements of a collective's full buffer that are not padding: the real
-/// elements of the tensors packed into its input (reduce), or unpacked from
-/// its result (gather), else all of them.
-int64_t payloadOf(Operation *start) {
-  if (!isa<AllGatherStartOp>(start)) {
-    auto pack = start->getOperand(0).getDefiningOp<PackOp>();
-    return elementsOf(pack ? pack.getInputs() : start->getOperands());
-  }
-  for (Operation *wait : start->getResult(0).getUsers())
-    for (Operation *user : wait->getResult(0).getUsers())
-      if (auto unpack = dyn_cast<UnpackOp>(user))
-        return elementsOf(unpack.getResults());
-  return elementsOf(start->getResults());
-}
 
 /// The train.buffer train-emplace computes `op` into (train.into), or "".
 StringRef intoOf(Operation *op) {
@@ -222,7 +207,7 @@ private:
   Value packBuffer(Operation *pack) {
     auto [it, inserted] = packBuffers.try_emplace(pack, Value());
     if (inserted) {
-      RankedTensorType type = tensorOf(pack->getResult(0).getType());
+      RankedTensorType type = tensorOf(pack->getResult(0));
       StringRef into = intoOf(pack);
       it->second = into.empty() ? alloc(type) : storage(into, type);
     }
@@ -234,7 +219,7 @@ private:
   /// train.write's storage, an all-gather's rank slot of its train.into
   /// buffer).
   Value destinationBuffer(Value result, OpOperand *to) {
-    RankedTensorType type = tensorOf(result.getType());
+    RankedTensorType type = tensorOf(result);
     Operation *consumer = to->getOwner();
     if (auto write = dyn_cast<WriteOp>(consumer)) {
       Operation *bucket = bucketPacks.lookup(write.getName());
@@ -242,7 +227,7 @@ private:
     }
     if (isa<AllGatherStartOp>(consumer)) {
       Value buffer =
-          storage(intoOf(consumer), tensorOf(consumer->getResult(0).getType()));
+          storage(intoOf(consumer), tensorOf(consumer->getResult(0)));
       return rankSlot(buffer, type);
     }
     ValueRange before =
@@ -256,7 +241,7 @@ private:
     for (Operation &op : block) {
       StringRef into = intoOf(&op);
       if (!into.empty()) {
-        Type type = tensorOf(op.getResult(0).getType());
+        Type type = tensorOf(op.getResult(0));
         if (!isReplicatedBuffer(symbols, into, type))
           return op.emitOpError("is placed into @")
                  << into << " ('train.into'), which is not a replicated "
@@ -295,7 +280,7 @@ private:
       Place place = places.lookup(bufferOf(input));
       if (place.base != bucket || place.offset != offset || place.dynamicOffset)
         memref::CopyOp::create(builder, loc(), bufferOf(input),
-                               view(bucket, tensorOf(input.getType()), offset));
+                               view(bucket, tensorOf(input), offset));
       offset += elementsOf(input);
     }
     buffers[pack.getResult()] = bucket;
@@ -303,7 +288,7 @@ private:
   }
 
   LogicalResult rewriteCollective(Operation &op) {
-    RankedTensorType type = tensorOf(op.getResult(0).getType());
+    RankedTensorType type = tensorOf(op.getResult(0));
     // A bucket's all-reduce runs in place; a reduce-scatter of a bucket or of
     // a segment computed in place leaves the rank's shard at its slot of the
     // buffer; an all-gather into the parameter buffer receives there (its
@@ -324,9 +309,14 @@ private:
                           : isa<ReduceScatterStartOp>(op)
                               ? CollectiveKind::reduce_scatter
                               : CollectiveKind::all_gather;
+    // The payload is the whole buffer: a train.pack's padding is one of its
+    // inputs, and the tensors a pack or unpack lists cover its buffer.
+    int64_t payload = kind == CollectiveKind::all_gather
+                          ? type.getNumElements()
+                          : elementsOf(op.getOperand(0));
     StringRef grid = op.getAttrOfType<FlatSymbolRefAttr>("grid").getValue();
     auto start = CollectiveStartOp::create(builder, loc(), kind, send, recv,
-                                           grid, payloadOf(&op));
+                                           grid, payload);
     copyTrace(&op, start);
     starts[op.getResult(0)] = start;
     return success();
@@ -350,7 +340,7 @@ private:
       if (!isEmplaced(write, 0))
         memref::CopyOp::create(
             builder, loc(), bufferOf(write.getValue()),
-            storage(write.getName(), tensorOf(write.getValue().getType())));
+            storage(write.getName(), tensorOf(write.getValue())));
       return success();
     }
     if (auto wait = dyn_cast<WaitOp>(op)) {
@@ -363,7 +353,7 @@ private:
     if (Value source = viewSource(&op)) {
       int64_t offset = 0;
       for (Value result : op.getResults()) {
-        RankedTensorType type = tensorOf(result.getType());
+        RankedTensorType type = tensorOf(result);
         buffers[result] = isa<shard::AllSliceOp>(op)
                               ? rankSlot(bufferOf(source), type)
                               : view(bufferOf(source), type, offset);
@@ -382,7 +372,7 @@ private:
       SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
       for (unsigned i : update.getUpdatedOperands()) {
         if (!isEmplaced(&op, i)) {
-          Value copy = alloc(tensorOf(op.getOperand(i).getType()));
+          Value copy = alloc(tensorOf(op.getOperand(i)));
           memref::CopyOp::create(builder, loc(), ins[i], copy);
           ins[i] = copy;
         }
@@ -407,8 +397,8 @@ private:
     auto outs = llvm::map_to_vector(op.getResults(), [&](Value result) {
       // Computed where train-emplace placed it, or into a new buffer.
       OpOperand *to = destinations.lookup(result);
-      buffers[result] = to ? destinationBuffer(result, to)
-                           : alloc(tensorOf(result.getType()));
+      buffers[result] =
+          to ? destinationBuffer(result, to) : alloc(tensorOf(result));
       return buffers[result];
     });
     kernel(&op, buffersOf(op.getOperands()), outs);

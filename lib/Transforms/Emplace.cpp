@@ -128,17 +128,17 @@ struct Emplacer : BlockFacts {
     for (auto write : block.getOps<WriteOp>()) {
       if (isEmplaced(write, 0))
         continue;
-      Type storageType = wholeStorageType(write.getName());
       Value value = write.getValue();
-      if (storageType != value.getType() || placeable(value) != value)
+      if (wholeStorageType(write.getName()) != value.getType() ||
+          placeable(value) != value)
         continue;
-      unsigned from = position.lookup(value.getDefiningOp());
+      Operation *producer = value.getDefiningOp();
+      unsigned from = position.lookup(producer);
       unsigned at = position.lookup(write);
       StringRef root = rootOf(write.getName());
       // An elementwise producer may read the buffer's whole storage as an
       // operand of its result's type, read by it alone: element i is read
       // before it is written (stage 2's sum of micro-batches).
-      Operation *producer = value.getDefiningOp();
       Operation *own = nullptr;
       if (isa<FusedOp>(producer) || isElementwise(producer))
         for (Value operand : producer->getOperands())
