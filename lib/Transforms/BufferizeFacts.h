@@ -52,14 +52,13 @@ inline mlir::Operation *onlyUser(mlir::Value value) {
   return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
 }
 
-/// Whether `op` becomes a train.kernel that could compute its results into
-/// any buffer: no view, read, pack, unpack, schedule, collective or update.
+/// Whether `op`, the producer of a tensor (a collective's result is a
+/// future), becomes a train.kernel that could compute its results into any
+/// buffer: no view (an unpack is one), read, pack, schedule or update.
 inline bool computedByKernel(mlir::Operation *op) {
   using namespace train;
   return op && !viewSource(op) &&
-         !mlir::isa<StateUpdateOpInterface, ReadOp, PackOp, UnpackOp,
-                    LRScheduleOp, AllReduceStartOp, ReduceScatterStartOp,
-                    AllGatherStartOp>(op);
+         !mlir::isa<StateUpdateOpInterface, ReadOp, PackOp, LRScheduleOp>(op);
 }
 
 /// The value computed into a slot for operand `value`: it, or what the

@@ -212,12 +212,10 @@ struct TrainEmplacePass : zeroc::impl::TrainEmplaceBase<TrainEmplacePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (func.isExternal() ||
-          trainDialect(func).getPlannedAttrHelper().isAttrPresent(func))
-        continue;
-      Emplacer(func.getBody().front(), symbols);
-    }
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() &&
+          !trainDialect(func).getPlannedAttrHelper().isAttrPresent(func))
+        Emplacer(func.getBody().front(), symbols);
   }
 };
 
