@@ -215,9 +215,8 @@ private:
   }
 
   /// The buffer train-emplace computes `result` into: the slot of operand
-  /// `to` in its owner's buffer (a train.pack's bucket or segment, a
-  /// train.write's storage, an all-gather's rank slot of its train.into
-  /// buffer).
+  /// `to` in its owner's buffer (a pack's bucket or segment, a write's
+  /// storage, the rank's slot of an all-gather's train.into buffer).
   Value destinationBuffer(Value result, OpOperand *to) {
     RankedTensorType type = tensorOf(result);
     Operation *consumer = to->getOwner();
@@ -225,11 +224,9 @@ private:
       Operation *bucket = bucketPacks.lookup(write.getName());
       return bucket ? packBuffer(bucket) : storage(write.getName(), type);
     }
-    if (isa<AllGatherStartOp>(consumer)) {
-      Value buffer =
-          storage(intoOf(consumer), tensorOf(consumer->getResult(0)));
-      return rankSlot(buffer, type);
-    }
+    if (isa<AllGatherStartOp>(consumer))
+      return rankSlot(
+          storage(intoOf(consumer), tensorOf(consumer->getResult(0))), type);
     ValueRange before =
         consumer->getOperands().take_front(to->getOperandNumber());
     return view(packBuffer(consumer), type, elementsOf(before));

@@ -107,8 +107,7 @@ LogicalResult rewriteSignature(func::FuncOp func) {
   }
   for (auto [value, out] : llvm::zip(ret.getOperands(), outputs))
     ReadBackOp::create(builder, ret.getLoc(), value, out);
-  func::ReturnOp::create(builder, ret.getLoc());
-  ret->erase();
+  ret.getOperandsMutable().clear();
   func.setFunctionType(FunctionType::get(
       func.getContext(), block.getArgumentTypes(), TypeRange()));
   return success();
