@@ -201,9 +201,8 @@ private:
     YieldOp::create(builder, op->getLoc(), clone->getResults());
   }
 
-  /// The buffer of a gradient bucket's pack (the storage of its
-  /// train.buffer) or of a reduce-scatter's segment (allocated), made when
-  /// the first value is computed into it.
+  /// The buffer of a bucket's pack (its train.buffer's storage) or of a
+  /// segment's (an allocation), made when a value is first computed into it.
   Value packBuffer(Operation *pack) {
     auto [it, inserted] = packBuffers.try_emplace(pack, Value());
     if (inserted) {
@@ -418,9 +417,8 @@ private:
 struct TrainBufferizeOpsPass
     : zeroc::impl::TrainBufferizeOpsBase<TrainBufferizeOpsPass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SymbolTable symbols(module);
-    for (auto func : module.getOps<func::FuncOp>())
+    SymbolTable symbols(getOperation());
+    for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal() && failed(FunctionBufferizer(func).run(symbols)))
         return signalPassFailure();
   }

@@ -23,9 +23,8 @@ using namespace zeroc::bufferize;
 
 namespace {
 
-/// The decisions for one function's block, each recorded on the ops it
-/// concerns (train.emplace, train.into) as it is made, where the later
-/// ones read it.
+/// The decisions for a function's block, each written on the ops it
+/// concerns (train.emplace, train.into) when made; later ones read it.
 struct Emplacer : BlockFacts {
   Emplacer(Block &block, SymbolTable &symbols)
       : BlockFacts(block), symbols(symbols) {
@@ -38,10 +37,9 @@ struct Emplacer : BlockFacts {
 
   SymbolTable &symbols;
 
-  /// The value to compute directly into a pack's slice for `input`: the
-  /// input, or what the reshapes leading to it reshape, when each is used
-  /// only on the way to the pack and its producer is a kernel (of this
-  /// block: a step's functions have one); null otherwise.
+  /// The value to compute directly into a pack's slice for `input`: it, or
+  /// what the reshapes leading to it reshape, each used only on the way,
+  /// when a kernel (of this block, a step's one) produces it; else null.
   static Value placeable(Value input) {
     Value value = throughReshapes(input);
     if (!input.hasOneUse() || !computedByKernel(value.getDefiningOp()))
@@ -80,11 +78,10 @@ struct Emplacer : BlockFacts {
     return cast<WriteOp>(*llvm::find_if(users, llvm::IsaPred<WriteOp>));
   }
 
-  /// The packs that are buffers, their inputs computed into their slots:
-  /// the buckets train-zero declared (a pack whose bucketWrite names a
-  /// replicated train.buffer that nothing touches before is that buffer)
-  /// and, at stages 2-3, the segment a rank reduce-scatters (a pack in no
-  /// buffer, allocated when its first gradient is computed).
+  /// The packs that are buffers, their inputs computed into their slots: a
+  /// bucket train-zero declared (a pack whose bucketWrite names a replicated
+  /// train.buffer nothing touches before) and, at stages 2-3, the segment a
+  /// rank reduce-scatters (allocated when its first gradient is computed).
   void findPackBuffers(Block &block) {
     for (auto pack : block.getOps<PackOp>()) {
       WriteOp write = bucketWrite(pack);
@@ -119,11 +116,10 @@ struct Emplacer : BlockFacts {
         .Default(Type());
   }
 
-  /// A kernel's result whose only use is a write of the whole storage of a
-  /// tensor-level buffer, or of a parameter or state in no buffer (the
-  /// cast of an updated fp32 master into its bf16 parameter), when nothing
-  /// reads that storage from the kernel on and nothing else accesses it in
-  /// between.
+  /// A kernel's result whose one use writes the whole storage of a
+  /// train.buffer, or of a parameter or state in none (an updated fp32
+  /// master cast to its bf16 parameter), when nothing reads that storage
+  /// from the kernel on and nothing else accesses it in between.
   void findWritesIntoBuffers(Block &block) {
     for (auto write : block.getOps<WriteOp>()) {
       if (isEmplaced(write, 0))
@@ -210,9 +206,8 @@ struct Emplacer : BlockFacts {
 
 struct TrainEmplacePass : zeroc::impl::TrainEmplaceBase<TrainEmplacePass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SymbolTable symbols(module);
-    for (auto func : module.getOps<func::FuncOp>())
+    SymbolTable symbols(getOperation());
+    for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal() &&
           !trainDialect(func).getPlannedAttrHelper().isAttrPresent(func))
         Emplacer(func.getBody().front(), symbols);
