@@ -64,7 +64,7 @@ struct Emplacer : BlockFacts {
             dyn_cast_or_null<AllReduceStartOp>(onlyUser(pack.getResult()))) {
       auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
       Operation *next = wait ? onlyUser(wait.getResult()) : nullptr;
-      if (next && !isa<WriteOp>(next) && next->getNumResults() == 1 &&
+      if (next && next->getNumResults() == 1 &&
           (isa<FusedOp>(next) || isElementwise(next)) &&
           next->getResult(0).getType() == pack.getType())
         next = onlyUser(next->getResult(0)); // the averaging
