@@ -364,18 +364,17 @@ private:
     if (isa<ReleaseOp>(op))
       return success(); // the end of a buffer's life is train-deallocate's
     if (auto update = dyn_cast<StateUpdateOpInterface>(op)) {
-      // Each state result is its state (in place) or a copy of the operand.
-      SmallVector<Value> ins = buffersOf(op.getOperands()), outs;
+      // Each result is its state (in place) or a copy of the operand.
+      SmallVector<Value> ins = buffersOf(op.getOperands());
       for (unsigned i : update.getUpdatedOperands()) {
         if (!isEmplaced(&op, i)) {
           Value copy = alloc(tensorOf(op.getOperand(i)));
           memref::CopyOp::create(builder, loc(), ins[i], copy);
           ins[i] = copy;
         }
-        outs.push_back(ins[i]);
         buffers[update.getUpdatedResult(i)] = ins[i];
       }
-      kernel(&op, ins, outs);
+      kernel(&op, ins, buffersOf(op.getResults()));
       return success();
     }
     // Collectives are train.*_start / train.wait pairs (that each start is
