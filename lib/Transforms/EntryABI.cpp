@@ -48,10 +48,9 @@ void fillZero(OpBuilder &builder, Location loc, Value out) {
   auto fused = FusedOp::create(builder, loc, type, ValueRange());
   YieldOp::create(builder, loc, fused->getResults());
   builder.createBlock(&fused.getBody());
-  YieldOp::create(
-      builder, loc,
-      FillOp::create(builder, loc, type, builder.getF64FloatAttr(0.0))
-          .getResult());
+  YieldOp::create(builder, loc, FillOp::create(builder, loc, type,
+                                               builder.getF64FloatAttr(0.0))
+                                    .getResult());
 }
 
 LogicalResult rewriteSignature(func::FuncOp func) {
@@ -90,7 +89,8 @@ LogicalResult rewriteSignature(func::FuncOp func) {
                            HostMemoryAttr::get(func.getContext()));
   };
   for (BlockArgument step : steps)
-    step.setType(hostType({}, builder.getI64Type()));
+    step.setType(
+        hostType({}, cast<MemRefType>(step.getType()).getElementType()));
   auto outputs = llvm::map_to_vector(ret.getOperands(), [&](Value result) {
     auto shape = cast<MemRefType>(result.getType()).getShape();
     return block.addArgument(hostType(shape, f32), func.getLoc());
