@@ -1,10 +1,7 @@
 //===- Allocate.cpp - each allocation's memory category -------------------===//
 //
-// train-allocate (Passes.td, docs/backend.md): on the buffer form
-// train-bufferize-ops leaves, each memref.alloc without a train.category
-// gets the one the memory report counts it in, from what the allocation
-// is for: a collective's buffers (gradient buckets, gathered parameters),
-// else activations.
+// train-allocate (Passes.td, docs/backend.md): each memref.alloc without a
+// train.category gets the one the memory report counts it in.
 //
 //===----------------------------------------------------------------------===//
 

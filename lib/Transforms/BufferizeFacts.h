@@ -24,6 +24,19 @@ inline bool isEmplaced(mlir::Operation *op, unsigned operand) {
   return list && llvm::is_contained(list.asArrayRef(), operand);
 }
 
+/// Records that train-emplace places operand `operand` of `op`, the list
+/// kept in operand order.
+inline void setEmplaced(mlir::Operation *op, int64_t operand) {
+  llvm::SmallVector<int64_t> list = {operand};
+  if (auto old =
+          op->getAttrOfType<mlir::DenseI64ArrayAttr>(train::kEmplaceAttrName))
+    llvm::append_range(list, old.asArrayRef());
+  llvm::sort(list);
+  list.erase(llvm::unique(list), list.end());
+  op->setAttr(train::kEmplaceAttrName,
+              mlir::DenseI64ArrayAttr::get(op->getContext(), list));
+}
+
 /// The value whose buffer `op`'s result is a view of (the train ops say,
 /// BufferViewOpInterface; an all-slice is the rank's slice), or null.
 inline mlir::Value viewSource(mlir::Operation *op) {
@@ -39,20 +52,18 @@ inline mlir::Operation *onlyUser(mlir::Value value) {
   return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
 }
 
-/// Whether `op` becomes a train.kernel that could compute its results into
-/// any buffer: no view, read, pack, unpack, schedule, collective or update.
+/// Whether `op`, the producer of a tensor (a collective's result is a
+/// future), becomes a train.kernel that could compute its results into any
+/// buffer: no view (an unpack is one), read, pack, schedule or update.
 inline bool computedByKernel(mlir::Operation *op) {
   using namespace train;
   return op && !viewSource(op) &&
-         !mlir::isa<StateUpdateOpInterface, ReadOp, PackOp, UnpackOp,
-                    LRScheduleOp, AllReduceStartOp, ReduceScatterStartOp,
-                    AllGatherStartOp>(op);
+         !mlir::isa<StateUpdateOpInterface, ReadOp, PackOp, LRScheduleOp>(op);
 }
 
-/// The value computed into a slot for operand `input`: it, or what the
+/// The value computed into a slot for operand `value`: it, or what the
 /// reshapes leading to it reshape, each used only on the way.
-inline mlir::Value throughReshapes(mlir::Value input) {
-  mlir::Value value = input;
+inline mlir::Value throughReshapes(mlir::Value value) {
   while (auto reshape = value.getDefiningOp<train::ReshapeOp>()) {
     if (!reshape.getInput().hasOneUse())
       break;
@@ -61,15 +72,13 @@ inline mlir::Value throughReshapes(mlir::Value input) {
   return value;
 }
 
-/// The replicated tensor-level train.buffer `name` names, whose storage
-/// has `type`, or null.
-inline train::BufferOp replicatedBuffer(mlir::SymbolTable &symbols,
-                                        llvm::StringRef name, mlir::Type type) {
+/// Whether `name` names a replicated tensor-level train.buffer whose
+/// storage has `type`.
+inline bool isReplicatedBuffer(mlir::SymbolTable &symbols, llvm::StringRef name,
+                               mlir::Type type) {
   auto buffer = symbols.lookup<train::BufferOp>(name);
-  if (!buffer || buffer.getStorageType() != buffer.getTensorType() ||
-      buffer.getTensorType() != type)
-    return nullptr;
-  return buffer;
+  return buffer && buffer.getStorageType() == type &&
+         buffer.getTensorType() == type;
 }
 
 /// A function's block: each op's position, the accesses of each memory
@@ -81,11 +90,10 @@ struct BlockFacts {
   /// Each memory's reads and writes and the updates whose updated operand
   /// reads it, in block order.
   llvm::StringMap<llvm::SmallVector<mlir::Operation *, 2>> accesses;
-  llvm::StringMap<llvm::StringRef> aliasRoot;
+  llvm::DenseMap<llvm::StringRef, llvm::StringRef> aliasRoot;
 
   llvm::StringRef rootOf(llvm::StringRef name) const {
-    auto it = aliasRoot.find(name);
-    return it == aliasRoot.end() ? name : it->second;
+    return aliasRoot.lookup_or(name, name);
   }
 
   explicit BlockFacts(mlir::Block &block) {
@@ -110,15 +118,12 @@ struct BlockFacts {
   }
 
   void use(mlir::Value value, unsigned at) {
-    auto [it, inserted] = end.try_emplace(value, at);
-    if (!inserted)
-      it->second = std::max(it->second, at);
+    end[value] = std::max(end.lookup(value), at);
   }
 
-  /// `end`, where an update in place (`inPlace` of its operand) keeps the
-  /// state buffer it writes alive as long as its result.
-  void computeLiveness(mlir::Block &block,
-                       llvm::function_ref<bool(mlir::OpOperand &)> inPlace) {
+  /// `end`, where an update in place (train.emplace) keeps the state
+  /// buffer it writes alive as long as its result.
+  void computeLiveness(mlir::Block &block) {
     for (mlir::Operation &op : block) {
       unsigned at = position.lookup(&op);
       for (mlir::Value operand : op.getOperands())
@@ -127,16 +132,13 @@ struct BlockFacts {
       if (auto wait = mlir::dyn_cast<train::WaitOp>(op))
         use(wait.getFuture().getDefiningOp()->getOperand(0), at);
     }
+    // An unused result's end, 0, changes nothing: what it views is used.
     for (mlir::Operation &op : llvm::reverse(block)) {
-      if (mlir::Value source = viewSource(&op)) {
-        if (end.count(op.getResult(0)))
-          use(source, end.lookup(op.getResult(0)));
-        continue;
-      }
-      if (auto update = mlir::dyn_cast<train::StateUpdateOpInterface>(op))
+      if (mlir::Value source = viewSource(&op))
+        use(source, end.lookup(op.getResult(0)));
+      else if (auto update = mlir::dyn_cast<train::StateUpdateOpInterface>(op))
         for (unsigned i : update.getUpdatedOperands())
-          if (inPlace(op.getOpOperand(i)) &&
-              end.count(update.getUpdatedResult(i)))
+          if (isEmplaced(&op, i))
             use(op.getOperand(i), end.lookup(update.getUpdatedResult(i)));
     }
   }

@@ -1,11 +1,8 @@
 //===- ElideCopies.cpp - which reads alias their state's storage ---------===//
 //
-// train-elide-copies (Passes.td, docs/backend.md): after train-emplace, on
-// a step's tensor IR, each train.read is its state's storage unless the
-// state is written while the read is live -- by a train.write that remains
-// or by an update in place through another read -- then it is marked
-// train.copy and train-bufferize-ops copies it. Liveness counts the
-// updates train-emplace placed in place (train.emplace).
+// train-elide-copies (Passes.td, docs/backend.md): each train.read is its
+// state's storage unless the state is written while the read is live; then
+// it is marked train.copy, and train-bufferize-ops copies it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,24 +21,17 @@ using namespace zeroc::bufferize;
 
 namespace {
 
-bool inPlace(OpOperand &operand) {
-  return isEmplaced(operand.getOwner(), operand.getOperandNumber());
-}
-
 /// Whether `next`, an access of `read`'s memory, writes it: a train.write
 /// that remains, or an update in place through another read of it.
 bool writes(const BlockFacts &facts, ReadOp read, Operation *next) {
   if (isa<WriteOp>(next))
     return !isEmplaced(next, 0);
   auto update = dyn_cast<StateUpdateOpInterface>(next);
-  if (!update)
-    return false;
-  for (unsigned i : update.getUpdatedOperands())
-    if (auto other = next->getOperand(i).getDefiningOp<ReadOp>();
-        other && inPlace(next->getOpOperand(i)) && other != read &&
-        facts.rootOf(other.getName()) == facts.rootOf(read.getName()))
-      return true;
-  return false;
+  return update && llvm::any_of(update.getUpdatedOperands(), [&](unsigned i) {
+           auto other = next->getOperand(i).getDefiningOp<ReadOp>();
+           return other && isEmplaced(next, i) && other != read &&
+                  facts.rootOf(other.getName()) == facts.rootOf(read.getName());
+         });
 }
 
 /// Marks the reads of `block` whose memory is written while they are live
@@ -49,22 +39,15 @@ bool writes(const BlockFacts &facts, ReadOp read, Operation *next) {
 /// to its last use was quadratic in a large model's parameters).
 void markCopyingReads(Block &block) {
   BlockFacts facts(block);
-  facts.computeLiveness(block, inPlace);
-  for (Operation &op : block) {
-    auto read = dyn_cast<ReadOp>(op);
-    if (!read)
-      continue;
+  facts.computeLiveness(block);
+  for (auto read : block.getOps<ReadOp>()) {
     unsigned at = facts.position.lookup(read);
-    unsigned last = facts.end.count(read.getResult())
-                        ? facts.end.lookup(read.getResult())
-                        : at;
+    unsigned last = facts.end.lookup(read.getResult());
     for (Operation *next : facts.accesses[facts.rootOf(read.getName())]) {
       unsigned p = facts.position.lookup(next);
-      if (p <= at)
-        continue;
       if (p >= last)
         break;
-      if (writes(facts, read, next)) {
+      if (p > at && writes(facts, read, next)) {
         read->setAttr(kCopyAttrName, UnitAttr::get(read.getContext()));
         break;
       }

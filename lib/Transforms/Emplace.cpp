@@ -1,18 +1,16 @@
 //===- Emplace.cpp - producers computed into their buffers' slices -------===//
 //
-// train-emplace (Passes.td, docs/backend.md): on a step's tensor IR, before
-// train-bufferize-ops, which values are computed where they end up rather
-// than into a new buffer and copied: gradients into their bucket buffer's
-// slice or a reduce-scatter segment's slot, an all-gather's send into the
-// rank's slot of the parameter buffer it receives into, optimizer updates
-// in place on their state, a value into the whole storage it is written
-// to. The decisions are train.emplace and train.into (BufferizeFacts.h).
+// train-emplace (Passes.td, docs/backend.md): which values of a step are
+// computed where they end up rather than into a new buffer that is then
+// copied, written as train.emplace and train.into (BufferizeFacts.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "BufferizeFacts.h"
 
 #include "zeroc/Transforms/Passes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_TRAINEMPLACE
@@ -25,91 +23,37 @@ using namespace zeroc::bufferize;
 
 namespace {
 
-/// The decisions for one function's block, made before anything changes.
+/// The decisions for a function's block, each written on the ops it
+/// concerns (train.emplace, train.into) when made; later ones read it.
 struct Emplacer : BlockFacts {
-  /// Updates computed in place on the state an operand reads, and the
-  /// writes that this makes redundant.
-  llvm::DenseSet<OpOperand *> inPlace;
-  llvm::DenseSet<Operation *> elidedWrites;
-  /// Gradient bucket packs (by the train.buffer they are), and the inputs
-  /// of each bucket or reduce-scatter segment computed into their slots.
-  llvm::DenseMap<Operation *, StringRef> flatPacks;
-  llvm::DenseMap<Operation *, SmallVector<int64_t>> slots;
-  /// The values computed into a bucket or a segment.
-  llvm::DenseSet<Value> destination;
-  /// An all-gather whose result is written to a replicated train.buffer
-  /// receives into it, and the value it sends is computed into the rank's
-  /// slot of that buffer (by value) -- the collective then runs in place.
-  llvm::DenseMap<Operation *, StringRef> gatherInto;
-  llvm::DenseSet<Value> rankSlot;
-
-  Emplacer(Block &block, SymbolTable &symbols) : BlockFacts(block) {
-    findFlatLayout(block, symbols);
-    findSegments(block);
+  Emplacer(Block &block, SymbolTable &symbols)
+      : BlockFacts(block), symbols(symbols) {
+    findPackBuffers(block);
     findInPlaceUpdates(block);
-    computeLiveness(block,
-                    [&](OpOperand &operand) { return inPlace.contains(&operand); });
-    findInPlaceGathers(block, symbols);
-    findWritesIntoBuffers(block, symbols);
+    computeLiveness(block);
+    findInPlaceGathers(block);
+    findWritesIntoBuffers(block);
   }
 
-  /// The decisions as attributes on the ops they concern.
-  void record(Block &block) {
-    MLIRContext *context = block.getParentOp()->getContext();
-    auto mark = [&](Operation *op, ArrayRef<int64_t> operands) {
-      op->setAttr(kEmplaceAttrName, DenseI64ArrayAttr::get(context, operands));
-    };
-    for (Operation &op : block) {
-      if (auto it = flatPacks.find(&op); it != flatPacks.end())
-        op.setAttr(kIntoAttrName, FlatSymbolRefAttr::get(context, it->second));
-      if (auto it = gatherInto.find(&op); it != gatherInto.end()) {
-        op.setAttr(kIntoAttrName, FlatSymbolRefAttr::get(context, it->second));
-        if (rankSlot.contains(op.getOperand(0)))
-          mark(&op, {0});
-      }
-      if (auto it = slots.find(&op); it != slots.end() && !it->second.empty())
-        mark(&op, it->second);
-      if (elidedWrites.contains(&op))
-        mark(&op, {0});
-      if (auto update = dyn_cast<StateUpdateOpInterface>(op)) {
-        SmallVector<int64_t> operands;
-        for (unsigned i : update.getUpdatedOperands())
-          if (inPlace.contains(&op.getOpOperand(i)))
-            operands.push_back(i);
-        if (!operands.empty())
-          mark(&op, operands);
-      }
-    }
-  }
+  SymbolTable &symbols;
 
-  /// The value to compute directly into a pack's slice for `input`: the
-  /// input, or what the reshapes leading to it reshape, when each is used
-  /// only on the way to the pack and its producer is a kernel of this
-  /// block; null otherwise.
-  Value placeable(Value input, Block &block) const {
-    if (!input.hasOneUse() || destination.contains(input))
-      return nullptr;
+  /// The value to compute directly into a pack's slice for `input`: it, or
+  /// what the reshapes leading to it reshape, each used only on the way,
+  /// when a kernel (of this block, a step's one) produces it; else null.
+  static Value placeable(Value input) {
     Value value = throughReshapes(input);
-    Operation *producer = value.getDefiningOp();
-    if (!computedByKernel(producer) || producer->getBlock() != &block)
+    if (!input.hasOneUse() || !computedByKernel(value.getDefiningOp()))
       return nullptr;
     return value;
   }
 
   /// Whether a read of `root` other than `except` is live at `at`.
-  bool readLiveAt(StringRef root, unsigned at, Operation *except) const {
-    auto it = accesses.find(root);
-    if (it == accesses.end())
-      return false;
-    for (Operation *access : it->second) {
+  bool readLiveAt(StringRef root, unsigned at, Operation *except) {
+    return llvm::any_of(accesses[root], [&](Operation *access) {
       auto read = dyn_cast<ReadOp>(access);
-      if (!read || access == except || position.lookup(access) > at)
-        continue;
-      auto last = end.find(read.getResult());
-      if (last != end.end() && last->second >= at)
-        return true;
-    }
-    return false;
+      return read && access != except && position.lookup(access) <= at &&
+             end.lookup(read.getResult()) >= at;
+    });
   }
 
   /// The write that makes a bucket's pack its gradient buffer: stage 1's
@@ -120,85 +64,77 @@ struct Emplacer : BlockFacts {
             dyn_cast_or_null<AllReduceStartOp>(onlyUser(pack.getResult()))) {
       auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
       Operation *next = wait ? onlyUser(wait.getResult()) : nullptr;
-      if (next && !isa<WriteOp>(next) && next->getNumResults() == 1 &&
+      if (next && next->getNumResults() == 1 &&
           (isa<FusedOp>(next) || isElementwise(next)) &&
           next->getResult(0).getType() == pack.getType())
         next = onlyUser(next->getResult(0)); // the averaging
       return dyn_cast_or_null<WriteOp>(next);
     }
-    WriteOp write;
-    bool scatters = false, other = false;
-    for (Operation *user : pack.getResult().getUsers()) {
-      if (auto w = dyn_cast<WriteOp>(user); w && !write)
-        write = w;
-      else if (isa<ReduceScatterStartOp>(user))
-        scatters = true;
-      else
-        other = true;
-    }
-    return scatters && !other ? write : WriteOp();
+    auto users = pack.getResult().getUsers();
+    if (llvm::count_if(users, llvm::IsaPred<WriteOp>) != 1 ||
+        llvm::none_of(users, llvm::IsaPred<ReduceScatterStartOp>) ||
+        !llvm::all_of(users, llvm::IsaPred<WriteOp, ReduceScatterStartOp>))
+      return {};
+    return cast<WriteOp>(*llvm::find_if(users, llvm::IsaPred<WriteOp>));
   }
 
-  /// The buckets train-zero declared: each pack whose
-  /// bucketWrite names a replicated train.buffer that nothing touches
-  /// before is that buffer, its gradients computed into their slices.
-  void findFlatLayout(Block &block, SymbolTable &symbols) {
-    for (Operation &op : block) {
-      auto pack = dyn_cast<PackOp>(op);
-      WriteOp write = pack ? bucketWrite(pack) : WriteOp();
-      if (!write || !replicatedBuffer(symbols, write.getName(), pack.getType()))
+  /// The packs that are buffers, their inputs computed into their slots: a
+  /// bucket train-zero declared (a pack whose bucketWrite names a replicated
+  /// train.buffer nothing touches before) and, at stages 2-3, the segment a
+  /// rank reduce-scatters (allocated when its first gradient is computed).
+  void findPackBuffers(Block &block) {
+    for (auto pack : block.getOps<PackOp>()) {
+      WriteOp write = bucketWrite(pack);
+      bool bucket =
+          write &&
+          isReplicatedBuffer(symbols, write.getName(), pack.getType()) &&
+          accesses[rootOf(write.getName())].front() == write;
+      if (bucket) {
+        // The pack is the buffer, the all-reduce runs in place, and the
+        // averaging is computed into the buffer: the write is a view.
+        setEmplaced(write, 0);
+        pack->setAttr(kIntoAttrName, write.getNameAttr());
+      } else if (!isa_and_nonnull<ReduceScatterStartOp>(
+                     onlyUser(pack.getResult()))) {
         continue;
-      auto &list = accesses[rootOf(write.getName())];
-      if (list.empty() || list.front() != write.getOperation())
-        continue;
-      // The pack is the buffer, the all-reduce runs in place, and the
-      // averaging is computed into the buffer: the write is a view.
-      elidedWrites.insert(write);
-      if (Value value = write.getValue();
-          value != pack.getResult() && !value.getDefiningOp<WaitOp>())
-        destination.insert(value);
-      placeInputs(pack, block);
-      flatPacks[pack] = write.getName();
+      }
+      for (auto [index, input] : llvm::enumerate(pack.getInputs()))
+        if (placeable(input))
+          setEmplaced(pack, index);
     }
   }
 
   /// The storage type of a tensor-level buffer, or of a parameter or state
   /// in no buffer; null otherwise.
-  Type wholeStorageType(SymbolTable &symbols, StringRef name) const {
-    if (auto buffer = symbols.lookup<BufferOp>(name))
-      return buffer.getStorageType();
-    if (rootOf(name) != name)
+  Type wholeStorageType(StringRef name) const {
+    Operation *symbol = symbols.lookup(name);
+    if (!symbol || (!isa<BufferOp>(symbol) && rootOf(name) != name))
       return {};
-    if (auto param = symbols.lookup<ParamOp>(name))
-      return param.getStorageType();
-    if (auto state = symbols.lookup<StateOp>(name))
-      return state.getStorageType();
-    return {};
+    return TypeSwitch<Operation *, Type>(symbol)
+        .Case<BufferOp, ParamOp, StateOp>(
+            [](auto op) -> Type { return op.getStorageType(); })
+        .Default(Type());
   }
 
-  /// A kernel's result whose only use is a write of the whole storage of a
-  /// tensor-level buffer, or of a parameter or state in no buffer (the
-  /// cast of an updated fp32 master into its bf16 parameter), when nothing
-  /// reads that storage from the kernel on and nothing else accesses it in
-  /// between.
-  void findWritesIntoBuffers(Block &block, SymbolTable &symbols) {
-    for (Operation &op : block) {
-      auto write = dyn_cast<WriteOp>(op);
-      if (!write || elidedWrites.contains(write))
+  /// A kernel's result whose one use writes the whole storage of a
+  /// train.buffer, or of a parameter or state in none (an updated fp32
+  /// master cast to its bf16 parameter), when nothing reads that storage
+  /// from the kernel on and nothing else accesses it in between.
+  void findWritesIntoBuffers(Block &block) {
+    for (auto write : block.getOps<WriteOp>()) {
+      if (isEmplaced(write, 0))
         continue;
-      Type storageType = wholeStorageType(symbols, write.getName());
       Value value = write.getValue();
-      if (!storageType || storageType != value.getType() ||
-          !value.hasOneUse() || placeable(value, block) != value ||
-          rankSlot.contains(value))
+      if (wholeStorageType(write.getName()) != value.getType() ||
+          placeable(value) != value)
         continue;
-      unsigned from = position.lookup(value.getDefiningOp());
+      Operation *producer = value.getDefiningOp();
+      unsigned from = position.lookup(producer);
       unsigned at = position.lookup(write);
       StringRef root = rootOf(write.getName());
       // An elementwise producer may read the buffer's whole storage as an
       // operand of its result's type, read by it alone: element i is read
       // before it is written (stage 2's sum of micro-batches).
-      Operation *producer = value.getDefiningOp();
       Operation *own = nullptr;
       if (isa<FusedOp>(producer) || isElementwise(producer))
         for (Value operand : producer->getOperands())
@@ -212,25 +148,20 @@ struct Emplacer : BlockFacts {
         touched |= access != write.getOperation() && access != own &&
                    p >= from && p <= at;
       }
-      if (touched)
-        continue;
-      elidedWrites.insert(write);
+      if (!touched)
+        setEmplaced(write, 0);
     }
   }
 
   /// All-gather -> wait -> write to the parameter buffer (after liveness).
-  void findInPlaceGathers(Block &block, SymbolTable &symbols) {
-    for (Operation &op : block) {
-      auto start = dyn_cast<AllGatherStartOp>(op);
-      if (!start)
-        continue;
+  void findInPlaceGathers(Block &block) {
+    for (auto start : block.getOps<AllGatherStartOp>()) {
       auto wait = dyn_cast_or_null<WaitOp>(onlyUser(start.getResult()));
       auto write = wait ? dyn_cast_or_null<WriteOp>(onlyUser(wait.getResult()))
                         : WriteOp();
-      if (!write ||
-          !replicatedBuffer(symbols, write.getName(), wait.getResult().getType()))
+      if (!write || !isReplicatedBuffer(symbols, write.getName(),
+                                        wait.getResult().getType()))
         continue;
-      StringRef root = rootOf(write.getName());
       Value send = start.getOperand();
       // The send computed into the rank's slot: a kernel's result, or an
       // update in place on the rank's slice of the buffer it goes back to.
@@ -244,74 +175,42 @@ struct Emplacer : BlockFacts {
             !producer->getOperand(0).hasOneUse() ||
             !slice.getInput().hasOneUse() || !send.hasOneUse())
           continue;
-      } else if (!send.hasOneUse() || placeable(send, block) != send) {
+      } else if (placeable(send) != send) {
         continue;
       }
-      if (readLiveAt(root, position.lookup(start), sliceRead))
+      if (readLiveAt(rootOf(write.getName()), position.lookup(start),
+                     sliceRead))
         continue;
-      if (sliceRead)
-        inPlace.insert(&producer->getOpOperand(0));
-      else
-        rankSlot.insert(send);
-      gatherInto[start] = write.getName();
-      elidedWrites.insert(write);
+      setEmplaced(sliceRead ? producer : start.getOperation(), 0);
+      start->setAttr(kIntoAttrName, write.getNameAttr());
+      setEmplaced(write, 0);
     }
-  }
-
-  /// Stages 2-3: the bucket a rank reduce-scatters (a pack in no buffer) is
-  /// allocated when its first gradient is computed, and each gradient that
-  /// is only packed is computed into its slot (no pack copy).
-  void findSegments(Block &block) {
-    for (Operation &op : block) {
-      auto pack = dyn_cast<PackOp>(op);
-      if (!pack || flatPacks.count(pack) ||
-          !isa_and_nonnull<ReduceScatterStartOp>(onlyUser(pack.getResult())))
-        continue;
-      placeInputs(pack, block);
-    }
-  }
-
-  /// Each input of a bucket or segment that can be is computed into its
-  /// slot.
-  void placeInputs(PackOp pack, Block &block) {
-    for (auto [index, input] : llvm::enumerate(pack.getInputs()))
-      if (Value value = placeable(input, block)) {
-        destination.insert(value);
-        slots[pack].push_back(index);
-      }
   }
 
   void findInPlaceUpdates(Block &block) {
-    for (Operation &op : block) {
-      auto update = dyn_cast<StateUpdateOpInterface>(op);
-      if (!update)
-        continue;
+    for (auto update : block.getOps<StateUpdateOpInterface>())
       for (unsigned i : update.getUpdatedOperands()) {
-        auto read = op.getOperand(i).getDefiningOp<ReadOp>();
-        if (!read || !op.getOperand(i).hasOneUse())
+        Value state = update->getOperand(i);
+        auto read = state.getDefiningOp<ReadOp>();
+        if (!read || !state.hasOneUse())
           continue;
         for (Operation *user : update.getUpdatedResult(i).getUsers())
           if (auto write = dyn_cast<WriteOp>(user);
               write && write.getName() == read.getName()) {
-            inPlace.insert(&op.getOpOperand(i));
-            elidedWrites.insert(write);
+            setEmplaced(update, i);
+            setEmplaced(write, 0);
           }
       }
-    }
   }
 };
 
 struct TrainEmplacePass : zeroc::impl::TrainEmplaceBase<TrainEmplacePass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SymbolTable symbols(module);
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (func.isExternal() ||
-          trainDialect(func).getPlannedAttrHelper().isAttrPresent(func))
-        continue;
-      Block &block = func.getBody().front();
-      Emplacer(block, symbols).record(block);
-    }
+    SymbolTable symbols(getOperation());
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() &&
+          !trainDialect(func).getPlannedAttrHelper().isAttrPresent(func))
+        Emplacer(func.getBody().front(), symbols);
   }
 };
 

@@ -54,14 +54,10 @@ void fillZero(OpBuilder &builder, Location loc, Value out) {
 }
 
 LogicalResult rewriteSignature(func::FuncOp func) {
-  Block &block = func.getBody().front();
-  auto host = HostMemoryAttr::get(func.getContext());
-  auto hostType = [&](ArrayRef<int64_t> shape, Type element) {
-    return MemRefType::get(shape, element, MemRefLayoutAttrInterface(), host);
-  };
   if (!trainDialect(func).getPlannedAttrHelper().isAttrPresent(func))
     return func.emitOpError("is not in buffer form (train.planned); run "
                             "train-bufferize-ops first");
+  Block &block = func.getBody().front();
   SmallVector<BlockArgument> steps;
   for (BlockArgument arg : block.getArguments()) {
     auto type = dyn_cast<MemRefType>(arg.getType());
@@ -86,16 +82,19 @@ LogicalResult rewriteSignature(func::FuncOp func) {
   for (Value value : llvm::concat<Value>(steps, rates))
     if (failed(checkHostUses(value, !llvm::is_contained(rates, value))))
       return failure();
+  OpBuilder builder(ret);
+  Type f32 = builder.getF32Type();
+  auto hostType = [&](ArrayRef<int64_t> shape, Type element) {
+    return MemRefType::get(shape, element, MemRefLayoutAttrInterface(),
+                           HostMemoryAttr::get(func.getContext()));
+  };
   for (BlockArgument step : steps)
     step.setType(
         hostType({}, cast<MemRefType>(step.getType()).getElementType()));
-  OpBuilder builder(ret);
-  Type f32 = builder.getF32Type();
-  SmallVector<Value> outputs;
-  for (Value result : ret.getOperands())
-    outputs.push_back(block.addArgument(
-        hostType(cast<MemRefType>(result.getType()).getShape(), f32),
-        func.getLoc()));
+  auto outputs = llvm::map_to_vector(ret.getOperands(), [&](Value result) {
+    auto shape = cast<MemRefType>(result.getType()).getShape();
+    return block.addArgument(hostType(shape, f32), func.getLoc());
+  });
   if (trainDialect(func).getStepAttrHelper().isAttrPresent(func)) {
     Value lr = block.addArgument(hostType({}, f32), func.getLoc());
     for (Value rate : rates) {
@@ -108,8 +107,7 @@ LogicalResult rewriteSignature(func::FuncOp func) {
   }
   for (auto [value, out] : llvm::zip(ret.getOperands(), outputs))
     ReadBackOp::create(builder, ret.getLoc(), value, out);
-  func::ReturnOp::create(builder, ret.getLoc());
-  ret->erase();
+  ret.getOperandsMutable().clear();
   func.setFunctionType(FunctionType::get(
       func.getContext(), block.getArgumentTypes(), TypeRange()));
   return success();
