@@ -381,8 +381,8 @@ private:
     // waited for once is train-verify-emittable's check).
     if (isa<shard::AllReduceOp, shard::ReduceScatterOp, shard::AllGatherOp,
             shard::BroadcastOp, shard::GatherOp, shard::ScatterOp,
-            shard::ShiftOp, shard::AllToAllOp, shard::SendOp, shard::RecvOp>(
-            op))
+            shard::ShiftOp, shard::AllToAllOp, shard::SendOp, shard::RecvOp,
+            shard::ReduceOp, shard::UpdateHaloOp>(op))
       return op.emitOpError("is a blocking collective; the back ends take only "
                             "train.*_start / train.wait pairs (run "
                             "train-schedule)");

@@ -30,6 +30,17 @@ module {
 
 // -----
 
+module {
+  shard.grid @dp(shape = 2)
+  func.func @blocking_reduce(%b: tensor<8xf32>) -> tensor<8xf32> {
+    // expected-error @+1 {{'shard.reduce' op is a blocking collective; the back ends take only train.*_start / train.wait pairs (run train-schedule)}}
+    %r = shard.reduce %b on @dp grid_axes = [0] root = [0] : (tensor<8xf32>) -> tensor<8xf32>
+    return %r : tensor<8xf32>
+  }
+}
+
+// -----
+
 func.func @step_as_tensor(%step: tensor<i64>) -> tensor<1xi64> {
   // The view of the step (train-entry-abi's check runs on the buffer form).
   // expected-error @+1 {{'memref.reinterpret_cast' op uses the step number as a tensor; it lives in host memory, where only the learning-rate schedule, the optimizer updates and dropout (the step) read it}}
