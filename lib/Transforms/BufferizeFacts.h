@@ -132,10 +132,12 @@ struct BlockFacts {
       if (auto wait = mlir::dyn_cast<train::WaitOp>(op))
         use(wait.getFuture().getDefiningOp()->getOperand(0), at);
     }
-    // An unused result's end, 0, changes nothing: what it views is used.
+    // A view's source lives as long as any of its results (an unpack has
+    // one per member); an unused result's end, 0, changes nothing.
     for (mlir::Operation &op : llvm::reverse(block)) {
       if (mlir::Value source = viewSource(&op))
-        use(source, end.lookup(op.getResult(0)));
+        for (mlir::Value result : op.getResults())
+          use(source, end.lookup(result));
       else if (auto update = mlir::dyn_cast<train::StateUpdateOpInterface>(op))
         for (unsigned i : update.getUpdatedOperands())
           if (isEmplaced(&op, i))

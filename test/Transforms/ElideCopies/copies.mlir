@@ -68,3 +68,20 @@ func.func @across_update(%g: tensor<4xf32>, %step: tensor<i64>) -> tensor<f32> a
   %s = train.sum %w2 dims = [0] : tensor<4xf32> -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// A view lives as long as any of its results: the state written after the
+// unpack's first member is last used but before its second member is, copies.
+
+// CHECK-LABEL: func.func @unpack_member_across_write
+// CHECK: train.read @p {train.copy} : tensor<8xf32>
+train.param @p : tensor<8xf32> init = zeros
+func.func @unpack_member_across_write(%x: tensor<8xf32>) -> (tensor<f32>, tensor<f32>) {
+  %p = train.read @p : tensor<8xf32>
+  %a, %b = train.unpack %p : tensor<8xf32> -> tensor<4xf32>, tensor<4xf32>
+  %s = train.sum %a dims = [0] : tensor<4xf32> -> tensor<f32>
+  train.write %x to @p : tensor<8xf32>
+  %t = train.sum %b dims = [0] : tensor<4xf32> -> tensor<f32>
+  return %s, %t : tensor<f32>, tensor<f32>
+}
