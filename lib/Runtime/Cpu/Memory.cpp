@@ -12,7 +12,9 @@
 // in its default `madvise` mode: the GEMMs and the optimizer stream through
 // the flat parameter, gradient and moment buffers and the activations, and
 // with 4 KiB pages every GEMM panel spans hundreds of pages (TLB misses).
-// The 6-layer GPT-2 of docs/benchmarks.md steps about 3% faster. Carving
+// On the 6-layer GPT-2 of docs/benchmarks.md ("Where the stage-0 step goes
+// against the GEMM bound") the AdamW update runs about 3% faster; the
+// step's change was below that machine's noise. Carving
 // (instead of rounding each block up to whole huge pages) keeps the
 // resident memory what it was. Where THP is off, or not on Linux, the advice
 // fails or is absent and the chunks are ordinary memory; under
