@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <cmath>
 #include <map>
 
 namespace zeroc {
@@ -43,6 +44,18 @@ namespace {
 bool isF32Tensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type && type.getElementType().isF32();
+}
+
+bool isFloatTensor(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
+
+/// Whether `c` is a power of two: scaling by it is exact in every float
+/// type (short of overflow and subnormals).
+bool isPowerOfTwo(double c) {
+  int exponent = 0;
+  return std::frexp(std::fabs(c), &exponent) == 0.5;
 }
 
 /// Whether `value` is `update`'s gradient and none of its other operands.
@@ -115,7 +128,7 @@ struct FunctionFolder {
 };
 
 void FunctionFolder::visitValue(unsigned id, Value value) {
-  if (!isF32Tensor(value)) {
+  if (!isFloatTensor(value)) {
     bad[id] = true;
     return;
   }
@@ -141,6 +154,8 @@ void FunctionFolder::visitValue(unsigned id, Value value) {
     }
   } else if (auto read = dyn_cast<ReadOp>(def)) {
     unite(id, node(read.getNameAttr().getAttr()));
+  } else if (auto cast = dyn_cast<CastOp>(def)) {
+    unite(id, node(cast.getInput()));
   } else {
     bad[id] = true;
   }
@@ -154,6 +169,9 @@ void FunctionFolder::visitValue(unsigned id, Value value) {
         bad[id] = true;
     } else if (auto write = dyn_cast<WriteOp>(user)) {
       unite(id, node(write.getNameAttr().getAttr()));
+    } else if (auto cast = dyn_cast<CastOp>(user)) {
+      // bf16 gradients widened for the update (mixed precision).
+      unite(id, node(cast.getResult()));
     } else if (auto add = dyn_cast<AddOp>(user)) {
       if (isPlainAdd(add))
         unite(id, node(add.getResult()));
@@ -232,7 +250,7 @@ void FunctionFolder::visitSymbol(unsigned id, StringAttr name) {
 void FunctionFolder::run() {
   for (Operation &op : block)
     if (auto scale = dyn_cast<ScaleOp>(op);
-        scale && isF32Tensor(scale.getResult()) &&
+        scale && isFloatTensor(scale.getResult()) &&
         cast<RankedTensorType>(scale.getResult().getType()).getRank() > 0)
       node(scale.getResult());
   while (!worklist.empty()) {
@@ -242,12 +260,17 @@ void FunctionFolder::run() {
     else
       visitSymbol(id, nodeName[id]);
   }
-  // Per class: bad if any member is, else its one factor.
-  DenseMap<unsigned, bool> classBad;
+  // Per class: bad if any member is, else its one factor. A class with a
+  // member of another type than f32 (bf16 gradients) folds only a power of
+  // two: the scale rounded each element to that type, the update's f32
+  // product would not.
+  DenseMap<unsigned, bool> classBad, classNarrow;
   DenseMap<unsigned, std::optional<double>> classFactor;
   for (unsigned id = 0; id < parent.size(); ++id) {
     unsigned root = find(id);
     classBad[root] |= bad[id];
+    if (nodeValue[id] && !isF32Tensor(nodeValue[id]))
+      classNarrow[root] = true;
     if (!nodeValue[id])
       continue;
     auto scale = nodeValue[id].getDefiningOp<ScaleOp>();
@@ -264,9 +287,11 @@ void FunctionFolder::run() {
     if (it == valueNode.end())
       return std::nullopt;
     unsigned root = find(it->second);
-    if (classBad.lookup(root))
+    std::optional<double> factor = classFactor.lookup(root);
+    if (classBad.lookup(root) ||
+        (factor && classNarrow.lookup(root) && !isPowerOfTwo(*factor)))
       return std::nullopt;
-    return classFactor.lookup(root);
+    return factor;
   };
 
   OpBuilder builder(block.getParentOp()->getContext());

@@ -160,3 +160,38 @@ module attributes {train.world_size = 2 : i64, train.zero_stage = 2 : i64} {
     return %pa, %pb : tensor<8xf32>, tensor<4xf32>
   }
 }
+
+// -----
+
+// bf16 gradients (mixed precision), widened for the update: folded by a
+// power of two (exact in bf16), kept by 1/3 (the scale rounded each
+// element to bf16; the update's f32 product would not).
+
+train.param @w : tensor<8xbf16> init = zeros
+train.state @w.grad : tensor<8xbf16> grad of @w
+train.param @u : tensor<8xbf16> init = zeros
+train.state @u.grad : tensor<8xbf16> grad of @u
+// CHECK-LABEL: func.func @bf16
+// CHECK-SAME: (%[[R:[^:]*]]: tensor<8xbf16>
+// CHECK: train.write %[[R]] to @w.grad
+// CHECK: %[[G:.*]] = train.read @w.grad
+// CHECK: %[[N0:.*]] = train.squared_norm %[[G]] : tensor<8xbf16> -> tensor<f32>
+// CHECK-NEXT: train.scale %[[N0]] by 2.500000e-01 : tensor<f32>
+// CHECK: %[[W:.*]] = train.cast %[[G]]
+// CHECK: train.adamw_update %{{.*}}, %[[W]], {{.*}} grad_scale
+// CHECK: %[[T:.*]] = train.scale %{{.*}} by 0.33333333333333331 : tensor<8xbf16>
+// CHECK-NEXT: train.write %[[T]] to @u.grad
+func.func @bf16(%r: tensor<8xbf16>, %p: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %lr: tensor<f32>, %step: tensor<i64>) -> (tensor<f32>, tensor<8xf32>, tensor<8xf32>) {
+  %a = train.scale %r by 5.000000e-01 : tensor<8xbf16>
+  train.write %a to @w.grad : tensor<8xbf16>
+  %g = train.read @w.grad : tensor<8xbf16>
+  %n = train.squared_norm %g : tensor<8xbf16> -> tensor<f32>
+  %w = train.cast %g : tensor<8xbf16> to tensor<8xf32>
+  %p1, %m1, %v1 = train.adamw_update %p, %w, %m, %v, %lr, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 : tensor<8xf32>
+  %t = train.scale %r by 0.33333333333333331 : tensor<8xbf16>
+  train.write %t to @u.grad : tensor<8xbf16>
+  %h = train.read @u.grad : tensor<8xbf16>
+  %x = train.cast %h : tensor<8xbf16> to tensor<8xf32>
+  %p2, %m2, %v2 = train.adamw_update %p, %x, %m, %v, %lr, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 : tensor<8xf32>
+  return %n, %p1, %p2 : tensor<f32>, tensor<8xf32>, tensor<8xf32>
+}
