@@ -67,7 +67,17 @@ size_t roundedSize(size_t bytes) {
   return rounded == 0 ? 64 : rounded;
 }
 
-#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer: GCC defines __SANITIZE_ADDRESS__, Clang answers
+// __has_feature(address_sanitizer).
+#if defined(__SANITIZE_ADDRESS__)
+#define ZRT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ZRT_ASAN 1
+#endif
+#endif
+
+#if defined(__linux__) && !defined(ZRT_ASAN)
 #define ZRT_HUGE_PAGE_ARENA 1
 #endif
 
