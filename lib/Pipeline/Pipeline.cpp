@@ -100,6 +100,7 @@ static void addBufferizePasses(mlir::OpPassManager &pm) {
 
 void buildPlanningPipeline(mlir::OpPassManager &pm, int64_t maxInFlight) {
   pm.addPass(createTrainFuseOptimizer());
+  pm.addPass(createTrainFuseGradAverage());
   pm.addPass(createTrainFuseMatmulBias());
   pm.addPass(createTrainFuseHeadSplit());
   pm.addPass(createTrainFuseElementwise());
