@@ -140,7 +140,14 @@ void FunctionFolder::visitValue(unsigned id, Value value) {
     // a reduce-scatter left in its send buffer and that is written to a
     // state (stages 2 and 3) keeps its scale: that scale is what moves it
     // into the state's storage, and without it a copy would (no pass fewer).
-    auto wait = scale.getInput().getDefiningOp<WaitOp>();
+    // The shard may be a view of the receive buffer (an unpack's member).
+    Value shard = scale.getInput();
+    while (auto view = shard.getDefiningOp<BufferViewOpInterface>()) {
+      if (isa<WaitOp>(view.getOperation()))
+        break;
+      shard = view.getViewSource();
+    }
+    auto wait = shard.getDefiningOp<WaitOp>();
     if (wait && wait->getOperand(0).getDefiningOp<ReduceScatterStartOp>() &&
         llvm::any_of(value.getUsers(),
                      [](Operation *user) { return isa<WriteOp>(user); }))

@@ -195,3 +195,33 @@ func.func @bf16(%r: tensor<8xbf16>, %p: tensor<8xf32>, %m: tensor<8xf32>, %v: te
   %p2, %m2, %v2 = train.adamw_update %p, %x, %m, %v, %lr, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 : tensor<8xf32>
   return %n, %p1, %p2 : tensor<f32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A reduce-scattered shard reached through a view of the receive buffer
+// (an unpack's member, as a bucket of several members gives) keeps its
+// scale too: it is what moves the member into the state.
+
+// CHECK-LABEL: func.func @unpacked_shard
+// CHECK: %[[R:.*]] = train.wait
+// CHECK: %[[M:.*]]:2 = train.unpack %[[R]]
+// CHECK: %[[S:.*]] = train.scale %[[M]]#0 by 5.000000e-01
+// CHECK: train.write %[[S]] to @b.grad
+// CHECK: train.adamw_update
+// CHECK-NOT: grad_scale
+// CHECK: return
+module attributes {train.world_size = 2 : i64, train.zero_stage = 2 : i64} {
+  shard.grid @dp(shape = 2)
+  train.param @b : tensor<4xf32> init = zeros
+  train.state @b.grad : tensor<4xf32> grad of @b
+  func.func @unpacked_shard(%y: tensor<16xf32>, %n: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) -> tensor<4xf32> {
+    %f = train.reduce_scatter_start %y on @dp : tensor<16xf32> -> !train.future<tensor<8xf32>>
+    %r = train.wait %f : !train.future<tensor<8xf32>>
+    %m0, %m1 = train.unpack %r : tensor<8xf32> -> tensor<4xf32>, tensor<4xf32>
+    %s = train.scale %m0 by 5.000000e-01 : tensor<4xf32>
+    train.write %s to @b.grad : tensor<4xf32>
+    %g = train.read @b.grad : tensor<4xf32>
+    %p, %m, %v = train.adamw_update %n, %g, %n, %n, %lr, %step beta1 = 9.000000e-01 beta2 = 9.500000e-01 eps = 1.000000e-08 weight_decay = 1.000000e-01 : tensor<4xf32>
+    return %p : tensor<4xf32>
+  }
+}
