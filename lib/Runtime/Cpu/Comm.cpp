@@ -251,6 +251,13 @@ void commInitialize(int &argc, char **&argv, const zrt_program &) {
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
+    // Open MPI's non-blocking all-reduce (libnbc) picks a binomial tree
+    // below 4 ranks: one rank reduces the whole bucket and sends it back.
+    // Rabenseifner's (a reduce-scatter, then an all-gather) splits the
+    // reduction over the ranks, as stages 1-3 do; the bucket buffers are
+    // padded to N shards. A value the user set wins; other MPIs ignore it.
+    ::setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3",
+             /*overwrite=*/0);
     armStartupWatchdog(); // MPI_Init waits for every rank (Timeout.cpp)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     disarmStartupWatchdog();
