@@ -15,7 +15,10 @@ the causal attention's 6 x layers x block x n_embd per token) at the
 single-core sgemm rate measured here, through ctypes, on the OpenBLAS
 zeroc links (the fastest of 15 runs of each of the model's GEMM shapes, one
 thread): "x bound" is the step time over that limit (1.00 would be GEMMs
-alone).
+alone). "x cold" is the same against the rate with the operands evicted
+from the caches before each call (a 64 MiB copy), as the kernels between
+two GEMMs of a step evict them (docs/benchmarks.md, "Where the stage-0
+step goes against the GEMM bound").
 
     /usr/bin/python3 benchmarks/cpu_ddp.py [--steps 30] [--ranks 2]
         [--large 6,384,6,128,8 | --large none] [--trace]
@@ -163,7 +166,8 @@ GEMM_RATE = r"""
 import ctypes, ctypes.util, sys, time
 blas = ctypes.CDLL(ctypes.util.find_library("openblas") or "libopenblas.so.0")
 shapes = [tuple(int(v) for v in s.split("x")) for s in sys.argv[1:]]
-best = 0.0
+best = cold = 0.0
+sweep, sink = ctypes.create_string_buffer(64 << 20), ctypes.create_string_buffer(64 << 20)
 for m, n, k in shapes:
     a = (ctypes.c_float * (m * k))(*[(i % 7) * 0.125 for i in range(m * k)])
     b = (ctypes.c_float * (k * n))(*[(i % 5) * 0.25 for i in range(k * n)])
@@ -172,27 +176,35 @@ for m, n, k in shapes:
     # cblas_sgemm(RowMajor=101, NoTrans=111, NoTrans, m, n, k, 1, a, k, b, n, 0, c, n)
     blas.cblas_sgemm.argtypes = [ctypes.c_int] * 6 + [ctypes.c_float, ctypes.c_void_p,
         ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ctypes.c_int]
-    rates = []
     for _ in range(15):
         start = time.perf_counter()
         blas.cblas_sgemm(101, 111, 111, m, n, k, 1.0, p(a), k, p(b), n, 0.0, p(c), n)
-        rates.append(2.0 * m * n * k / (time.perf_counter() - start))
-    best = max([best] + rates)
-print(best)
+        best = max(best, 2.0 * m * n * k / (time.perf_counter() - start))
+    for _ in range(15):
+        # Cold: reading 64 MiB first evicts the operands from every cache,
+        # as the kernels between two GEMMs of a training step do (a memset
+        # would not: glibc's large memset stores around the caches).
+        ctypes.memmove(sink, sweep, len(sweep))
+        start = time.perf_counter()
+        blas.cblas_sgemm(101, 111, 111, m, n, k, 1.0, p(a), k, p(b), n, 0.0, p(c), n)
+        cold = max(cold, 2.0 * m * n * k / (time.perf_counter() - start))
+print(best, cold)
 """
 
 
 def gemm_rate(cfg, ranks):
     """Single-thread sgemm FLOP/s of the OpenBLAS zeroc links, on the
     model's linear-layer shapes (rows: one rank's tokens), in a child with
-    the benchmark's thread variables (read when OpenBLAS loads)."""
+    the benchmark's thread variables (read when OpenBLAS loads): the best
+    rate with the operands in cache (hot) and out of it (cold)."""
     rows = cfg["batch"] * cfg["block"] // ranks
     c = cfg["n_embd"]
     shapes = [f"{rows}x{3 * c}x{c}", f"{rows}x{4 * c}x{c}", f"{rows}x{c}x{4 * c}"]
     env = {**os.environ, **thread_env(1)}
     out = subprocess.run([sys.executable, "-c", GEMM_RATE] + shapes, check=True, env=env,
                          capture_output=True, text=True).stdout
-    return float(out.split()[-1])
+    hot, cold = (float(v) for v in out.split()[-2:])
+    return hot, cold
 
 
 def step_gemm_flops(cfg, ranks):
@@ -257,15 +269,17 @@ def main():
         def median_step(times):
             return statistics.median(times[args.warmup:])
 
-        rate = gemm_rate(cfg, args.ranks)
+        rate, cold_rate = gemm_rate(cfg, args.ranks)
         bound = step_gemm_flops(cfg, args.ranks) / rate
+        cold_bound = step_gemm_flops(cfg, args.ranks) / cold_rate
         with tempfile.TemporaryDirectory() as work:
             print(f"GPT-2 {cfg['n_layer']} layers, n_embd {cfg['n_embd']}, {cfg['n_head']} heads, "
                   f"block {cfg['block']}, global batch {cfg['batch']}; {args.ranks} ranks x "
                   f"{args.threads} thread(s); median of steps {args.warmup}..{args.steps - 1}")
             print(f"  GEMM bound: {step_gemm_flops(cfg, args.ranks) / 1e9:.2f} GFLOP per rank "
                   f"and step at {rate / 1e9:.1f} GFLOP/s (1-thread sgemm) = {bound * 1e3:.1f} ms, "
-                  f"{tokens_per_step / bound:,.0f} tokens/s")
+                  f"{tokens_per_step / bound:,.0f} tokens/s; with the operands in memory, not "
+                  f"cache (as in a step): {cold_rate / 1e9:.1f} GFLOP/s = {cold_bound * 1e3:.1f} ms")
             ddp_step = median_step(pytorch_ddp(cfg, data, args.steps, args.ranks, work))
             ddp = tokens_per_step / ddp_step
             print(f"  PyTorch DDP (gloo)   {ddp:10,.0f} tokens/s  {ddp_step * 1e3:7.1f} ms"
@@ -279,7 +293,8 @@ def main():
                 z = tokens_per_step / step
                 stage0 = stage0 or z
                 line = (f"  zeroc ZeRO stage {stage}   {z:10,.0f} tokens/s  {step * 1e3:7.1f} ms"
-                        f"  {step / bound:5.2f}x bound  {z / ddp:5.2f}x DDP"
+                        f"  {step / bound:5.2f}x bound ({step / cold_bound:4.2f}x cold)"
+                        f"  {z / ddp:5.2f}x DDP"
                         f"  {z / stage0:5.2f}x stage 0")
                 if exposed is not None:
                     line += f"  exposed comm {100 * exposed:4.1f}%"
