@@ -71,14 +71,43 @@ bool isPlainAdd(AddOp add) {
   return add.getLhs().getType() == type && add.getRhs().getType() == type;
 }
 
+/// What the module says of its symbols, gathered once for every function:
+/// the members of buffers, and each symbol's users (by root reference).
+struct ModuleFacts {
+  SymbolTable symbols;
+  DenseSet<Attribute> bufferMembers;
+  DenseMap<Attribute, SmallVector<Operation *>> users;
+  bool usersKnown = false;
+
+  explicit ModuleFacts(ModuleOp module) : symbols(module) {
+    for (auto buffer : module.getOps<BufferOp>())
+      for (Attribute member : buffer.getMembers())
+        bufferMembers.insert(cast<FlatSymbolRefAttr>(member).getAttr());
+    std::optional<SymbolTable::UseRange> uses =
+        SymbolTable::getSymbolUses(&module.getBodyRegion());
+    if (!uses)
+      return;
+    usersKnown = true;
+    for (const SymbolTable::SymbolUse &use : *uses)
+      users[use.getSymbolRef().getRootReference()].push_back(use.getUser());
+  }
+};
+
 struct FunctionFolder {
-  FunctionFolder(Block &block, SymbolTable &symbols,
-                 const DenseSet<Attribute> &bufferMembers)
-      : block(block), symbols(symbols), bufferMembers(bufferMembers) {}
+  FunctionFolder(Block &block, const ModuleFacts &module)
+      : block(block), module(module) {
+    for (Operation &op : block) {
+      if (auto read = dyn_cast<ReadOp>(op))
+        accesses[read.getNameAttr().getAttr()].push_back(&op);
+      else if (auto write = dyn_cast<WriteOp>(op))
+        accesses[write.getNameAttr().getAttr()].push_back(&op);
+    }
+  }
 
   Block &block;
-  SymbolTable &symbols;
-  const DenseSet<Attribute> &bufferMembers;
+  const ModuleFacts &module;
+  // Each state's train.read and train.write ops in this block, in order.
+  DenseMap<Attribute, SmallVector<Operation *>> accesses;
 
   // Union-find over the nodes: values and state symbols.
   SmallVector<unsigned> parent;
@@ -196,47 +225,24 @@ void FunctionFolder::visitValue(unsigned id, Value value) {
 /// symbol aliases it: not a member of a buffer, and if a buffer, one whose
 /// members nothing reads or writes.
 bool FunctionFolder::privateState(StringAttr name) {
-  Operation *decl = symbols.lookup(name);
-  if (!decl || bufferMembers.contains(name))
+  Operation *decl = module.symbols.lookup(name);
+  if (!decl || !module.usersKnown || module.bufferMembers.contains(name))
     return false;
-  auto usesOnlyInBlock = [&](StringAttr symbol, bool membersToo) {
-    std::optional<SymbolTable::UseRange> uses =
-        SymbolTable::getSymbolUses(symbol, symbols.getOp());
-    if (!uses)
+  for (Operation *user : module.users.lookup(name))
+    if (!isa<ReadOp, WriteOp>(user) || user->getBlock() != &block)
       return false;
-    for (const SymbolTable::SymbolUse &use : *uses) {
-      Operation *user = use.getUser();
-      if (membersToo && user == decl)
-        continue; // the buffer's own member list
-      if (!isa<ReadOp, WriteOp>(user) || user->getBlock() != &block)
-        return false;
-    }
-    return true;
-  };
-  if (!usesOnlyInBlock(name, false))
-    return false;
   if (auto buffer = dyn_cast<BufferOp>(decl)) {
-    for (Attribute member : buffer.getMembers()) {
-      StringAttr memberName =
-          cast<FlatSymbolRefAttr>(member).getAttr();
-      std::optional<SymbolTable::UseRange> uses =
-          SymbolTable::getSymbolUses(memberName, symbols.getOp());
-      if (!uses)
-        return false;
-      for (const SymbolTable::SymbolUse &use : *uses)
-        if (use.getUser() != decl)
+    // Nothing but the buffer's own member list names a member.
+    for (Attribute member : buffer.getMembers())
+      for (Operation *user :
+           module.users.lookup(cast<FlatSymbolRefAttr>(member).getAttr()))
+        if (user != decl)
           return false;
-    }
   } else if (!isa<StateOp>(decl)) {
     return false; // a parameter: read by forward, saved, gathered
   }
-  for (Operation &op : block) {
-    if (auto read = dyn_cast<ReadOp>(op); read && read.getNameAttr().getAttr() == name)
-      return false;
-    if (auto write = dyn_cast<WriteOp>(op); write && write.getNameAttr().getAttr() == name)
-      return true;
-  }
-  return false;
+  auto it = accesses.find(name);
+  return it != accesses.end() && isa<WriteOp>(it->second.front());
 }
 
 void FunctionFolder::visitSymbol(unsigned id, StringAttr name) {
@@ -244,13 +250,11 @@ void FunctionFolder::visitSymbol(unsigned id, StringAttr name) {
     bad[id] = true;
     return;
   }
-  for (Operation &op : block) {
-    if (auto read = dyn_cast<ReadOp>(op);
-        read && read.getNameAttr().getAttr() == name)
+  for (Operation *op : accesses.lookup(name)) {
+    if (auto read = dyn_cast<ReadOp>(op))
       unite(id, node(read.getResult()));
-    if (auto write = dyn_cast<WriteOp>(op);
-        write && write.getNameAttr().getAttr() == name)
-      unite(id, node(write.getValue()));
+    else
+      unite(id, node(cast<WriteOp>(op).getValue()));
   }
 }
 
@@ -354,15 +358,13 @@ struct TrainFuseGradAveragePass
     : zeroc::impl::TrainFuseGradAverageBase<TrainFuseGradAveragePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SymbolTable symbols(module);
-    DenseSet<Attribute> bufferMembers;
-    for (auto buffer : module.getOps<BufferOp>())
-      for (Attribute member : buffer.getMembers())
-        bufferMembers.insert(cast<FlatSymbolRefAttr>(member).getAttr());
+    // The folds add and erase only scales and fills, which name no symbol:
+    // the module's facts hold for every function.
+    ModuleFacts facts(module);
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.getBody().hasOneBlock())
         continue;
-      FunctionFolder(func.getBody().front(), symbols, bufferMembers).run();
+      FunctionFolder(func.getBody().front(), facts).run();
     }
   }
 };
