@@ -137,6 +137,18 @@ func.func @storage_symbol() {
 // -----
 
 module {
+  shard.grid @dp(shape = 0)
+  func.func @collective_no_ranks(%x: memref<4xf32>, %y: memref<2xf32>) {
+    // expected-error @+1 {{'train.collective_start' op collectives need at least one rank, but @dp has shape [0]}}
+    %r = train.collective_start reduce_scatter %x, %y on @dp payload = 4 : memref<4xf32>, memref<2xf32>
+    train.collective_wait %r
+    return
+  }
+}
+
+// -----
+
+module {
   shard.grid @dp(shape = 2)
   func.func @collective_types(%x: memref<4xf32>, %y: memref<4xbf16>) {
     // expected-error @+1 {{'train.collective_start' op send element type 'f32' differs from recv element type 'bf16'}}

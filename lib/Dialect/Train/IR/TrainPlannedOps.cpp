@@ -7,6 +7,7 @@
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
 
+#include "llvm/Support/MathExtras.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
@@ -216,6 +217,9 @@ static FailureOr<int64_t> gridRanks(Operation *op, FlatSymbolRefAttr grid,
       ShapedType::isDynamic(gridOp.getShape()[0]))
     return op->emitOpError("collectives run on a 1-D grid of static size, but ")
            << grid << " has shape [" << formatShape(gridOp.getShape()) << "]";
+  if (gridOp.getShape()[0] < 1)
+    return op->emitOpError("collectives need at least one rank, but ")
+           << grid << " has shape [" << formatShape(gridOp.getShape()) << "]";
   return gridOp.getShape()[0];
 }
 
@@ -257,7 +261,9 @@ CollectiveStartOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     expected = send % *ranks ? -1 : send / *ranks;
     break;
   case CollectiveKind::all_gather:
-    expected = send * *ranks;
+    // A send too large to gather (the product overflows) matches no buffer.
+    if (llvm::MulOverflow(send, *ranks, expected))
+      expected = -1;
     break;
   }
   if (expected != recv)
