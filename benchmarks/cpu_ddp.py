@@ -23,6 +23,13 @@ step goes against the GEMM bound").
     /usr/bin/python3 benchmarks/cpu_ddp.py [--steps 30] [--ranks 2]
         [--large 6,384,6,128,8 | --large none] [--trace]
 
+Before the peers, two lines give one rank's share of the work without
+communication: the model at one rank's batch compiled for 1 rank, run
+alone, then as many copies side by side as there are ranks (sharing the
+memory bandwidth and the last-level cache as the ranks do). Against the
+bound they separate what a rank's kernels cost from what the collectives
+and the second rank add (docs/benchmarks.md, "The floor on this machine").
+
 --trace traces the timed steps of every zeroc run and prints the exposed
 communication (python3 -m zeroc trace-summary) as a share of the step.
 
@@ -132,17 +139,28 @@ def pytorch_ddp(cfg, data, steps, ranks, work):
     return json.load(open(result))["times"]
 
 
-def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun, trace_steps=None):
-    model = os.path.join(work, "gpt2.mlir")
+def zeroc_build(cfg, ranks, stage, work, zeroc):
+    """The executable of the model at `cfg` (global batch cfg["batch"]) for
+    `ranks` ranks at ZeRO `stage`."""
+    model = os.path.join(work, f"gpt2-b{cfg['batch']}.mlir")
     if not os.path.exists(model):
         subprocess.run([sys.executable, "-m", "zeroc.models.gpt2", "--n-layer", str(cfg["n_layer"]),
                         "--n-head", str(cfg["n_head"]), "--n-embd", str(cfg["n_embd"]),
                         "--vocab-size", "256", "--block-size", str(cfg["block"]),
                         "--batch-size", str(cfg["batch"]), "--grad-clip", "1.0", "-o", model],
                        check=True, env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")})
-    exe = os.path.join(work, f"gpt2-s{stage}")
+    exe = os.path.join(work, f"gpt2-b{cfg['batch']}-n{ranks}-s{stage}")
     subprocess.run([zeroc, model, f"--zero-stage={stage}", f"--world-size={ranks}", "-o", exe],
                    check=True)
+    return exe
+
+
+def step_times(log):
+    return [r["ms"] / 1000 for r in map(json.loads, open(log)) if "loss" in r]
+
+
+def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun, trace_steps=None):
+    exe = zeroc_build(cfg, ranks, stage, work, zeroc)
     log = exe + ".jsonl"
     env = {**os.environ, **thread_env(cfg["threads"])}
     trace = []
@@ -159,7 +177,25 @@ def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun, trace_steps=N
         from zeroc import trace as zeroc_trace
         summary = zeroc_trace.summarize(zeroc_trace.load(exe + ".trace.json"))
         exposed = summary["exposed_comm_ms"] / summary["step_ms"] if summary["step_ms"] else 0
-    return [r["ms"] / 1000 for r in records if "loss" in r], core, exposed
+    return step_times(log), core, exposed
+
+
+def zeroc_alone(cfg, data, steps, ranks, work, zeroc, copies):
+    """Step times of one rank's share of the work without communication: the
+    model at one rank's batch, compiled for 1 rank, run as `copies`
+    independent processes at once (1: a rank alone on the machine; `ranks`:
+    as many as the distributed run has, sharing the memory bandwidth and
+    the last-level cache as its ranks do). Returns the slowest copy's."""
+    exe = zeroc_build({**cfg, "batch": cfg["batch"] // ranks}, 1, 0, work, zeroc)
+    env = {**os.environ, **thread_env(cfg["threads"])}
+    logs = [f"{exe}.copy{i}.jsonl" for i in range(copies)]
+    procs = [subprocess.Popen([exe, "--data", data, "--data-format=text", "--steps", str(steps),
+                               "--log-json", log, "--quiet"], env=env,
+                              stdout=subprocess.DEVNULL) for log in logs]
+    for proc in procs:
+        if proc.wait() != 0:
+            raise SystemExit(f"cpu_ddp.py: {exe} exited with {proc.returncode}")
+    return max((step_times(log) for log in logs), key=lambda t: statistics.median(t))
 
 
 GEMM_RATE = r"""
@@ -280,6 +316,16 @@ def main():
                   f"and step at {rate / 1e9:.1f} GFLOP/s (1-thread sgemm) = {bound * 1e3:.1f} ms, "
                   f"{tokens_per_step / bound:,.0f} tokens/s; with the operands in memory, not "
                   f"cache (as in a step): {cold_rate / 1e9:.1f} GFLOP/s = {cold_bound * 1e3:.1f} ms")
+            # The same per-rank work without communication: what the step
+            # would be if the collectives cost nothing (alone) and if they
+            # cost nothing but the ranks still shared the memory (side by
+            # side).
+            for copies, what in ((1, "1 rank alone"), (args.ranks, f"{args.ranks} x 1 rank")):
+                step = median_step(zeroc_alone(cfg, data, args.steps, args.ranks, work,
+                                               args.zeroc, copies))
+                print(f"  zeroc, {what}, no communication ({cfg['batch'] // args.ranks} "
+                      f"sequences each): {step * 1e3:7.1f} ms  {step / bound:5.2f}x bound "
+                      f"({step / cold_bound:4.2f}x cold)", flush=True)
             ddp_step = median_step(pytorch_ddp(cfg, data, args.steps, args.ranks, work))
             ddp = tokens_per_step / ddp_step
             print(f"  PyTorch DDP (gloo)   {ddp:10,.0f} tokens/s  {ddp_step * 1e3:7.1f} ms"
