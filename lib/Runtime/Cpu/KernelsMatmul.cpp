@@ -4,11 +4,16 @@
 // (BlasSingleThreaded): the outputs of the whole batch are cut into tiles
 // (tilesFor), one OpenMP task each, so OpenMP is the only thread pool that
 // runs (OpenBLAS's own pthreads would fight OpenMP's spinning workers for
-// the cores between kernels), batches of small products and single large
-// ones parallelize alike, and, the tiling depending on the shapes only,
-// results do not depend on the thread count. Before each tile the task
+// the cores between kernels), and batches of small products and single
+// large ones parallelize alike. Before each tile the task
 // lets the collectives in flight progress (Progress.h: a relaxed load when
 // none is, an MPI_Testall at most every 0.1 ms on the MPI thread).
+// On one thread (the usual rank per core) f32 tiles are only there for that
+// polling, and each re-packs its operands, so they are as large as a few
+// milliseconds of sgemm: whole products at GPT-2's sizes. Results do not
+// depend on the thread count: cutting m and n changes which sgemm computes
+// an output, not its sum over k, and bf16's chunks of k depend on the
+// shapes only (kernels.test compares 1 and 3 threads bitwise).
 //
 // f32: a tile is one sgemm on the operands in place.
 // zrt_matmul_bias: each tile's rows are first set to the bias and the
@@ -71,12 +76,31 @@ constexpr int64_t kTargetTiles = 64;
 constexpr int64_t kMinRows = 512;
 constexpr int64_t kMinCols = 256;
 
-Tiles tilesFor(int64_t batch, const Gemm &g, bool isF32) {
+/// On one thread, the f32 tiles' largest size in flops: about 4 ms of one
+/// core's sgemm, the longest the collectives in flight go without a poll
+/// inside a product. The 6-layer, 384-wide GPT-2's products (0.45-0.6
+/// GFLOP) then run whole: 512 x 256 tiles had made its wide ones (n 1152
+/// and 1536) 4-7 % slower than one sgemm, 2-3 ms of its 140 ms of GEMMs a
+/// step (docs/benchmarks.md).
+constexpr double kOneThreadTileFlops = 1 << 30;
+
+Tiles tilesFor(int64_t batch, const Gemm &g, bool isF32, int threads) {
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  if (threads == 1 && isF32 && !testTiles) {
+    Tiles t{g.m, g.n, g.k};
+    while (2.0 * t.mc * t.nc * g.k > kOneThreadTileFlops &&
+           (t.mc > kMinRows || t.nc > kMinCols)) {
+      if (t.nc > kMinCols && (t.nc >= t.mc || t.mc <= kMinRows))
+        t.nc = ceilDiv(t.nc, 2);
+      else
+        t.mc = ceilDiv(t.mc, 2);
+    }
+    return t;
+  }
   Tiles base = testTiles || !isF32 ? baseTiles : kDefaultTilesF32;
   Tiles t = base;
   t.mc = std::min(t.mc, g.m);
   t.nc = std::min(t.nc, g.n);
-  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   auto count = [&] { return batch * ceilDiv(g.m, t.mc) * ceilDiv(g.n, t.nc); };
   while (count() < kTargetTiles) {
     int64_t minM = std::min<int64_t>(kMinRows, base.mc);
@@ -218,7 +242,7 @@ void matmul(const char *kernel, zrt_dtype dtype, const void *a, const void *b,
 
   // Output tiles of every product in the batch, one OpenMP task each, with
   // OpenBLAS on the task's thread.
-  Tiles t = tilesFor(batch, g, dtype == ZRT_F32);
+  Tiles t = tilesFor(batch, g, dtype == ZRT_F32, maxThreads());
   int64_t tm = (g.m + t.mc - 1) / t.mc, tn = (g.n + t.nc - 1) / t.nc;
   int64_t perBatch = tm * tn;
   dispatchFloat(kernel, dtype, [&](auto tag) {

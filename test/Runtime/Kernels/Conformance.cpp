@@ -436,6 +436,11 @@ void testMatmuls() {
                " (many tiles)");
     testMatmul(dt, 1, 256, 384, 384, false, true);
     testMatmul(dt, 1, 384, 384, 256, true, false);
+    // Several tiles on 3 threads, one on 1 (f32): kernels.test compares
+    // the two runs' outputs bitwise.
+    for (int t = 0; t < 4; ++t)
+      testMatmul(dt, 1, 520, 600, 300, t & 2, t & 1, -1, -1, -1, 0,
+                 " (tiled by the thread count)");
     testMatmul(dt, 4, 128, 96, 64, false, true, -1, 0, -1, 0,
                " (a linear layer: rows merged)");
     testMatmul(dt, 4, 7, 13, 0, false, false, -1, -1, -1, 0, " (k = 0)");
