@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Dialect/Train/IR/TrainValueTypes.h"
 #include "zeroc/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -26,10 +27,6 @@ using namespace mlir;
 using namespace zeroc::train;
 
 namespace {
-
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
 
 /// Whether an op between a producer and its user forbids computing the
 /// producer later, inside the user's loop: anything that writes memory.
