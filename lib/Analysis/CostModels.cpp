@@ -31,6 +31,7 @@
 
 #include "zeroc/Dialect/Train/IR/TrainCostInterface.h"
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Dialect/Train/IR/TrainValueTypes.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -44,20 +45,21 @@ namespace zeroc {
 
 namespace {
 
-RankedTensorType typeOf(Value value) {
-  // A collective in flight (!train.future) costs as the tensor it holds.
+/// The tensor `value` holds; a collective in flight (!train.future) costs as
+/// the tensor it will hold. Null for any other type (it costs nothing).
+RankedTensorType costedTensorType(Value value) {
   if (auto future = dyn_cast<FutureType>(value.getType()))
     return future.getValueType();
   return dyn_cast<RankedTensorType>(value.getType());
 }
 
 double numel(Value value) {
-  RankedTensorType type = typeOf(value);
+  RankedTensorType type = costedTensorType(value);
   return type ? static_cast<double>(type.getNumElements()) : 0.0;
 }
 
 unsigned elementBits(Value value) {
-  RankedTensorType type = typeOf(value);
+  RankedTensorType type = costedTensorType(value);
   if (!type)
     return 32;
   return type.getElementType().getIntOrFloatBitWidth();

@@ -55,7 +55,7 @@ public:
 
   void seed(Value loss) {
     if (active.contains(loss))
-      cotangents[loss] = constant(TrainBuilder::typeOf(loss), 1.0);
+      cotangents[loss] = constant(typeOf(loss), 1.0);
   }
 
   /// Propagates the cotangents of `op`'s results to its operands.
@@ -96,7 +96,7 @@ public:
   Value cotangent(unsigned index) override {
     Value result = current->getResult(index);
     Value dy = cotangents.lookup(result);
-    return dy ? dy : zeros(TrainBuilder::typeOf(result));
+    return dy ? dy : zeros(typeOf(result));
   }
   bool isActive(Value value) const override { return active.contains(value); }
   void accumulate(Value value, Value cotangent) override {

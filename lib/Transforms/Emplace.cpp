@@ -28,6 +28,13 @@ namespace {
 struct Emplacer : BlockFacts {
   Emplacer(Block &block, SymbolTable &symbols)
       : BlockFacts(block), symbols(symbols) {
+    // The decisions are this run's alone: any the ops already carry (an
+    // earlier run, hand-written IR) are replaced, not added to (setEmplaced
+    // merges, and the liveness reads the updates' train.emplace).
+    for (Operation &op : block) {
+      op.removeAttr(kEmplaceAttrName);
+      op.removeAttr(kIntoAttrName);
+    }
     findPackBuffers(block);
     findInPlaceUpdates(block);
     computeLiveness(block);

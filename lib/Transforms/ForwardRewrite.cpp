@@ -5,6 +5,7 @@
 #include "zeroc/Dialect/Train/IR/TrainBuilder.h"
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
 #include "zeroc/Dialect/Train/IR/TrainShapes.h"
+#include "zeroc/Dialect/Train/IR/TrainValueTypes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/IRMapping.h"
@@ -213,10 +214,6 @@ void updateFunctionType(func::FuncOp func) {
 }
 
 namespace {
-
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
 
 RankedTensorType withShape(ArrayRef<int64_t> shape, Type elementType) {
   return RankedTensorType::get(shape, elementType);

@@ -10,7 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Fusion.h"
+
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Dialect/Train/IR/TrainValueTypes.h"
 #include "zeroc/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -26,16 +29,6 @@ using namespace mlir;
 using namespace zeroc::train;
 
 namespace {
-
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-/// Whether an op between a producer and its user forbids computing the
-/// producer later, inside the user's loop: anything that writes memory.
-bool writesMemory(Operation *op) {
-  return mlir::hasEffect<MemoryEffects::Write>(op);
-}
 
 /// The groups of one block: each root with the producers computed in its
 /// loop (in program order).
@@ -86,10 +79,10 @@ private:
     // (which would keep every micro-batch's gradient alive until the last).
     if (op->getAttr("train.micro_batch") != user->getAttr("train.micro_batch"))
       return nullptr;
-    for (Operation *between = op->getNextNode(); between != user;
-         between = between->getNextNode())
-      if (writesMemory(between))
-        return nullptr;
+    // Nothing in between may write memory: the producer, computed inside
+    // the user's loop, would read its operands later than it did.
+    if (zeroc::writesBetween(op, user))
+      return nullptr;
     return user;
   }
 

@@ -27,6 +27,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/IntEqClasses.h"
 
 #include <cmath>
 #include <map>
@@ -109,8 +110,9 @@ struct FunctionFolder {
   // Each state's train.read and train.write ops in this block, in order.
   DenseMap<Attribute, SmallVector<Operation *>> accesses;
 
-  // Union-find over the nodes: values and state symbols.
-  SmallVector<unsigned> parent;
+  // The nodes, values and state symbols, numbered in order of discovery,
+  // and their classes (joined while visiting, numbered once all are).
+  llvm::IntEqClasses classes;
   SmallVector<bool> bad;
   SmallVector<Value> nodeValue;     // null for a symbol
   SmallVector<StringAttr> nodeName; // null for a value
@@ -118,24 +120,15 @@ struct FunctionFolder {
   DenseMap<Attribute, unsigned> symbolNode;
   SmallVector<unsigned> worklist;
 
-  unsigned find(unsigned x) {
-    while (parent[x] != x)
-      x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void unite(unsigned a, unsigned b) {
-    a = find(a);
-    b = find(b);
-    if (a != b)
-      parent[a] = b;
-  }
+  void unite(unsigned a, unsigned b) { classes.join(a, b); }
   unsigned newNode(Value value, StringAttr name) {
-    parent.push_back(parent.size());
+    unsigned id = bad.size();
+    classes.grow(id + 1);
     bad.push_back(false);
     nodeValue.push_back(value);
     nodeName.push_back(name);
-    worklist.push_back(parent.size() - 1);
-    return parent.size() - 1;
+    worklist.push_back(id);
+    return id;
   }
   unsigned node(Value value) {
     auto [it, inserted] = valueNode.try_emplace(value, 0);
@@ -275,11 +268,14 @@ void FunctionFolder::run() {
   // member of another type than f32 (bf16 gradients) folds only a power of
   // two: the scale rounded each element to that type, the update's f32
   // product would not.
-  DenseMap<unsigned, bool> classBad, classNarrow;
-  DenseMap<unsigned, std::optional<double>> classFactor;
-  for (unsigned id = 0; id < parent.size(); ++id) {
-    unsigned root = find(id);
-    classBad[root] |= bad[id];
+  classes.compress();
+  unsigned numClasses = classes.getNumClasses();
+  SmallVector<bool> classBad(numClasses, false), classNarrow(numClasses, false);
+  SmallVector<std::optional<double>> classFactor(numClasses);
+  for (unsigned id = 0; id < bad.size(); ++id) {
+    unsigned root = classes[id];
+    if (bad[id])
+      classBad[root] = true;
     if (nodeValue[id] && !isF32Tensor(nodeValue[id]))
       classNarrow[root] = true;
     if (!nodeValue[id])
@@ -297,10 +293,10 @@ void FunctionFolder::run() {
     auto it = valueNode.find(value);
     if (it == valueNode.end())
       return std::nullopt;
-    unsigned root = find(it->second);
-    std::optional<double> factor = classFactor.lookup(root);
-    if (classBad.lookup(root) ||
-        (factor && classNarrow.lookup(root) && !isPowerOfTwo(*factor)))
+    unsigned root = classes[it->second];
+    std::optional<double> factor = classFactor[root];
+    if (classBad[root] ||
+        (factor && classNarrow[root] && !isPowerOfTwo(*factor)))
       return std::nullopt;
     return factor;
   };

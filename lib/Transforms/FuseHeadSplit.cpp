@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Dialect/Train/IR/TrainValueTypes.h"
 #include "zeroc/Transforms/Passes.h"
 
 namespace zeroc {
@@ -24,10 +25,6 @@ using namespace mlir;
 using namespace zeroc::train;
 
 namespace {
-
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
 
 /// One part of the split: its optional reshape and its transpose.
 struct Part {

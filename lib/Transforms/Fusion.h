@@ -1,9 +1,10 @@
 //===- Fusion.h - what the fusing planning passes share ---------*- C++ -*-===//
 //
-// train-fuse-optimizer and train-fuse-matmul-bias each compute an op at a
-// later op's place (a multiply inside the update that reads it, a product
-// inside its bias add); that is only the same computation when nothing in
-// between writes memory the moved op reads.
+// train-fuse-optimizer, train-fuse-matmul-bias and train-fuse-elementwise
+// each compute an op at a later op's place (a multiply inside the update that
+// reads it, a product inside its bias add, a producer inside its user's
+// loop); that is only the same computation when nothing in between writes
+// memory the moved op reads.
 //
 //===----------------------------------------------------------------------===//
 

@@ -75,7 +75,7 @@ Value emitUpdate(TrainBuilder &tb, OptimizerOp optimizer, Value p, Value g,
   UnitAttr whole = replicated ? builder.getUnitAttr() : UnitAttr();
   auto readState = [&](StateKind kind) {
     StringRef name = stateOf(kind);
-    return std::make_pair(tb.read(TrainBuilder::typeOf(p), name), name);
+    return std::make_pair(tb.read(typeOf(p), name), name);
   };
   if (optimizer.getKind() == OptimizerKind::adamw) {
     auto [expAvg, m] = readState(StateKind::exp_avg);

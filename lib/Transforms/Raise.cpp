@@ -62,10 +62,6 @@ Value keepdimMeanOfLast(Value value) {
 
 bool singleUse(Value value) { return value.hasOneUse(); }
 
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
 Value negationOf(Value value) {
   Operation *op = value.getDefiningOp();
   if (auto neg = dyn_cast_or_null<train::NegOp>(op))

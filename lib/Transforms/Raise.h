@@ -10,6 +10,8 @@
 #ifndef ZEROC_LIB_TRANSFORMS_RAISE_H
 #define ZEROC_LIB_TRANSFORMS_RAISE_H
 
+#include "zeroc/Dialect/Train/IR/TrainValueTypes.h"
+
 #include "mlir/IR/PatternMatch.h"
 
 #include <optional>
@@ -67,8 +69,9 @@ mlir::Value keepdimMeanOfLast(mlir::Value value);
 /// replaced only when nothing else reads it).
 bool singleUse(mlir::Value value);
 
-/// The ranked tensor type of `value` (every train op's operands have one).
-mlir::RankedTensorType typeOf(mlir::Value value);
+/// The ranked tensor type of `value` (TrainValueTypes.h), for the pattern
+/// families that name it `raise::typeOf`.
+using train::typeOf;
 
 /// If `value` is -x (train.neg, or train.scale by -1), returns x.
 mlir::Value negationOf(mlir::Value value);

@@ -1089,7 +1089,9 @@ def TrainEmplace : Pass<"train-emplace", "mlir::ModuleOp"> {
     which values are computed where they end up instead of into a new
     buffer that is then copied. It decides on the tensor IR and writes each
     decision on the op it concerns; `train-elide-copies` and
-    `train-bufferize-ops` read them, nothing recomputes them.
+    `train-bufferize-ops` read them, nothing recomputes them. Decisions the
+    ops already carry (an earlier run, hand-written IR) are replaced, not
+    added to: running it twice decides as running it once.
 
     * `train.into = @bucket` on a `train.pack`: the pack is
       the storage of the replicated gradient `train.buffer` it is written

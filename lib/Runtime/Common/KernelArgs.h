@@ -183,6 +183,13 @@ inline void checkMatmulOutputs(const char *kernel, int64_t batch, int64_t m,
              static_cast<long long>(m * n), static_cast<long long>(batch));
 }
 
+/// zrt_matmul_bias has a bias whenever it has outputs to compute.
+inline void checkMatmulBias(const char *kernel, const void *bias, int64_t batch,
+                            int64_t m, int64_t n) {
+  if (!bias && batch > 0 && m > 0 && n > 0)
+    zrt_fail("%s: NULL bias", kernel);
+}
+
 } // namespace zeroc::rt
 
 #endif // ZEROC_LIB_RUNTIME_COMMON_KERNELARGS_H

@@ -285,8 +285,7 @@ extern "C" void zrt_matmul_bias(zrt_dtype dtype, const void *a, const void *b,
                                 zrt_trans trans_a, zrt_trans trans_b,
                                 int64_t stride_a, int64_t stride_b,
                                 int64_t stride_c) {
-  if (!bias && batch > 0 && m > 0 && n > 0)
-    zrt_fail("zrt_matmul_bias: NULL bias");
+  checkMatmulBias("zrt_matmul_bias", bias, batch, m, n);
   matmul("zrt_matmul_bias", dtype, a, b, bias, c, batch, m, n, k, trans_a,
          trans_b, stride_a, stride_b, stride_c);
 }

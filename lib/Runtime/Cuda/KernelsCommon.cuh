@@ -34,6 +34,7 @@ using bf16 = uint16_t;
 // Argument checks and dtype dispatch, as the CPU kernels do them.
 using zeroc::rt::checkAttentionMask;
 using zeroc::rt::checkMaskFill;
+using zeroc::rt::checkMatmulBias;
 using zeroc::rt::checkMatmulOutputs;
 using zeroc::rt::checkMatmulSizes;
 using zeroc::rt::checkNonNegative;

@@ -14,6 +14,8 @@
 
 #include "FunctionEmitter.h"
 
+#include "zeroc/Dialect/Train/IR/TrainValueTypes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/STLExtras.h"
@@ -48,17 +50,10 @@ const char *categoryName(MemoryCategory category) {
 
 namespace {
 
-/// The shape and element type of a tensor, a memref, or a future's value.
-ShapedType typeOf(Value value) {
-  if (auto future = dyn_cast<FutureType>(value.getType()))
-    return future.getValueType();
-  return cast<ShapedType>(value.getType());
-}
-
-int64_t numel(Value value) { return typeOf(value).getNumElements(); }
+int64_t numel(Value value) { return shapedTypeOf(value).getNumElements(); }
 
 int64_t bytesOf(Value value) {
-  ShapedType type = typeOf(value);
+  ShapedType type = shapedTypeOf(value);
   return type.getNumElements() *
          static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
 }
@@ -162,7 +157,7 @@ std::string FunctionEmitter::loadExpr(Value value, ArrayRef<int64_t> shape,
   Operation *def = value.getDefiningOp();
   if (def && isa<FusedOp>(def->getParentOp()))
     return scalarExpr(value, shape, index);
-  ShapedType type = typeOf(value);
+  ShapedType type = shapedTypeOf(value);
   ArrayRef<int64_t> own = type.getShape();
   std::string at;
   if (own == shape) {
@@ -227,7 +222,7 @@ std::string FunctionEmitter::scalarExpr(Value value, ArrayRef<int64_t> shape,
 }
 
 LogicalResult FunctionEmitter::emitFusedLoop(FusedOp fused, Value out) {
-  ShapedType type = typeOf(out);
+  ShapedType type = shapedTypeOf(out);
   Block &body = fused.getBody().front();
   Value result = cast<YieldOp>(body.getTerminator()).getValues().front();
   int64_t n = type.getNumElements();
@@ -239,7 +234,7 @@ LogicalResult FunctionEmitter::emitFusedLoop(FusedOp fused, Value out) {
   ArrayRef<int64_t> shape = type.getShape();
   // The period of an operand loadExpr reads as `x[i % period]`, else 0.
   auto period = [&](BlockArgument arg) -> int64_t {
-    ShapedType own = typeOf(arg);
+    ShapedType own = shapedTypeOf(arg);
     if (arg.use_empty() || own.getShape() == shape ||
         own.getNumElements() == 1 ||
         shape.drop_front(shape.size() - own.getRank()) != own.getShape())
@@ -281,7 +276,7 @@ LogicalResult FunctionEmitter::emitFusedLoop(FusedOp fused, Value out) {
 }
 
 LogicalResult FunctionEmitter::emitFusedKernel(FusedOp fused, Value out) {
-  ShapedType type = typeOf(out);
+  ShapedType type = shapedTypeOf(out);
   Value result = cast<YieldOp>(fused.getBody().front().getTerminator())
                      .getValues()
                      .front();
@@ -314,7 +309,7 @@ LogicalResult FunctionEmitter::emitFusedKernel(FusedOp fused, Value out) {
            << "__global__ void " << name << "(int64_t n, " << ct << restrict
            << "out";
   for (auto &[value, host] : kernelArgs)
-    kernelOs << ", const " << cType(typeOf(value).getElementType())
+    kernelOs << ", const " << cType(shapedTypeOf(value).getElementType())
              << restrict << kernelParams.lookup(value);
   int64_t n = type.getNumElements();
   const char *index = n < (int64_t{1} << 31) - (int64_t{1} << 24) ? "int32_t"
@@ -450,12 +445,12 @@ LogicalResult FunctionEmitter::emitUpdate(Operation *op) {
 }
 
 LogicalResult FunctionEmitter::emitCall(Operation *op) {
-  auto dt = [&](Value v) { return dtype(typeOf(v).getElementType()); };
+  auto dt = [&](Value v) { return dtype(shapedTypeOf(v).getElementType()); };
   auto rowsOf = [&](Value v) {
-    ArrayRef<int64_t> shape = typeOf(v).getShape();
+    ArrayRef<int64_t> shape = shapedTypeOf(v).getShape();
     return numel(v) / (shape.empty() ? 1 : shape.back());
   };
-  auto lastDim = [&](Value v) { return typeOf(v).getShape().back(); };
+  auto lastDim = [&](Value v) { return shapedTypeOf(v).getShape().back(); };
   auto pointerList = [&](ValueRange values, bool constant) {
     std::string text = constant ? "ZC_LIST(const void *, " : "ZC_LIST(void *, ";
     SmallVector<std::string> parts;
@@ -482,8 +477,9 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
   auto attentionDropoutArgs = [&](auto a) -> std::string {
     if (!a.getDropoutAttr() || !a.getStep())
       return "";
-    ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
-    int64_t shape[4] = {q[0], q[1], q[2], typeOf(a.getKey()).getDimSize(2)};
+    ArrayRef<int64_t> q = shapedTypeOf(a.getQuery()).getShape();
+    int64_t shape[4] = {q[0], q[1], q[2],
+                        shapedTypeOf(a.getKey()).getDimSize(2)};
     int64_t rows = 1, inner = shape[0] * shape[1] * shape[2] * shape[3];
     std::string offset = "0", globalRows = "1";
     if (auto batchDim = a.getBatchDim()) {
@@ -517,8 +513,8 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<MatmulOp, MatmulBiasOp>([&](auto mm) {
-        ArrayRef<int64_t> a = typeOf(mm.getLhs()).getShape();
-        ArrayRef<int64_t> b = typeOf(mm.getRhs()).getShape();
+        ArrayRef<int64_t> a = shapedTypeOf(mm.getLhs()).getShape();
+        ArrayRef<int64_t> b = shapedTypeOf(mm.getRhs()).getShape();
         int64_t m = a[a.size() - (mm.getTransposeLhs() ? 1 : 2)];
         int64_t k = a[a.size() - (mm.getTransposeLhs() ? 2 : 1)];
         int64_t n = b[b.size() - (mm.getTransposeRhs() ? 2 : 1)];
@@ -575,7 +571,7 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         return success();
       })
       .Case([&](CausalMaskOp c) {
-        ArrayRef<int64_t> shape = typeOf(c.getInput()).getShape();
+        ArrayRef<int64_t> shape = shapedTypeOf(c.getInput()).getShape();
         int64_t t = shape[shape.size() - 2], s = shape.back();
         os << "  zrt_causal_mask(" << dt(c.getInput()) << ", " << ptr(c.getInput())
            << ", " << ptr(c.getResult()) << ", " << numel(c.getInput()) / (t * s)
@@ -583,8 +579,8 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         return success();
       })
       .Case([&](AttentionOp a) {
-        ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
-        ArrayRef<int64_t> k = typeOf(a.getKey()).getShape();
+        ArrayRef<int64_t> q = shapedTypeOf(a.getQuery()).getShape();
+        ArrayRef<int64_t> k = shapedTypeOf(a.getKey()).getShape();
         // Grouped-query attention: `group` query heads per key/value head.
         int64_t group = q[1] / k[1];
         std::string dropout = attentionDropoutArgs(a);
@@ -599,8 +595,8 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         return success();
       })
       .Case([&](AttentionGradOp a) {
-        ArrayRef<int64_t> q = typeOf(a.getQuery()).getShape();
-        ArrayRef<int64_t> k = typeOf(a.getKey()).getShape();
+        ArrayRef<int64_t> q = shapedTypeOf(a.getQuery()).getShape();
+        ArrayRef<int64_t> k = shapedTypeOf(a.getKey()).getShape();
         int64_t group = q[1] / k[1];
         std::string dropout = attentionDropoutArgs(a);
         os << "  zrt_attention" << (dropout.empty() ? "_grad(" : "_dropout_grad(")
@@ -641,12 +637,12 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
       .Case([&](CountTargetsOp c) {
         os << "  zrt_count_targets(" << ptr(c.getTargets()) << ", "
            << dt(c.getTargets()) << ", "
-           << typeOf(c.getTargets()).getNumElements() << ", "
+           << shapedTypeOf(c.getTargets()).getNumElements() << ", "
            << c.getIgnoreIndex() << "LL, " << ptr(c.getCount()) << ");\n";
         return success();
       })
       .Case([&](EmbeddingOp e) {
-        ArrayRef<int64_t> table = typeOf(e.getTable()).getShape();
+        ArrayRef<int64_t> table = shapedTypeOf(e.getTable()).getShape();
         os << "  zrt_embedding(" << dt(e.getTable()) << ", " << ptr(e.getTable())
            << ", " << ptr(e.getIds()) << ", " << dt(e.getIds()) << ", "
            << ptr(e.getResult()) << ", " << numel(e.getIds()) << ", " << table[0]
@@ -654,7 +650,7 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         return success();
       })
       .Case([&](EmbeddingGradOp e) {
-        ArrayRef<int64_t> table = typeOf(e.getResult()).getShape();
+        ArrayRef<int64_t> table = shapedTypeOf(e.getResult()).getShape();
         os << "  zrt_embedding_grad(" << dt(e.getGrad()) << ", " << ptr(e.getGrad())
            << ", " << ptr(e.getIds()) << ", " << dt(e.getIds()) << ", "
            << ptr(e.getResult()) << ", " << numel(e.getIds()) << ", " << table[0]
@@ -664,7 +660,7 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         return success();
       })
       .Case([&](TransposeOp t) {
-        ArrayRef<int64_t> shape = typeOf(t.getInput()).getShape();
+        ArrayRef<int64_t> shape = shapedTypeOf(t.getInput()).getShape();
         os << "  zrt_transpose(" << dt(t.getInput()) << ", " << ptr(t.getInput())
            << ", " << ptr(t.getResult()) << ", " << shape.size()
            << ", " << ints(shape) << ", "
@@ -672,7 +668,7 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         return success();
       })
       .Case<SumOp, MeanOp>([&](auto r) {
-        ArrayRef<int64_t> shape = typeOf(r.getInput()).getShape();
+        ArrayRef<int64_t> shape = shapedTypeOf(r.getInput()).getShape();
         SmallVector<int64_t> flags(shape.size(), 0);
         int64_t count = 1;
         for (int64_t d : r.getDims()) {
@@ -687,7 +683,7 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         return success();
       })
       .Case([&](SplitOp s) {
-        ArrayRef<int64_t> shape = typeOf(s.getInput()).getShape();
+        ArrayRef<int64_t> shape = shapedTypeOf(s.getInput()).getShape();
         int64_t dim = s.getDim(), outer = 1, inner = 1;
         for (int64_t d = 0; d < dim; ++d)
           outer *= shape[d];
@@ -695,7 +691,7 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
           inner *= shape[d];
         SmallVector<int64_t> sizes;
         for (Value r : s.getResults()) {
-          sizes.push_back(typeOf(r).getShape()[dim]);
+          sizes.push_back(shapedTypeOf(r).getShape()[dim]);
         }
         os << "  zrt_split(" << dt(s.getInput()) << ", " << ptr(s.getInput()) << ", "
            << s.getNumResults() << ", " << pointerList(s.getResults(), false)
@@ -704,7 +700,7 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
         return success();
       })
       .Case([&](ConcatOp c) {
-        ArrayRef<int64_t> shape = typeOf(c.getResult()).getShape();
+        ArrayRef<int64_t> shape = shapedTypeOf(c.getResult()).getShape();
         int64_t dim = c.getDim(), outer = 1, inner = 1;
         for (int64_t d = 0; d < dim; ++d)
           outer *= shape[d];
@@ -712,7 +708,7 @@ LogicalResult FunctionEmitter::emitCall(Operation *op) {
           inner *= shape[d];
         SmallVector<int64_t> sizes;
         for (Value v : c.getInputs())
-          sizes.push_back(typeOf(v).getShape()[dim]);
+          sizes.push_back(shapedTypeOf(v).getShape()[dim]);
         os << "  zrt_concat(" << dt(c.getResult()) << ", " << c.getInputs().size()
            << ", " << pointerList(c.getInputs(), true) << ", "
            << ints(sizes) << ", " << ptr(c.getResult()) << ", " << outer << ", "
@@ -832,7 +828,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       .Case([&](ReadBackOp read) {
         os << "  zrt_read_f32(" << ptr(read.getHost()) << ", "
            << ptr(read.getSource()) << ", "
-           << dtype(typeOf(read.getSource()).getElementType()) << ", "
+           << dtype(shapedTypeOf(read.getSource()).getElementType()) << ", "
            << numel(read.getSource()) << ");\n";
         return success();
       })
@@ -843,7 +839,7 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         os << "  zrt_request *" << var(start.getRequest()) << " = "
            << runtimeStart(start.getKind()) << "(comm, " << ptr(start.getSend())
            << ", " << ptr(start.getRecv()) << ", " << count << ", "
-           << dtype(typeOf(start.getSend()).getElementType()) << ", "
+           << dtype(shapedTypeOf(start.getSend()).getElementType()) << ", "
            << (cuda ? "stream" : "NULL") << ");\n";
         return success();
       })
@@ -898,7 +894,7 @@ LogicalResult FunctionEmitter::emit(func::FuncOp func, StringRef name,
   if (cuda)
     os << "  cudaStream_t stream = (cudaStream_t)zrt_compute_stream();\n";
   auto bindInput = [&](unsigned i, StringRef from) {
-    std::string ct = cType(typeOf(block.getArgument(i)).getElementType());
+    std::string ct = cType(shapedTypeOf(block.getArgument(i)).getElementType());
     alias(block.getArgument(i), "((const " + ct + " *)" + from.str() + ")");
   };
   if (!isGather)

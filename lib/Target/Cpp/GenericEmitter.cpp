@@ -8,6 +8,8 @@
 
 #include "FunctionEmitter.h"
 
+#include "zeroc/Dialect/Train/IR/TrainValueTypes.h"
+
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -16,8 +18,6 @@ using namespace zeroc::train;
 namespace zeroc::cpp {
 
 namespace {
-
-ShapedType typeOf(Value value) { return cast<ShapedType>(value.getType()); }
 
 /// A constant array argument (the preambles' ZC_LIST).
 std::string list(ArrayRef<int64_t> values, StringRef type = "int64_t") {
@@ -41,17 +41,17 @@ SmallVector<int64_t> reducedFlags(ArrayRef<int64_t> shape,
 }
 
 int64_t rowsOf(Value v) {
-  ArrayRef<int64_t> shape = typeOf(v).getShape();
-  return typeOf(v).getNumElements() / (shape.empty() ? 1 : shape.back());
+  ArrayRef<int64_t> shape = shapedTypeOf(v).getShape();
+  return shapedTypeOf(v).getNumElements() / (shape.empty() ? 1 : shape.back());
 }
 
 } // namespace
 
 LogicalResult FunctionEmitter::emitGenericOp(Operation *op) {
-  auto dt = [&](Value v) { return dtype(typeOf(v).getElementType()); };
+  auto dt = [&](Value v) { return dtype(shapedTypeOf(v).getElementType()); };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](AmaxOp r) {
-        ArrayRef<int64_t> shape = typeOf(r.getInput()).getShape();
+        ArrayRef<int64_t> shape = shapedTypeOf(r.getInput()).getShape();
         os << "  zrt_reduce_max(" << dt(r.getInput()) << ", "
            << ptr(r.getInput()) << ", " << ptr(r.getResult()) << ", "
            << shape.size() << ", " << list(shape) << ", "
@@ -59,7 +59,7 @@ LogicalResult FunctionEmitter::emitGenericOp(Operation *op) {
         return success();
       })
       .Case([&](AmaxGradOp r) {
-        ArrayRef<int64_t> shape = typeOf(r.getInput()).getShape();
+        ArrayRef<int64_t> shape = shapedTypeOf(r.getInput()).getShape();
         os << "  zrt_reduce_max_grad(" << dt(r.getInput()) << ", "
            << ptr(r.getGrad()) << ", " << ptr(r.getInput()) << ", "
            << ptr(r.getOutput()) << ", " << ptr(r.getResult()) << ", "
@@ -68,7 +68,7 @@ LogicalResult FunctionEmitter::emitGenericOp(Operation *op) {
         return success();
       })
       .Case([&](VarOp r) {
-        ArrayRef<int64_t> shape = typeOf(r.getInput()).getShape();
+        ArrayRef<int64_t> shape = shapedTypeOf(r.getInput()).getShape();
         os << "  zrt_reduce_var(" << dt(r.getInput()) << ", "
            << ptr(r.getInput()) << ", " << ptr(r.getResult()) << ", "
            << shape.size() << ", " << list(shape) << ", "
@@ -80,25 +80,25 @@ LogicalResult FunctionEmitter::emitGenericOp(Operation *op) {
         os << "  zrt_log_softmax(" << dt(s.getInput()) << ", "
            << ptr(s.getInput()) << ", " << ptr(s.getResult()) << ", "
            << rowsOf(s.getInput()) << ", "
-           << typeOf(s.getInput()).getShape().back() << ");\n";
+           << shapedTypeOf(s.getInput()).getShape().back() << ");\n";
         return success();
       })
       .Case([&](GatherOp g) {
-        ArrayRef<int64_t> shape = typeOf(g.getInput()).getShape();
+        ArrayRef<int64_t> shape = shapedTypeOf(g.getInput()).getShape();
         os << "  zrt_gather(" << dt(g.getInput()) << ", " << ptr(g.getInput())
            << ", " << ptr(g.getIndex()) << ", " << dt(g.getIndex()) << ", "
-           << ptr(g.getResult()) << ", " << shape.size() << ", "
-           << list(shape) << ", " << list(typeOf(g.getIndex()).getShape())
-           << ", " << g.getDim() << ");\n";
+           << ptr(g.getResult()) << ", " << shape.size() << ", " << list(shape)
+           << ", " << list(shapedTypeOf(g.getIndex()).getShape()) << ", "
+           << g.getDim() << ");\n";
         return success();
       })
       .Case([&](GatherGradOp g) {
-        ArrayRef<int64_t> shape = typeOf(g.getResult()).getShape();
+        ArrayRef<int64_t> shape = shapedTypeOf(g.getResult()).getShape();
         os << "  zrt_gather_grad(" << dt(g.getGrad()) << ", "
            << ptr(g.getGrad()) << ", " << ptr(g.getIndex()) << ", "
            << dt(g.getIndex()) << ", " << ptr(g.getResult()) << ", "
            << shape.size() << ", " << list(shape) << ", "
-           << list(typeOf(g.getIndex()).getShape()) << ", " << g.getDim()
+           << list(shapedTypeOf(g.getIndex()).getShape()) << ", " << g.getDim()
            << ");\n";
         return success();
       })

@@ -11,6 +11,8 @@
 
 #include "FunctionEmitter.h"
 
+#include "zeroc/Dialect/Train/IR/TrainValueTypes.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -21,10 +23,6 @@ using namespace zeroc::train;
 namespace zeroc::cpp {
 
 namespace {
-
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
 
 std::string list(ArrayRef<int64_t> values) {
   std::string text = "ZC_LIST(int64_t, ";

@@ -15,6 +15,8 @@
 
 #include "FunctionEmitter.h"
 
+#include "zeroc/Dialect/Train/IR/TrainValueTypes.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -24,10 +26,6 @@ using namespace zeroc::train;
 namespace zeroc::cpp {
 
 namespace {
-
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
 
 /// The unsigned type of an element's bits.
 const char *bitsType(Type elementType) {

@@ -16,9 +16,7 @@ using namespace zeroc::train;
 
 namespace {
 
-ArrayRef<int64_t> shapeOf(Value value) {
-  return TrainBuilder::typeOf(value).getShape();
-}
+ArrayRef<int64_t> shapeOf(Value value) { return typeOf(value).getShape(); }
 
 /// Shape of `shape` with the reduced `dims` kept as size 1.
 SmallVector<int64_t> keepDims(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims) {
@@ -114,10 +112,9 @@ LogicalResult SqrtOp::buildAdjoint(AdjointBuilder &adjoint) {
 }
 
 LogicalResult CastOp::buildAdjoint(AdjointBuilder &adjoint) {
-  adjoint.accumulate(getInput(),
-                     adjoint.builder().cast(
-                         adjoint.cotangent(0),
-                         TrainBuilder::typeOf(getInput()).getElementType()));
+  adjoint.accumulate(
+      getInput(), adjoint.builder().cast(adjoint.cotangent(0),
+                                         typeOf(getInput()).getElementType()));
   return success();
 }
 
@@ -227,7 +224,7 @@ LogicalResult MatmulOp::buildAdjoint(AdjointBuilder &adjoint) {
   }
   if (!adjoint.isActive(b))
     return success();
-  RankedTensorType aType = TrainBuilder::typeOf(a), bType = TrainBuilder::typeOf(b);
+  RankedTensorType aType = typeOf(a), bType = typeOf(b);
   bool shared = bType.getRank() == 2 && aType.getRank() > 2;
   if (!shared) {
     adjoint.accumulate(b, tbFlag ? tb.matmul(dy, a, true, ta)
@@ -236,8 +233,8 @@ LogicalResult MatmulOp::buildAdjoint(AdjointBuilder &adjoint) {
   }
   // A rank-2 rhs shared by every batch element: fold the batch into rows.
   Value opA = ta ? tb.transposeLastTwo(a) : a;
-  int64_t k = TrainBuilder::typeOf(opA).getShape().back();
-  int64_t n = TrainBuilder::typeOf(dy).getShape().back();
+  int64_t k = typeOf(opA).getShape().back();
+  int64_t n = typeOf(dy).getShape().back();
   int64_t rows = aType.getNumElements() / k;
   Value a2 = tb.reshape(opA, {rows, k});
   Value d2 = tb.reshape(dy, {rows, n});

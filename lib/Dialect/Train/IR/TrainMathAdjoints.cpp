@@ -72,7 +72,7 @@ LogicalResult PowOp::buildAdjoint(AdjointBuilder &adjoint) {
   double p = getExponentAttr().getValueAsDouble();
   Value dy = adjoint.cotangent(0);
   if (p == 0.0) {
-    adjoint.accumulate(getInput(), tb.fill(TrainBuilder::typeOf(dy), 0.0));
+    adjoint.accumulate(getInput(), tb.fill(typeOf(dy), 0.0));
     return success();
   }
   if (p == 1.0) {
@@ -99,7 +99,7 @@ LogicalResult SelectOp::buildAdjoint(AdjointBuilder &adjoint) {
   bool toFalse = adjoint.isActive(getOnFalse());
   if (!toTrue && !toFalse)
     return success();
-  Value zeros = tb.fill(TrainBuilder::typeOf(dy), 0.0);
+  Value zeros = tb.fill(typeOf(dy), 0.0);
   if (toTrue)
     adjoint.accumulate(getOnTrue(), SelectOp::create(tb.builder(), tb.getLoc(),
                                                      getMask(), dy, zeros));

@@ -10,6 +10,7 @@
 #define ZEROC_DIALECT_TRAIN_IR_TRAINBUILDER_H
 
 #include "zeroc/Dialect/Train/IR/TrainOps.h"
+#include "zeroc/Dialect/Train/IR/TrainValueTypes.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -23,10 +24,6 @@ public:
   mlir::OpBuilder &builder() { return b; }
   mlir::Location getLoc() const { return loc; }
   void setLoc(mlir::Location newLoc) { loc = newLoc; }
-
-  static mlir::RankedTensorType typeOf(mlir::Value value) {
-    return llvm::cast<mlir::RankedTensorType>(value.getType());
-  }
 
   mlir::Value add(mlir::Value lhs, mlir::Value rhs);
   mlir::Value sub(mlir::Value lhs, mlir::Value rhs);
