@@ -1135,6 +1135,9 @@ def TrainEmplace : Pass<"train-emplace", "mlir::ModuleOp"> {
     The pass emits no errors: an op it cannot place keeps no attribute
     and is copied. Functions already in buffer form are left alone.
   }];
+  // It asks every function for train.planned: the dialect must be loaded
+  // even when the module holds no train op.
+  let dependentDialects = ["zeroc::train::TrainDialect"];
 }
 
 def TrainElideCopies : Pass<"train-elide-copies", "mlir::ModuleOp"> {
@@ -1161,6 +1164,9 @@ def TrainElideCopies : Pass<"train-elide-copies", "mlir::ModuleOp"> {
     The pass emits no errors. Functions already in buffer form are left
     alone.
   }];
+  // It asks every function for train.planned: the dialect must be loaded
+  // even when the module holds no train op.
+  let dependentDialects = ["zeroc::train::TrainDialect"];
 }
 
 def TrainBufferizeOps : Pass<"train-bufferize-ops", "mlir::ModuleOp"> {
