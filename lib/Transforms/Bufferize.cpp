@@ -323,6 +323,13 @@ private:
       func::ReturnOp::create(builder, loc(), buffersOf(op.getOperands()));
       return success();
     }
+    // Every value gets a buffer: a scalar (an index, an i64, a float) has
+    // none to get, whatever op makes it.
+    for (OpResult result : op.getResults())
+      if (!isa<RankedTensorType, FutureType>(result.getType()))
+        return op.emitOpError("result #")
+               << result.getResultNumber() << " of type " << result.getType()
+               << " is not a tensor; train-bufferize takes tensors only";
     if (auto read = dyn_cast<ReadOp>(op)) {
       Value state = storage(read.getName(), read.getType());
       Value buffer =

@@ -65,3 +65,24 @@ func.func @call(%b: tensor<4xf32>) -> tensor<4xf32> {
   %r = func.call @elsewhere(%b) : (tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A scalar made inside the step (the rank, a cast) has no buffer to get.
+module {
+  shard.grid @dp(shape = 2)
+  func.func @rank_index() -> tensor<4xf32> {
+    // expected-error @+1 {{'shard.process_linear_index' op result #0 of type 'index' is not a tensor; train-bufferize takes tensors only}}
+    %r = shard.process_linear_index on @dp : index
+    %one = train.fill 1.0 : tensor<4xf32>
+    return %one : tensor<4xf32>
+  }
+}
+
+// -----
+
+func.func @scalar_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.constant' op result #0 of type 'f32' is not a tensor; train-bufferize takes tensors only}}
+  %c = arith.constant 2.0 : f32
+  return %x : tensor<4xf32>
+}
