@@ -8,7 +8,7 @@
 #   scripts/fuzz.sh all SECONDS          every target in turn, SECONDS each
 #   scripts/fuzz.sh replay TARGET FILE.. run inputs once (a crash, a seed)
 #
-# TARGET: parse-verify pipeline emit evaluator safetensors checkpoint.
+# TARGET: parse-verify pipeline passes emit evaluator safetensors checkpoint.
 # One fuzzing process at a time; prefix with `nice` on a shared machine.
 # Each run ends with libFuzzer's stat::number_of_executed_units (inputs
 # tried) and the number of crashes found; the exit status is non-zero when
@@ -16,13 +16,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${ZEROC_SANITIZE_BUILD:-build-sanitize}
-targets=(parse-verify pipeline emit evaluator safetensors checkpoint)
+targets=(parse-verify pipeline passes emit evaluator safetensors checkpoint)
 
 options() { # the libFuzzer flags of a target
   local target=$1
   echo "-timeout=30 -rss_limit_mb=2048 -print_final_stats=1"
   case "$target" in
-    parse-verify|pipeline|emit|evaluator) echo "-dict=test/Fuzz/train.dict" ;;
+    parse-verify|pipeline|passes|emit|evaluator) echo "-dict=test/Fuzz/train.dict" ;;
   esac
 }
 

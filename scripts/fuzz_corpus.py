@@ -4,7 +4,8 @@ from the examples and the tests, standard library only.
 
     scripts/fuzz_corpus.py TARGET DIR [--bin BUILD/bin]
 
-TARGET is parse-verify, pipeline, emit, evaluator, safetensors or checkpoint.
+TARGET is parse-verify, pipeline, passes, emit, evaluator, safetensors or
+checkpoint.
 The MLIR seeds are every .mlir file of examples/ and test/, cut at
 `// -----` (one module per seed), and the modules of the tests' split-file
 sections; the targets that read a leading configuration byte get each
@@ -31,6 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PIPELINE_CONFIGS = [0b000000, 0b000101, 0b100110, 0b001011, 0b010111, 0b110011,
                     0b01000101, 0b10100111]
 EVALUATOR_CONFIGS = [0b000, 0b101]
+# The passes target's list (tools/zeroc-fuzz/FuzzPasses.cpp, kPasses).
+PASS_COUNT = 34
 
 
 def mlir_sources():
@@ -122,8 +125,8 @@ def safetensors_seeds(bin_dir, directory):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("target", choices=["parse-verify", "pipeline", "emit", "evaluator",
-                                           "safetensors", "checkpoint"])
+    parser.add_argument("target", choices=["parse-verify", "pipeline", "passes", "emit",
+                                           "evaluator", "safetensors", "checkpoint"])
     parser.add_argument("directory")
     parser.add_argument("--bin")
     args = parser.parse_args()
@@ -136,6 +139,13 @@ def main():
             if "train.forward" in text:
                 for config in PIPELINE_CONFIGS:
                     write(args.directory, bytes([config]) + text.encode())
+    elif args.target == "passes":
+        # Each module under three of the target's PASS_COUNT passes (its
+        # byte picks one), in turn, so that every pass meets IR of every
+        # stage across the modules; mutations of the byte do the rest.
+        for i, text in enumerate(mlir_sources()):
+            for j in range(3):
+                write(args.directory, bytes([(3 * i + j) % PASS_COUNT]) + text.encode())
     elif args.target == "evaluator":
         for text in mlir_sources():
             if "func.func" in text:
