@@ -213,6 +213,18 @@ module attributes {train.buckets = [[@w], [@f]]} {
 
 // -----
 
+// The module's attributes are verified before its ops: a bucket's param
+// whose type its own verifier rejects (unranked) is left to that verifier
+// (the bucket check used to cast it to a ranked type and abort; found by
+// zeroc-fuzz-passes).
+module attributes {train.buckets = [[@w, @v]]} {
+  // expected-error @+1 {{'train.param' op attribute 'type' failed to satisfy constraint: type attribute of ranked tensor of 32-bit float or bfloat16 type values}}
+  train.param @w : tensor<*xf32> init = ones
+  train.param @v : tensor<4xf32> init = ones
+}
+
+// -----
+
 // expected-error @+1 {{'train.buckets' names @w in more than one place}}
 module attributes {train.buckets = [[@w, @b], [@w]]} {
   train.param @w : tensor<4xf32> init = zeros

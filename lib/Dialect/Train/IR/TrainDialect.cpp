@@ -100,7 +100,12 @@ static LogicalResult verifyBuckets(Operation *op, Attribute value) {
       if (!seen.insert(name).second)
         return op->emitError("'") << kBucketsAttrName << "' names @" << name
                                   << " in more than one place";
-      Type type = param.getTensorType().getElementType();
+      // The module's attributes are verified before its ops: the param's
+      // type may still be one its own verifier rejects (an unranked tensor).
+      auto shaped = dyn_cast<ShapedType>(param.getTypeAttr().getValue());
+      if (!shaped)
+        continue;
+      Type type = shaped.getElementType();
       if (element && type != element)
         return op->emitError("'")
                << kBucketsAttrName << "' bucket " << k << " mixes " << element
