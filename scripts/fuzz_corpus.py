@@ -33,7 +33,7 @@ PIPELINE_CONFIGS = [0b000000, 0b000101, 0b100110, 0b001011, 0b010111, 0b110011,
                     0b01000101, 0b10100111]
 EVALUATOR_CONFIGS = [0b000, 0b101]
 # The passes target's list (tools/zeroc-fuzz/FuzzPasses.cpp, kPasses).
-PASS_COUNT = 34
+PASS_COUNT = 46
 
 
 def mlir_sources():

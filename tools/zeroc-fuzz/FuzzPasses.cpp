@@ -1,15 +1,17 @@
 //===- FuzzPasses.cpp - one pass at a time, at any stage ------------------===//
 //
 // Input: one byte that picks one of zeroc's passes and pass pipelines
-// (kPasses, modulo their count), then MLIR text. A module that verifies
-// goes through that pass alone, with its default options, whatever stage
+// (kPasses, modulo their count: each with its default options, some again
+// with others), then MLIR text. A module that verifies goes through that
+// pass alone, whatever stage
 // the IR is at: a pass given IR from another stage of the pipeline must
 // reject it with a diagnostic, never crash (the pipeline target only ever
 // feeds a pass what the pass before it wrote). The pass manager verifies
 // what the pass leaves.
 //
 // ZEROC_FUZZ_LIST_PASSES=1 prints the list instead (test/Fuzz/passes.test
-// compares it with zeroc-opt's, so that a new pass is fuzzed too).
+// compares its names with zeroc-opt's passes, so that a new pass is fuzzed
+// too).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +27,8 @@
 
 namespace {
 
-/// Every pass and pass pipeline zeroc-opt registers (`--train-*`).
+/// Every pass and pass pipeline zeroc-opt registers (`--train-*`), as
+/// textual pipelines.
 const char *const kPasses[] = {
     "train-accumulate",       "train-allocate",
     "train-assign-buckets",   "train-autodiff",
@@ -44,6 +47,19 @@ const char *const kPasses[] = {
     "train-schedule",         "train-shard-optimizer",
     "train-shard-states",     "train-trace-sites",
     "train-verify-emittable", "train-zero",
+    // Again with options other than the defaults (appended, so that the
+    // seeds' bytes keep naming the same passes above).
+    "train-data-parallel{world-size=3}",
+    "train-batch-size{global-batch=8}",
+    "train-mixed-precision{precision=fp32}",
+    "train-remat{policy=full}", "train-remat{policy=selective}",
+    "train-accumulate{micro-batches=2}",
+    "train-assign-buckets{bucket-bytes=256}",
+    "train-shard-states{stage=2 world-size=2}",
+    "train-schedule{max-in-flight=1}",
+    "train-zero{stage=3 world-size=2 bucket-bytes=256}",
+    "train-partition{stage=1 world-size=4}",
+    "train-pipeline{stage=2 world-size=3}",
 };
 constexpr size_t kPassCount = std::size(kPasses);
 
