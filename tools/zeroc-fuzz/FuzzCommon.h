@@ -67,6 +67,15 @@ inline mlir::OwningOpRef<mlir::ModuleOp> parse(mlir::MLIRContext &context,
   return mlir::parseSourceString<mlir::ModuleOp>(terminated, config);
 }
 
+/// The module after an input's leading configuration byte (`size` >= 1).
+inline mlir::OwningOpRef<mlir::ModuleOp>
+parseAfterConfigByte(mlir::MLIRContext &context, const uint8_t *data,
+                     size_t size) {
+  return parse(
+      context,
+      llvm::StringRef(reinterpret_cast<const char *>(data + 1), size - 1));
+}
+
 /// Registers zeroc's passes once (the pipeline builder looks some up).
 inline void registerPassesOnce() {
   static bool done = [] {

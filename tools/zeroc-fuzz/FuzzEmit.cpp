@@ -19,8 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   static zeroc::fuzz::Context context;
   mlir::MLIRContext &ctx = context.get();
-  mlir::OwningOpRef<mlir::ModuleOp> module = zeroc::fuzz::parse(
-      ctx, llvm::StringRef(reinterpret_cast<const char *>(data + 1), size - 1));
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      zeroc::fuzz::parseAfterConfigByte(ctx, data, size);
   if (!module)
     return 0;
   if (mlir::FailureOr<zeroc::MemoryReport> report =

@@ -21,8 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static zeroc::fuzz::Context context;
   mlir::MLIRContext &ctx = context.get();
   uint8_t config = data[0];
-  mlir::OwningOpRef<mlir::ModuleOp> module = zeroc::fuzz::parse(
-      ctx, llvm::StringRef(reinterpret_cast<const char *>(data + 1), size - 1));
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      zeroc::fuzz::parseAfterConfigByte(ctx, data, size);
   if (!module)
     return 0;
   using namespace zeroc::eval;

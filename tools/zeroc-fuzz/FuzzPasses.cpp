@@ -81,8 +81,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   zeroc::fuzz::registerPassesOnce();
   mlir::MLIRContext &ctx = context.get();
   const char *pass = kPasses[data[0] % kPassCount];
-  mlir::OwningOpRef<mlir::ModuleOp> module = zeroc::fuzz::parse(
-      ctx, llvm::StringRef(reinterpret_cast<const char *>(data + 1), size - 1));
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      zeroc::fuzz::parseAfterConfigByte(ctx, data, size);
   if (!module)
     return 0;
   mlir::PassManager pm(&ctx);
