@@ -155,8 +155,9 @@ def zeroc_build(cfg, ranks, stage, work, zeroc):
     return exe
 
 
-def step_times(log):
-    return [r["ms"] / 1000 for r in map(json.loads, open(log)) if "loss" in r]
+def step_times(records):
+    """The step times (s) of an executable's --log-json records."""
+    return [r["ms"] / 1000 for r in records if "loss" in r]
 
 
 def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun, trace_steps=None):
@@ -177,7 +178,7 @@ def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun, trace_steps=N
         from zeroc import trace as zeroc_trace
         summary = zeroc_trace.summarize(zeroc_trace.load(exe + ".trace.json"))
         exposed = summary["exposed_comm_ms"] / summary["step_ms"] if summary["step_ms"] else 0
-    return step_times(log), core, exposed
+    return step_times(records), core, exposed
 
 
 def zeroc_alone(cfg, data, steps, ranks, work, zeroc, copies):
@@ -195,7 +196,7 @@ def zeroc_alone(cfg, data, steps, ranks, work, zeroc, copies):
     for proc in procs:
         if proc.wait() != 0:
             raise SystemExit(f"cpu_ddp.py: {exe} exited with {proc.returncode}")
-    return max((step_times(log) for log in logs), key=lambda t: statistics.median(t))
+    return max((step_times(map(json.loads, open(log))) for log in logs), key=statistics.median)
 
 
 GEMM_RATE = r"""
