@@ -30,8 +30,12 @@ memory bandwidth and the last-level cache as the ranks do). Against the
 bound they separate what a rank's kernels cost from what the collectives
 and the second rank add (docs/benchmarks.md, "The floor on this machine").
 
---trace traces the timed steps of every zeroc run and prints the exposed
-communication (python3 -m zeroc trace-summary) as a share of the step.
+--trace traces the timed steps of every zeroc run (of the first copy of
+the no-communication lines) and prints, from the trace summary (python3 -m
+zeroc trace-summary): the exposed communication as a share of the step, the
+step's GEMM kernels against the bound (zrt_matmul spans, which include the
+collectives' progress polls between GEMM tiles), and the time of all its
+other kernels.
 
 Not a test: figures depend on the machine. docs/benchmarks.md records them.
 The last line names the OpenBLAS kernels zeroc's runs used (the summary's
@@ -160,6 +164,13 @@ def step_times(records):
     return [r["ms"] / 1000 for r in records if "loss" in r]
 
 
+def trace_summary(path):
+    """zeroc.trace's per-rank, per-step means of the trace at `path`."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from zeroc import trace as zeroc_trace
+    return zeroc_trace.summarize(zeroc_trace.load(path))
+
+
 def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun, trace_steps=None):
     exe = zeroc_build(cfg, ranks, stage, work, zeroc)
     log = exe + ".jsonl"
@@ -172,31 +183,41 @@ def zeroc_run(cfg, data, steps, ranks, stage, work, zeroc, mpirun, trace_steps=N
                    check=True, env=env)
     records = [json.loads(l) for l in open(log)]
     core = next((r["blas_core"] for r in records if "blas_core" in r), "?")
-    exposed = None
-    if trace_steps:
-        sys.path.insert(0, os.path.join(ROOT, "python"))
-        from zeroc import trace as zeroc_trace
-        summary = zeroc_trace.summarize(zeroc_trace.load(exe + ".trace.json"))
-        exposed = summary["exposed_comm_ms"] / summary["step_ms"] if summary["step_ms"] else 0
-    return step_times(records), core, exposed
+    summary = trace_summary(exe + ".trace.json") if trace_steps else None
+    return step_times(records), core, summary
 
 
-def zeroc_alone(cfg, data, steps, ranks, work, zeroc, copies):
+def zeroc_alone(cfg, data, steps, ranks, work, zeroc, copies, trace_steps=None):
     """Step times of one rank's share of the work without communication: the
     model at one rank's batch, compiled for 1 rank, run as `copies`
     independent processes at once (1: a rank alone on the machine; `ranks`:
     as many as the distributed run has, sharing the memory bandwidth and
-    the last-level cache as its ranks do). Returns the slowest copy's."""
+    the last-level cache as its ranks do). Returns the slowest copy's, and
+    with `trace_steps` the trace summary of the first copy."""
     exe = zeroc_build({**cfg, "batch": cfg["batch"] // ranks}, 1, 0, work, zeroc)
     env = {**os.environ, **thread_env(cfg["threads"])}
     logs = [f"{exe}.copy{i}.jsonl" for i in range(copies)]
+    trace = exe + ".copy0.trace.json"
     procs = [subprocess.Popen([exe, "--data", data, "--data-format=text", "--steps", str(steps),
-                               "--log-json", log, "--quiet"], env=env,
-                              stdout=subprocess.DEVNULL) for log in logs]
+                               "--log-json", log, "--quiet"]
+                              + (["--trace", trace, "--trace-steps", trace_steps]
+                                 if trace_steps and i == 0 else []),
+                              env=env, stdout=subprocess.DEVNULL)
+             for i, log in enumerate(logs)]
     for proc in procs:
         if proc.wait() != 0:
             raise SystemExit(f"cpu_ddp.py: {exe} exited with {proc.returncode}")
-    return max((step_times(map(json.loads, open(log))) for log in logs), key=statistics.median)
+    times = max((step_times(map(json.loads, open(log))) for log in logs), key=statistics.median)
+    return times, trace_summary(trace) if trace_steps else None
+
+
+def gemm_share(summary, bound):
+    """The traced step's GEMM kernels (zrt_matmul spans: OpenBLAS's packing
+    and kernel, and the collectives' progress polls between its tiles)
+    against the bound, and the rest of its kernels in ms."""
+    gemm = summary["compute_ms_by_kind"].get("matmul", 0.0)
+    return (f"  GEMMs {gemm / (bound * 1e3):4.2f}x bound, other kernels "
+            f"{summary['compute_ms'] - gemm:4.1f} ms")
 
 
 GEMM_RATE = r"""
@@ -282,7 +303,8 @@ def main():
     parser.add_argument("--threads", type=int, default=1,
                         help="threads per rank (default 1: 2 ranks on 2 cores)")
     parser.add_argument("--trace", action="store_true",
-                        help="trace zeroc's timed steps and print the exposed communication")
+                        help="trace zeroc's timed steps and print the exposed communication, "
+                             "the GEMMs against the bound and the other kernels' time")
     parser.add_argument("--zeroc", default=os.path.join(ROOT, "build", "bin", "zeroc"))
     args = parser.parse_args()
     base = {"n_layer": args.n_layer, "n_head": args.n_head, "n_embd": args.n_embd,
@@ -322,18 +344,22 @@ def main():
             # cost nothing but the ranks still shared the memory (side by
             # side).
             for copies, what in ((1, "1 rank alone"), (args.ranks, f"{args.ranks} x 1 rank")):
-                step = median_step(zeroc_alone(cfg, data, args.steps, args.ranks, work,
-                                               args.zeroc, copies))
-                print(f"  zeroc, {what}, no communication ({cfg['batch'] // args.ranks} "
-                      f"sequences each): {step * 1e3:7.1f} ms  {step / bound:5.2f}x bound "
-                      f"({step / cold_bound:4.2f}x cold)", flush=True)
+                times, summary = zeroc_alone(cfg, data, args.steps, args.ranks, work,
+                                             args.zeroc, copies, trace_steps)
+                step = median_step(times)
+                line = (f"  zeroc, {what}, no communication ({cfg['batch'] // args.ranks} "
+                        f"sequences each): {step * 1e3:7.1f} ms  {step / bound:5.2f}x bound "
+                        f"({step / cold_bound:4.2f}x cold)")
+                if summary:
+                    line += gemm_share(summary, bound)
+                print(line, flush=True)
             ddp_step = median_step(pytorch_ddp(cfg, data, args.steps, args.ranks, work))
             ddp = tokens_per_step / ddp_step
             print(f"  PyTorch DDP (gloo)   {ddp:10,.0f} tokens/s  {ddp_step * 1e3:7.1f} ms"
                   f"  {ddp_step / bound:5.2f}x bound")
             stage0 = None
             for stage in range(4):
-                times, core, exposed = zeroc_run(cfg, data, args.steps, args.ranks, stage, work,
+                times, core, summary = zeroc_run(cfg, data, args.steps, args.ranks, stage, work,
                                                  args.zeroc, mpirun, trace_steps)
                 cores.add(core)
                 step = median_step(times)
@@ -343,8 +369,10 @@ def main():
                         f"  {step / bound:5.2f}x bound ({step / cold_bound:4.2f}x cold)"
                         f"  {z / ddp:5.2f}x DDP"
                         f"  {z / stage0:5.2f}x stage 0")
-                if exposed is not None:
-                    line += f"  exposed comm {100 * exposed:4.1f}%"
+                if summary:
+                    exposed = (summary["exposed_comm_ms"] / summary["step_ms"]
+                               if summary["step_ms"] else 0.0)
+                    line += f"  exposed comm {100 * exposed:4.1f}%" + gemm_share(summary, bound)
                 print(line, flush=True)
     print(f"  OpenBLAS kernels (zeroc): {', '.join(sorted(cores))}; OPENBLAS_CORETYPE "
           f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')}")
