@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Dialect/Train/IR/TrainDialect.h"
+#include "zeroc/Dialect/Train/IR/TrainParse.h"
 #include "zeroc/Evaluator/Evaluator.h"
 #include "zeroc/InitAll.h"
 
@@ -156,7 +157,7 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = zeroc::train::parseModule(sourceMgr, &context);
   if (!module)
     return fail("cannot parse " + inputFile);
 

@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Analysis/MemoryReport.h"
+#include "zeroc/Dialect/Train/IR/TrainParse.h"
 #include "zeroc/Analysis/PerfModel.h"
 #include "zeroc/Analysis/Planner.h"
 #include "zeroc/InitAll.h"
@@ -664,7 +665,7 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &context);
+      zeroc::train::parseModule(sourceMgr, &context);
   if (!module)
     return fail("cannot parse '" + inputFile + "'");
   double parseSeconds = secondsSince(start);

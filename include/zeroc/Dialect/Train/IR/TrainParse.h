@@ -1,0 +1,35 @@
+//===- TrainParse.h - parse a module, guarding upstream verifiers -*- C++ -*-===//
+//
+// zeroc's tools read their input through parseModule instead of
+// parseSourceFile. It parses without verifying, rejects a shard.grid with
+// an axis of size 0, then verifies: MLIR 22's verifiers of the shard
+// collectives (shard.all_slice's symbol-use check, for one) divide by the
+// grid axis's size, so such a grid kills mlir-opt itself with SIGFPE while
+// the module is verified. zeroc-fuzz found it (docs/reliability.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_DIALECT_TRAIN_IR_TRAINPARSE_H
+#define ZEROC_DIALECT_TRAIN_IR_TRAINPARSE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
+namespace zeroc::train {
+
+/// The module in `sourceMgr`'s main buffer, verified; null after a
+/// diagnostic (a parse error, a grid axis of size 0, a verifier's error).
+mlir::OwningOpRef<mlir::ModuleOp> parseModule(llvm::SourceMgr &sourceMgr,
+                                              mlir::MLIRContext *context);
+
+/// The same for MLIR text (`text` need not be NUL-terminated).
+mlir::OwningOpRef<mlir::ModuleOp> parseModule(llvm::StringRef text,
+                                              mlir::MLIRContext *context);
+
+} // namespace zeroc::train
+
+#endif // ZEROC_DIALECT_TRAIN_IR_TRAINPARSE_H
