@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -15,7 +16,8 @@ namespace zeroc::train {
 namespace {
 
 /// `module` (parsed, not verified yet) once its grids have no axis of size
-/// 0 and it verifies; null otherwise, after the diagnostics.
+/// 0, a device count that fits 64 bits, and it verifies; null otherwise,
+/// after the diagnostics.
 OwningOpRef<ModuleOp> checkAndVerify(OwningOpRef<ModuleOp> module) {
   if (!module)
     return nullptr;
@@ -26,13 +28,26 @@ OwningOpRef<ModuleOp> checkAndVerify(OwningOpRef<ModuleOp> module) {
     DenseI64ArrayAttr shape = grid.getShapeAttr();
     if (!shape)
       return;
-    for (auto [axis, size] : llvm::enumerate(shape.asArrayRef()))
+    int64_t devices = 1;
+    bool overflow = false;
+    for (auto [axis, size] : llvm::enumerate(shape.asArrayRef())) {
       if (size == 0) {
         grid.emitOpError() << "axis " << axis
                            << " has size 0: a grid axis needs at least one "
                               "device";
         degenerate = true;
       }
+      // The collectives' verifiers multiply the sizes of the axes they
+      // use: a product past 2^63 wraps, to 0 for 2^32 x 2^32.
+      if (size > 0 && llvm::MulOverflow(devices, size, devices))
+        overflow = true;
+    }
+    if (overflow) {
+      grid.emitOpError()
+          << "has more devices than a 64-bit count holds (the product of "
+             "its axis sizes overflows)";
+      degenerate = true;
+    }
   });
   if (degenerate || failed(verify(*module)))
     return nullptr;

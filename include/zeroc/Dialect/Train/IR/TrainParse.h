@@ -2,10 +2,12 @@
 //
 // zeroc's tools read their input through parseModule instead of
 // parseSourceFile. It parses without verifying, rejects a shard.grid with
-// an axis of size 0, then verifies: MLIR 22's verifiers of the shard
-// collectives (shard.all_slice's symbol-use check, for one) divide by the
-// grid axis's size, so such a grid kills mlir-opt itself with SIGFPE while
-// the module is verified. zeroc-fuzz found it (docs/reliability.md).
+// an axis of size 0 or more devices than 64 bits count, then verifies:
+// MLIR 22's verifiers of the shard collectives (shard.all_slice's
+// symbol-use check, for one) divide by the product of the grid axes they
+// use, so such a grid (0, or 2^32 x 2^32, which wraps to 0) kills mlir-opt
+// itself with SIGFPE while the module is verified. zeroc-fuzz found the
+// first (docs/reliability.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +24,7 @@ class SourceMgr;
 namespace zeroc::train {
 
 /// The module in `sourceMgr`'s main buffer, verified; null after a
-/// diagnostic (a parse error, a grid axis of size 0, a verifier's error).
+/// diagnostic (a parse error, a degenerate grid, a verifier's error).
 mlir::OwningOpRef<mlir::ModuleOp> parseModule(llvm::SourceMgr &sourceMgr,
                                               mlir::MLIRContext *context);
 
