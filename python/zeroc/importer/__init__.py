@@ -270,6 +270,8 @@ def _assemble(module, converter, body, named, canonical, element, optimizer, voc
             tied[name] = target
 
     vocab = converter.vocab
+    if vocab is None:
+        vocab = vocab_size  # a loss without nll_loss (one_hot): as given
     if vocab_size is not None and vocab is not None and vocab_size != vocab:
         raise ImporterError(f"the model's vocabulary is {vocab} (the logits' last dimension), "
                             f"not {vocab_size} (--vocab-size)")

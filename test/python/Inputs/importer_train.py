@@ -70,6 +70,7 @@ MODELS = {
     "computed-ids": ("aten_models:ComputedIds", {}),
     # Piecewise activations, norms, pads, id masks, a frozen table.
     "everyday": ("everyday_models:Everyday", {}),
+    "ids-as-numbers": ("everyday_models:IdsAsNumbers", {}),
     "ignore-index-smoothing": ("ignore_index_models:IgnoreIndexSmoothing", {}),
     # Dropout of the attention probabilities (raised into train.attention).
     "attention-dropout": ("aten_models:AttentionDropout", {"p": 0.1}),
