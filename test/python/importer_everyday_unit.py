@@ -17,6 +17,7 @@ the gradients.)
 Runs under lit or directly: ``python3 test/python/importer_everyday_unit.py [BIN_DIR]``.
 """
 
+import re
 import sys
 import tempfile
 import unittest
@@ -156,6 +157,17 @@ class EverydayImporterTest(ImporterChecks, unittest.TestCase):
     def test_checkpointed(self):
         result = self.check(everyday_models.Checkpointed, "train.gelu")
         self.assertEqual(len(result.params), 11)
+
+    def test_penalty_over_parameters(self):
+        # self.parameters() in the forward reads the traced parameters: the
+        # penalty of each is computed from its train.read (it was a constant
+        # of the trace, its gradient lost), and `p.requires_grad` is the
+        # module's (the frozen table's is False: no penalty).
+        result = self.check(everyday_models.Penalty)
+        for name in ("emb.weight", "fc.weight", "fc.bias", "head.weight", "head.bias"):
+            self.assertRegex(result.mlir, rf"train.pow %{re.escape(name)} by 2.0")
+        self.assertEqual(len(re.findall(r"= train.pow ", result.mlir)), 5)
+        self.assertEqual(result.frozen, ["frozen.weight"])
 
     def test_ids_as_numbers(self):
         # Ids converted to floats, compared with lt and with each other (ge), and

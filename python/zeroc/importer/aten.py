@@ -3,8 +3,8 @@ ATen graph, translated op by op into ``train`` IR through one op table.
 
 Tracing (`trace`): on PyTorch 1.13 the forward, loss included, is traced by
 ``functorch.make_fx(functorch.experimental.functionalize(f))``, where ``f``
-calls the module with its parameters and buffers as inputs
-(``torch.nn.utils.stateless.functional_call``). Functionalization resolves
+calls the module with its parameters and buffers as inputs (put in the
+modules' ``_parameters``/``_buffers`` for the call). Functionalization resolves
 every in-place op and every alias: ``x += y`` on a tensor that another name
 also holds becomes a functional ``aten.add`` whose result both names then
 read, ``masked_fill_`` a ``masked_fill``, ``mul_`` on a view a ``mul`` and a
@@ -79,6 +79,11 @@ class _NativeDropout(torch.overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if getattr(func, "__self__", None) is _REQUIRES_GRAD_ATTRIBUTE and args and \
+                id(args[0]) in _REQUIRES_GRAD:
+            # A traced parameter's requires_grad is its module's (the
+            # functionalized inputs require none).
+            return _REQUIRES_GRAD[id(args[0])]
         if func in (_F_DROPOUT, torch.dropout):
             return _native_dropout(func, args, kwargs)
         if func is torch.nn.functional.one_hot:
@@ -105,6 +110,10 @@ class _NativeDropout(torch.overrides.TorchFunctionMode):
 
 
 _F_DROPOUT = torch.nn.functional.dropout
+_REQUIRES_GRAD_ATTRIBUTE = torch._C._TensorBase.requires_grad
+_REQUIRES_GRAD: dict[int, bool] = {}
+"""id of each parameter's traced input -> the parameter's requires_grad,
+while tracing."""
 
 
 def _native_dropout(func, args, kwargs):
@@ -221,12 +230,22 @@ def trace(module: nn.Module, inputs: Sequence[torch.Tensor], constants: dict | N
     return _trace_make_fx(module, inputs, constants, params, buffers)
 
 
+def _swap(module: nn.Module, name: str, kind: str, tensor) -> tuple:
+    """Puts `tensor` as the parameter or buffer (`kind`) of dotted `name`;
+    returns (table, local name, the tensor it replaced)."""
+    prefix, _, local = name.rpartition(".")
+    owner = module.get_submodule(prefix) if prefix else module
+    table = getattr(owner, kind)
+    old = table[local]
+    table[local] = tensor
+    return table, local, old
+
+
 def _trace_make_fx(module, inputs, constants, params, buffers):
     global DECOMPOSITIONS
     from functorch import make_fx
     from functorch.experimental import functionalize
     from torch.fx.experimental import proxy_tensor
-    from torch.nn.utils import stateless
 
     if DECOMPOSITIONS is None:
         DECOMPOSITIONS = _decompositions()
@@ -243,13 +262,27 @@ def _trace_make_fx(module, inputs, constants, params, buffers):
     n_params = len(params)
 
     def f(flat, *args):
-        state = {}
-        for (_, names, _), tensor in zip(params, flat[:n_params]):
-            for name in names:
-                state[name] = tensor
-        for (name, _), tensor in zip(buffers, flat[n_params:]):
-            state[name] = tensor
-        return stateless.functional_call(module, state, tuple(args), constants or {})
+        # Each parameter (under all its names) and buffer is the traced input
+        # in its module's _parameters/_buffers for the call, so that the
+        # forward reads it however it asks: `self.weight`, and
+        # `self.parameters()` (an L2 penalty in the loss), which PyTorch
+        # 1.13's functional_call leaves to the module's own tensors (a
+        # constant of the trace, its gradient lost).
+        swapped = []
+        try:
+            for (_, names, original), tensor in zip(params, flat[:n_params]):
+                # `p.requires_grad` reads the module's (see _NativeDropout):
+                # a penalty over the trainable parameters filters on it.
+                _REQUIRES_GRAD[id(tensor)] = original.requires_grad
+                for name in names:
+                    swapped.append(_swap(module, name, "_parameters", tensor))
+            for (name, _), tensor in zip(buffers, flat[n_params:]):
+                swapped.append(_swap(module, name, "_buffers", tensor))
+            return module(*args, **(constants or {}))
+        finally:
+            for table, local, old in reversed(swapped):
+                table[local] = old
+            _REQUIRES_GRAD.clear()
 
     flat = [p for _, _, p in params] + [b for _, b in buffers]
     pre = nn.modules.module.register_module_forward_pre_hook(context.pre)

@@ -24,6 +24,11 @@ importer_aten_train_everyday.test).
   a constant, not a trained parameter.
 * `Checkpointed`: torch.utils.checkpoint.checkpoint of each block, reentrant
   and not.
+* `Penalty`: an L2 penalty over ``self.parameters()`` that require a
+  gradient added to the loss (PyTorch 1.13's functional_call left
+  parameters() to the module's own tensors: the penalty was a constant, its
+  gradient lost; and the traced inputs require no gradient), a frozen table
+  left out.
 * `IdsAsNumbers`: the ids as numbers: a feature ``tokens.float() / V``, a
   mask ``tokens < 100``, ``(tokens >= targets).long()``, and a loss written
   with F.one_hot(targets, V); a LayerNorm written with torch.var_mean and an
@@ -180,6 +185,21 @@ class Checkpointed(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
+class Penalty(nn.Module):
+    def __init__(self, vocab_size=256, d=16):
+        super().__init__()
+        self.emb = nn.Embedding(vocab_size, d)
+        self.frozen = nn.Embedding.from_pretrained(torch.randn(vocab_size, d))
+        self.fc = nn.Linear(d, d)
+        self.head = nn.Linear(d, vocab_size)
+
+    def forward(self, tokens, targets):
+        x = self.emb(tokens) + self.frozen(tokens)
+        logits = self.head(x + self.fc(x))
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+        return loss + 1e-3 * sum(p.pow(2).sum() for p in self.parameters() if p.requires_grad)
+
+
 class IdsAsNumbers(nn.Module):
     def __init__(self, vocab_size=256, d=16):
         super().__init__()
@@ -205,7 +225,8 @@ class Everyday(nn.Module):
     """For training (importer_aten_train_everyday.test): the gradients of
     the piecewise activations (both sides of each threshold), of F.normalize
     of the zero padding row (spaces in the text), of a negative pad, of a
-    mask of the ids and of a frozen table."""
+    mask of the ids, of a frozen table and of an L2 penalty over
+    self.fc2.parameters()."""
 
     def __init__(self, vocab_size=256, d=16, pad=32):
         super().__init__()
@@ -230,4 +251,7 @@ class Everyday(nn.Module):
             + 0.3 * F.logsigmoid(h) + 0.2 * h.abs()
         x = x + self.fc2(h)
         logits = self.head(x)
-        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+        # An L2 penalty over the module's parameters() (frozen ones left out).
+        penalty = sum(p.pow(2).sum() for p in self.fc2.parameters() if p.requires_grad)
+        return loss + 1e-2 * penalty
