@@ -82,6 +82,25 @@ class ScalarParam(nn.Module):
         return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
 
 
+class NoGradScale(nn.Module):
+    def __init__(self, stop=True):
+        super().__init__()
+        self.stop = stop
+        self.emb = nn.Embedding(V, 8)
+        self.head = nn.Linear(8, V)
+
+    def forward(self, idx, targets):
+        x = self.emb(idx)
+        with torch.no_grad():
+            mask = (x > 0).float()  # no gradient either way
+            if self.stop:
+                scale = x.norm(dim=-1, keepdim=True)  # a stop-gradient
+        x = x * (1.0 + mask)
+        if self.stop:
+            x = x / scale
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
 class EverydayImporterTest(ImporterChecks, unittest.TestCase):
     BIN, SOURCE_FILE, BATCH, BLOCK = BIN, __file__, B, T
 
@@ -179,7 +198,19 @@ class EverydayImporterTest(ImporterChecks, unittest.TestCase):
         self.assertRegex(result.mlir, rf"train.gather %\S+\[%\S+\] dim = 0 : "
                                       rf"\(tensor<{V}xf32>, tensor<{B * T}xi32>\)")
 
+    def test_no_grad_mask(self):
+        # A mask of comparisons computed under torch.no_grad() has no
+        # gradient in PyTorch or in the IR: fine.
+        self.check(lambda: NoGradScale(stop=False), "train.compare", name="no_grad_mask")
+
     # Errors.
+
+    def test_no_grad_value_read(self):
+        # A value with a gradient computed under torch.no_grad() and read by
+        # an op with one: PyTorch stops the gradient there (it was imported
+        # as if the block were not there: other gradients).
+        self.error(NoGradScale, "# a stop-gradient", "aten.div.Tensor",
+                   "computes under torch.no_grad() from values with a gradient")
 
     def test_unsupported_op(self):
         self.error(Flip, "# reversed positions", "aten.flip.default", "unsupported ATen op")

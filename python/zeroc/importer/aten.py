@@ -257,6 +257,7 @@ def _trace_make_fx(module, inputs, constants, params, buffers):
             node = super().create_node(*args, **kwargs)
             node.meta["zeroc_module"] = context.path
             node.meta["zeroc_frames"] = _user_frames()
+            node.meta["zeroc_no_grad"] = not torch.is_grad_enabled()
             return node
 
     n_params = len(params)
@@ -502,6 +503,7 @@ class AtenConverter:
         self.vocab: int | None = None
         self.dropout_sites = 0
         self.id_bound: int | None = None
+        self.no_grad: dict[str, torch.fx.Node] = {}
         self.fills: dict[tuple, ir.Value] = {}
 
     # Errors and names.
@@ -814,6 +816,8 @@ class AtenConverter:
         if emitter is None:
             self.fail("unsupported ATen op: the train dialect has no equivalent "
                       "(see the op table in docs/importer.md)")
+        no_grad = node.meta.get("zeroc_no_grad")
+        existing = set(self.names) if no_grad else None
         try:
             result = emitter(self, *args, **kwargs)
         except ImporterError:
@@ -821,6 +825,22 @@ class AtenConverter:
         except (ValueError, TypeError, IndexError, KeyError) as error:
             self.fail(f"cannot be translated: {error}")
         self.check_shape(node, result)
+        if no_grad:
+            # Computed under torch.no_grad(): an error where an op with a
+            # gradient reads it and it would carry one (a comparison's mask
+            # carries none).
+            _any(result, lambda x: isinstance(x, ir.Value) and x.name not in existing and
+                 self.no_grad.setdefault(x.name, node) is None)
+        else:
+            for x in (*args, *kwargs.values()):
+                for v in (x if isinstance(x, (list, tuple)) else [x]):
+                    if isinstance(v, ir.Value) and v.name in self.no_grad and \
+                            not _gradient_free(self, v):
+                        self.fail("reads a value that this line computes under "
+                                  "torch.no_grad() from values with a gradient: PyTorch "
+                                  "stops the gradient there, which the train dialect cannot "
+                                  "express (compute it outside no_grad, or from constants)",
+                                  self.no_grad[v.name])
         return result
 
     def evaluate(self, node, args, kwargs):
