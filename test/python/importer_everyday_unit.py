@@ -101,6 +101,19 @@ class NoGradScale(nn.Module):
         return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
 
 
+class DataOfParameter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(V, 8)
+        self.head = nn.Linear(8, V)
+        self.register_buffer("scale", torch.rand(8))
+
+    def forward(self, idx, targets):
+        x = self.emb(idx) * self.scale.data  # a buffer's: no gradient anyway
+        x = x / self.head.weight.data.norm()  # no gradient through .data
+        return F.cross_entropy(self.head(x).view(-1, V), targets.view(-1))
+
+
 class EverydayImporterTest(ImporterChecks, unittest.TestCase):
     BIN, SOURCE_FILE, BATCH, BLOCK = BIN, __file__, B, T
 
@@ -204,6 +217,12 @@ class EverydayImporterTest(ImporterChecks, unittest.TestCase):
         self.check(lambda: NoGradScale(stop=False), "train.compare", name="no_grad_mask")
 
     # Errors.
+
+    def test_data_of_parameter(self):
+        # x.data is x without its gradient: traced as a detach (imported as
+        # the parameter itself before: a gradient PyTorch does not have).
+        self.error(DataOfParameter, "# no gradient through .data", "aten.detach.default",
+                   "detach() (or .data) of a value computed from the parameters")
 
     def test_no_grad_value_read(self):
         # A value with a gradient computed under torch.no_grad() and read by

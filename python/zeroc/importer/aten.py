@@ -84,6 +84,11 @@ class _NativeDropout(torch.overrides.TorchFunctionMode):
             # A traced parameter's requires_grad is its module's (the
             # functionalized inputs require none).
             return _REQUIRES_GRAD[id(args[0])]
+        if getattr(func, "__self__", None) is _DATA_ATTRIBUTE and args:
+            # `x.data` is x without its gradient, which the trace would not
+            # record: traced as x.detach() (a constant's is a no-op, one
+            # computed from the parameters an error).
+            return args[0].detach()
         if func in (_F_DROPOUT, torch.dropout):
             return _native_dropout(func, args, kwargs)
         if func is torch.nn.functional.one_hot:
@@ -111,6 +116,7 @@ class _NativeDropout(torch.overrides.TorchFunctionMode):
 
 _F_DROPOUT = torch.nn.functional.dropout
 _REQUIRES_GRAD_ATTRIBUTE = torch._C._TensorBase.requires_grad
+_DATA_ATTRIBUTE = torch._C._TensorBase.data
 _REQUIRES_GRAD: dict[int, bool] = {}
 """id of each parameter's traced input -> the parameter's requires_grad,
 while tracing."""
@@ -723,6 +729,7 @@ class AtenConverter:
             env[node] = value
         for node, name in zip(placeholders, self.input_names):
             self.placeholder_names[node] = name
+        self.param_names = {x.name for x in self.inputs if isinstance(x, ParamInput)}
         for node, value in (getattr(self.gm, "zeroc_constants", None) or {}).items():
             env[node] = value.detach().clone() if isinstance(value, torch.Tensor) else value
         for i, (node, type_) in enumerate(zip(placeholders[len(self.inputs):], input_types)):
@@ -796,7 +803,9 @@ class AtenConverter:
             dst, src = node.args[0], node.args[1]
             what = "an input"
             if dst in self.placeholder_names:
-                what = f"buffer {self.placeholder_names[dst]}"
+                name = self.placeholder_names[dst]
+                kind = "parameter" if name in self.param_names else "buffer"
+                what = f"{kind} {name}"
             self.fail(f"the forward writes into {what} in place (running statistics, a "
                       "counter): the train dialect has no mutable state but the parameters",
                       src if isinstance(src, torch.fx.Node) else node)
@@ -1149,8 +1158,8 @@ def _detach(c, x):
     if isinstance(x, ir.Value) and _gradient_free(c, x):
         return x  # a mask of comparisons: nothing to stop
     if isinstance(x, (ir.Value, ParamInput)):
-        c.fail("detach() of a value computed from the parameters stops its gradient, which "
-               "the train dialect cannot express")
+        c.fail("detach() (or .data) of a value computed from the parameters stops its "
+               "gradient, which the train dialect cannot express")
     return x
 
 
