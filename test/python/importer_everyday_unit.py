@@ -211,6 +211,13 @@ class EverydayImporterTest(ImporterChecks, unittest.TestCase):
         self.assertRegex(result.mlir, rf"train.gather %\S+\[%\S+\] dim = 0 : "
                                       rf"\(tensor<{V}xf32>, tensor<{B * T}xi32>\)")
 
+    def test_styles(self):
+        # Styles that imported already. (logits.float() makes the float64
+        # reference's loss float32: 1e-6.)
+        result = self.check(everyday_models.Styles, "train.select", "train.concat",
+                            "train.layernorm", tol=1e-6)
+        self.assertEqual(result.tied, {"head.weight": "emb.weight"})
+
     def test_no_grad_mask(self):
         # A mask of comparisons computed under torch.no_grad() has no
         # gradient in PyTorch or in the IR: fine.

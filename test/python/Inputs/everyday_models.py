@@ -221,6 +221,45 @@ class IdsAsNumbers(nn.Module):
         return -(F.one_hot(targets, v).float() * logp).sum(-1).mean()
 
 
+class Styles(nn.Module):
+    """Everyday styles that imported already (kept so they keep
+    importing): nn.ModuleDict and nn.ParameterList, nn.LayerNorm without
+    affine, chunk(3), an ALiBi bias from a registered buffer added with
+    torch.baddbmm, torch.where(mask, scores, float("-inf")), a learned token
+    concatenated in front, flatten/unflatten, torch.stack, nn.Identity,
+    F.dropout(x, p, self.training) with p = 0, a tied head assigned in
+    __init__, logits.float()."""
+
+    def __init__(self, vocab_size=256, d=16, block=16):
+        super().__init__()
+        self.emb = nn.Embedding(vocab_size, d)
+        self.layers = nn.ModuleDict({"qkv": nn.Linear(d, 3 * d, bias=False),
+                                     "out": nn.Linear(d, d), "skip": nn.Identity()})
+        self.gains = nn.ParameterList([nn.Parameter(torch.ones(d)), nn.Parameter(torch.zeros(d))])
+        self.norm = nn.LayerNorm(d, elementwise_affine=False)
+        self.start = nn.Parameter(torch.randn(1, 1, d) * 0.1)
+        pos = torch.arange(block + 1)
+        self.register_buffer("alibi", -0.5 * (pos[None, :] - pos[:, None]).abs().float())
+        self.head = nn.Linear(d, vocab_size, bias=False)
+        self.head.weight = self.emb.weight
+
+    def forward(self, tokens, targets):
+        b, t = tokens.shape
+        x = self.emb(tokens)
+        x = torch.cat([self.start.expand(b, -1, -1), x], dim=1)  # [B, T + 1, C]
+        q, k, v = self.layers["qkv"](self.norm(x)).chunk(3, dim=-1)
+        scores = torch.baddbmm(self.alibi[:t + 1, :t + 1].expand(b, -1, -1), q,
+                               k.transpose(1, 2), alpha=x.shape[-1] ** -0.5)
+        keep = torch.ones(t + 1, t + 1, dtype=torch.bool).tril()
+        scores = torch.where(keep, scores, float("-inf"))
+        att = F.dropout(scores.softmax(-1), 0.0, self.training)
+        y = self.layers["out"](torch.bmm(att, v).flatten(0, 1)).unflatten(0, (b, t + 1))
+        x = self.layers["skip"](x) + torch.stack([y, y * 0.5]).sum(0)
+        x = x[:, 1:] * self.gains[0] + self.gains[1]
+        logits = self.head(x).float()
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
 class Everyday(nn.Module):
     """For training (importer_aten_train_everyday.test): the gradients of
     the piecewise activations (both sides of each threshold), of F.normalize
