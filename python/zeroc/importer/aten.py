@@ -838,8 +838,9 @@ class AtenConverter:
             # Computed under torch.no_grad(): an error where an op with a
             # gradient reads it and it would carry one (a comparison's mask
             # carries none).
-            _any(result, lambda x: isinstance(x, ir.Value) and x.name not in existing and
-                 self.no_grad.setdefault(x.name, node) is None)
+            for x in (result if isinstance(result, (list, tuple)) else [result]):
+                if isinstance(x, ir.Value) and x.name not in existing:
+                    self.no_grad[x.name] = node
         else:
             for x in (*args, *kwargs.values()):
                 for v in (x if isinstance(x, (list, tuple)) else [x]):
@@ -1135,23 +1136,27 @@ def _identity(c, x, *args, **kwargs):
     return c.tensor(x) if isinstance(x, ParamInput) else x
 
 
-def _gradient_free(c, x: ir.Value, seen: dict | None = None) -> bool:
+def _gradient_free(c, x: ir.Value) -> bool:
     """Whether `x` has no gradient: made of constants, the integer ids and
-    comparisons (train.compare has no derivative) only."""
-    seen = {} if seen is None else seen
-    if x.name in seen:
-        return seen[x.name]
-    seen[x.name] = False
-    d = c.defs.get(x.name)
-    if d is None:
-        free = not c.is_float(x) and x in c.arguments  # the ids
-    elif d[0] in ("compare", "fill", "constant"):
-        free = True
-    else:
-        operands = [v for v in d[1] if isinstance(v, ir.Value)]
-        free = bool(operands) and all(_gradient_free(c, v, seen) for v in operands)
-    seen[x.name] = free
-    return free
+    comparisons (train.compare has no derivative) only. (Iterative: a value
+    computed from the parameters may be thousands of ops deep.)"""
+    seen: set[str] = set()
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        if v.name in seen:
+            continue
+        seen.add(v.name)
+        d = c.defs.get(v.name)
+        if d is None:
+            if c.is_float(v) or v not in c.arguments:  # not the ids: a parameter
+                return False
+        elif d[0] not in ("compare", "fill", "constant"):
+            operands = [o for o in d[1] if isinstance(o, ir.Value)]
+            if not operands:
+                return False
+            stack.extend(operands)
+    return True
 
 
 def _detach(c, x):
