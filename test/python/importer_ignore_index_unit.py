@@ -137,13 +137,18 @@ class IgnoreIndexTest(unittest.TestCase):
         # 0 / 0: NaN, as PyTorch 1.13's mean.
         self.check(smoothed, "all-ignored", y=torch.full((B, T), K))
 
+    def test_compared_before_the_loss(self):
+        # The ids compared before the loss's nll_loss: the mask is a look-up
+        # in a vector of the ids' bound, the larger of the embedding's rows
+        # and the loss's classes (both V here).
+        mlir, _ = self.check(compared_first, "compared_first")
+        self.assertRegex(mlir, rf"train.gather %\S+\[%\S+\] dim = 0 : \(tensor<{V}xf32>, ")
+
     def test_errors(self):
         for loss, expected in (
                 (selected_max, "aten.max.default: the result's shape depends on the tensor's "
                  "values (data-dependent shape): a masked_select of a computed mask is "
-                 "supported only when a mean or a sum reads it"),
-                (compared_first, "aten.ne.Scalar: comparisons of integer ids against a token "
-                 "id are supported only after the loss's nll_loss")):
+                 "supported only when a mean or a sum reads it"),):
             with self.subTest(loss.__name__):
                 torch.manual_seed(0)
                 with self.assertRaises(ImporterError) as caught:

@@ -76,7 +76,9 @@ class ImportedModel:
     name (the declared parameters, in declaration order); `tied` maps every
     other state-dict name of a declared parameter to its canonical name;
     `unused` lists parameters the forward never uses (not declared, not
-    exported).
+    exported); `frozen` the parameters with ``requires_grad=False``, which
+    are constants of the IR, as buffers (not declared, not exported, not
+    trained).
     """
 
     mlir: str
@@ -88,6 +90,7 @@ class ImportedModel:
     batch_size: int = 0
     block_size: int = 0
     model_name: str = ""
+    frozen: list[str] = field(default_factory=list)
 
     @property
     def num_parameters(self) -> int:
@@ -238,7 +241,11 @@ def _convert_aten(module: nn.Module, canonical: dict[int, str], element: str,
                 target="aten._local_scalar_dense") from None
         raise ImporterError(f"tracing the forward to ATen ops failed: {type(error).__name__}: "
                             f"{error}", location=location) from None
-    placeholders = [aten.ParamInput(name, tensor) for name, _, tensor in params] + \
+    # A frozen parameter (requires_grad=False: nn.Embedding.from_pretrained's
+    # default) gets no gradient and no update in PyTorch: a constant, as a
+    # buffer.
+    placeholders = [aten.ParamInput(name, tensor) if tensor.requires_grad
+                    else tensor.detach().clone() for name, _, tensor in params] + \
         [b.detach().clone() for _, b in buffers]
     converter = aten.AtenConverter(graph_module, placeholders, element, decay,
                                    [name for name, _, _ in params] + [n for n, _ in buffers],
@@ -252,7 +259,8 @@ def _assemble(module, converter, body, named, canonical, element, optimizer, voc
     """The module's text and weights from a converter's function body."""
     read = set(re.findall(r"= train\.read @(\S+) :", body))
     params = [converter.params[name] for name, _ in named if name in read]
-    unused = [name for name, _ in named if name not in read]
+    frozen = [name for name, p in named if not p.requires_grad]
+    unused = [name for name, p in named if name not in read and p.requires_grad]
     tensors = {p.name: converter.param_tensors[p.name].detach().clone().contiguous()
                for p in params}
     tied = {}
@@ -262,6 +270,8 @@ def _assemble(module, converter, body, named, canonical, element, optimizer, voc
             tied[name] = target
 
     vocab = converter.vocab
+    if vocab is None:
+        vocab = vocab_size  # a loss without nll_loss (one_hot): as given
     if vocab_size is not None and vocab is not None and vocab_size != vocab:
         raise ImporterError(f"the model's vocabulary is {vocab} (the logits' last dimension), "
                             f"not {vocab_size} (--vocab-size)")
@@ -284,7 +294,7 @@ def _assemble(module, converter, body, named, canonical, element, optimizer, voc
     out.write(body)
     writer.close()
     return ImportedModel(out.getvalue(), tensors, params, tied, unused, vocab, batch_size,
-                         block_size, model_name)
+                         block_size, model_name, frozen)
 
 
 def _canonical_names(module: nn.Module) -> dict[int, str]:

@@ -137,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in imported.unused:
         print(f"{PROG}: warning: parameter {name} is not used by forward; it is left out",
               file=sys.stderr)
+    for name in imported.frozen:
+        print(f"{PROG}: note: parameter {name} has requires_grad=False: a constant of the "
+              "IR, neither trained nor exported", file=sys.stderr)
     tied = "".join(f"; {a} tied to {c}" for a, c in imported.tied.items())
     written = args.output + (f" and {args.weights}" if args.weights else "")
     print(f"{PROG}: wrote {written}: {len(imported.params)} parameters "

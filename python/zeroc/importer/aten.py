@@ -3,8 +3,8 @@ ATen graph, translated op by op into ``train`` IR through one op table.
 
 Tracing (`trace`): on PyTorch 1.13 the forward, loss included, is traced by
 ``functorch.make_fx(functorch.experimental.functionalize(f))``, where ``f``
-calls the module with its parameters and buffers as inputs
-(``torch.nn.utils.stateless.functional_call``). Functionalization resolves
+calls the module with its parameters and buffers as inputs (put in the
+modules' ``_parameters``/``_buffers`` for the call). Functionalization resolves
 every in-place op and every alias: ``x += y`` on a tensor that another name
 also holds becomes a functional ``aten.add`` whose result both names then
 read, ``masked_fill_`` a ``masked_fill``, ``mul_`` on a view a ``mul`` and a
@@ -64,7 +64,11 @@ def _decompositions() -> dict:
               aten.stack, aten.logsumexp, aten.new_zeros, aten.new_ones, aten.new_full,
               aten.new_empty, aten.hardtanh, aten.clamp_min, aten.clamp_max,
               aten.mv]
-    return get_decompositions(wanted)
+    table = get_decompositions(wanted)
+    # var_mean with a correction (unbiased=False, keepdim) decomposes into
+    # prims: the table translates it (and std_mean) itself.
+    table.pop(aten.var_mean.correction, None)
+    return table
 
 
 class _NativeDropout(torch.overrides.TorchFunctionMode):
@@ -75,8 +79,27 @@ class _NativeDropout(torch.overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if getattr(func, "__self__", None) is _REQUIRES_GRAD_ATTRIBUTE and args and \
+                id(args[0]) in _REQUIRES_GRAD:
+            # A traced parameter's requires_grad is its module's (the
+            # functionalized inputs require none).
+            return _REQUIRES_GRAD[id(args[0])]
+        if getattr(func, "__self__", None) is _DATA_ATTRIBUTE and args:
+            # `x.data` is x without its gradient, which the trace would not
+            # record: traced as x.detach() (a constant's is a no-op, one
+            # computed from the parameters an error).
+            return args[0].detach()
         if func in (_F_DROPOUT, torch.dropout):
             return _native_dropout(func, args, kwargs)
+        if func is torch.nn.functional.one_hot:
+            # PyTorch 1.13's one_hot reads the ids' extremes as Python
+            # numbers (a data-dependent branch); with num_classes given it is
+            # a comparison of the ids against arange(num_classes).
+            bound = dict(zip(("input", "num_classes"), args), **kwargs)
+            n = bound.get("num_classes", -1)
+            if n > 0:
+                ids = bound["input"]
+                return (ids.unsqueeze(-1) == torch.arange(n, device=ids.device)).to(torch.int64)
         # This handler runs with the mode off, so a composite function that
         # PyTorch hands it whole (F.multi_head_attention_forward, which
         # drops out its attention weights with F.dropout) calls F.dropout
@@ -92,6 +115,11 @@ class _NativeDropout(torch.overrides.TorchFunctionMode):
 
 
 _F_DROPOUT = torch.nn.functional.dropout
+_REQUIRES_GRAD_ATTRIBUTE = torch._C._TensorBase.requires_grad
+_DATA_ATTRIBUTE = torch._C._TensorBase.data
+_REQUIRES_GRAD: dict[int, bool] = {}
+"""id of each parameter's traced input -> the parameter's requires_grad,
+while tracing."""
 
 
 def _native_dropout(func, args, kwargs):
@@ -115,6 +143,43 @@ def _dropout_in_composite(input, p=0.5, training=True, inplace=False):  # noqa: 
 
 
 DECOMPOSITIONS = None  # filled on first use (importing torch._decomp is slow)
+
+
+class _InlineCheckpoint:
+    """Activation checkpointing (``torch.utils.checkpoint.checkpoint``,
+    however the model imported it) runs its function inline while tracing:
+    recomputing activations in the backward changes memory, not values, and
+    its autograd.Function cannot be traced (functorch refuses it). The
+    compiler plans the activations' memory itself."""
+
+    def __enter__(self):
+        import warnings
+        from torch.utils import checkpoint
+        self.module = checkpoint
+        self.function = checkpoint.CheckpointFunction
+        self.apply = self.function.__dict__.get("apply")
+        self.function.apply = staticmethod(lambda run, preserve, *args: run(*args))
+        # use_reentrant=False: saved-tensor hooks, which functorch refuses too.
+        self.plain = getattr(checkpoint, "_checkpoint_without_reentrant", None)
+        if self.plain is not None:
+            checkpoint._checkpoint_without_reentrant = \
+                lambda run, preserve=True, *args, **kwargs: run(*args, **kwargs)
+        # (checkpoint() warns that no input requires a gradient: the trace's
+        # inputs do not.)
+        self.warnings = warnings.catch_warnings()
+        self.warnings.__enter__()
+        warnings.filterwarnings("ignore", message="None of the inputs have requires_grad")
+        return self
+
+    def __exit__(self, *exc):
+        self.warnings.__exit__(*exc)
+        if self.apply is None:
+            del self.function.apply
+        else:
+            self.function.apply = self.apply
+        if self.plain is not None:
+            self.module._checkpoint_without_reentrant = self.plain
+        return False
 
 
 # ---------------------------------------------------------------------------
@@ -171,12 +236,22 @@ def trace(module: nn.Module, inputs: Sequence[torch.Tensor], constants: dict | N
     return _trace_make_fx(module, inputs, constants, params, buffers)
 
 
+def _swap(module: nn.Module, name: str, kind: str, tensor) -> tuple:
+    """Puts `tensor` as the parameter or buffer (`kind`) of dotted `name`;
+    returns (table, local name, the tensor it replaced)."""
+    prefix, _, local = name.rpartition(".")
+    owner = module.get_submodule(prefix) if prefix else module
+    table = getattr(owner, kind)
+    old = table[local]
+    table[local] = tensor
+    return table, local, old
+
+
 def _trace_make_fx(module, inputs, constants, params, buffers):
     global DECOMPOSITIONS
     from functorch import make_fx
     from functorch.experimental import functionalize
     from torch.fx.experimental import proxy_tensor
-    from torch.nn.utils import stateless
 
     if DECOMPOSITIONS is None:
         DECOMPOSITIONS = _decompositions()
@@ -188,25 +263,40 @@ def _trace_make_fx(module, inputs, constants, params, buffers):
             node = super().create_node(*args, **kwargs)
             node.meta["zeroc_module"] = context.path
             node.meta["zeroc_frames"] = _user_frames()
+            node.meta["zeroc_no_grad"] = not torch.is_grad_enabled()
             return node
 
     n_params = len(params)
 
     def f(flat, *args):
-        state = {}
-        for (_, names, _), tensor in zip(params, flat[:n_params]):
-            for name in names:
-                state[name] = tensor
-        for (name, _), tensor in zip(buffers, flat[n_params:]):
-            state[name] = tensor
-        return stateless.functional_call(module, state, tuple(args), constants or {})
+        # Each parameter (under all its names) and buffer is the traced input
+        # in its module's _parameters/_buffers for the call, so that the
+        # forward reads it however it asks: `self.weight`, and
+        # `self.parameters()` (an L2 penalty in the loss), which PyTorch
+        # 1.13's functional_call leaves to the module's own tensors (a
+        # constant of the trace, its gradient lost).
+        swapped = []
+        try:
+            for (_, names, original), tensor in zip(params, flat[:n_params]):
+                # `p.requires_grad` reads the module's (see _NativeDropout):
+                # a penalty over the trainable parameters filters on it.
+                _REQUIRES_GRAD[id(tensor)] = original.requires_grad
+                for name in names:
+                    swapped.append(_swap(module, name, "_parameters", tensor))
+            for (name, _), tensor in zip(buffers, flat[n_params:]):
+                swapped.append(_swap(module, name, "_buffers", tensor))
+            return module(*args, **(constants or {}))
+        finally:
+            for table, local, old in reversed(swapped):
+                table[local] = old
+            _REQUIRES_GRAD.clear()
 
     flat = [p for _, _, p in params] + [b for _, b in buffers]
     pre = nn.modules.module.register_module_forward_pre_hook(context.pre)
     post = nn.modules.module.register_module_forward_hook(context.post)
     proxy_tensor.PythonKeyTracer = Tracer
     try:
-        with _NativeDropout():
+        with _NativeDropout(), _InlineCheckpoint():
             graph = make_fx(functionalize(f), decomposition_table=DECOMPOSITIONS)(
                 [t.detach() for t in flat], *inputs)
     finally:
@@ -418,6 +508,8 @@ class AtenConverter:
         self.loss: ir.Value | None = None
         self.vocab: int | None = None
         self.dropout_sites = 0
+        self.id_bound: int | None = None
+        self.no_grad: dict[str, torch.fx.Node] = {}
         self.fills: dict[tuple, ir.Value] = {}
 
     # Errors and names.
@@ -504,7 +596,8 @@ class AtenConverter:
                       "an index of nn.Sequential at the top level)")
         if tensor.dim() == 0:
             self.fail(f"parameter {ref.name} is a scalar; train.param needs at least one "
-                      "dimension")
+                      f"dimension: declare it with one element, nn.Parameter(torch.tensor("
+                      f"[{float(tensor):g}])), which broadcasts the same")
         self.params[ref.name] = ir.Param(
             ref.name, ir.TensorType(tuple(tensor.shape), self.element),
             **_init_of(tensor), decay=bool(self.decay(ref.name, tensor)))
@@ -564,8 +657,10 @@ class AtenConverter:
         if isinstance(x, ParamInput):
             return self.read(x)
         if isinstance(x, torch.Tensor):
-            element = like.type.element if like is not None and x.is_floating_point() \
-                or (like is not None and x.dtype == torch.bool) else None
+            # Next to a float value a constant is of its type, an integer or
+            # boolean one too (PyTorch's type promotion: `x / counts`).
+            element = like.type.element if like is not None and self.is_float(like) and \
+                not x.is_complex() else None
             return self.constant(x, element)
         if isinstance(x, (int, float)) and not isinstance(x, bool):
             element = like.type.element if like is not None else None
@@ -634,12 +729,14 @@ class AtenConverter:
             env[node] = value
         for node, name in zip(placeholders, self.input_names):
             self.placeholder_names[node] = name
+        self.param_names = {x.name for x in self.inputs if isinstance(x, ParamInput)}
         for node, value in (getattr(self.gm, "zeroc_constants", None) or {}).items():
             env[node] = value.detach().clone() if isinstance(value, torch.Tensor) else value
         for i, (node, type_) in enumerate(zip(placeholders[len(self.inputs):], input_types)):
             arg = self.f.argument(self.fresh(names[i] if i < 2 else f"arg{i}"), type_)
             self.arguments.append(arg)
             env[node] = arg
+        self.id_bound = self._id_bound()
         output = None
         for node in self.gm.graph.nodes:
             self.node = node
@@ -662,6 +759,30 @@ class AtenConverter:
         self.f.location = None
         self.finish(output)
 
+    def _id_bound(self) -> int | None:
+        """A bound on the token ids, for comparisons of the ids read before
+        the loss (a padding mask): the largest of the loss's class count and
+        the row counts of the tables indexed by ids (the ids index them, so
+        they are below it); None without either."""
+        def shape(node):
+            meta = node.meta.get("tensor_meta") if isinstance(node, torch.fx.Node) else None
+            val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+            shape = getattr(meta, "shape", None) or getattr(val, "shape", None)
+            return tuple(int(s) for s in shape) if shape is not None else None
+        sizes = []
+        for node in self.gm.graph.nodes:
+            if node.op != "call_function" or not node.args:
+                continue
+            if node.target in (aten.nll_loss_forward.default, aten.nll_loss2d_forward.default):
+                logp = shape(node.args[0])
+                if logp:
+                    sizes.append(logp[0] if len(logp) == 1 else logp[1])
+            elif node.target is aten.embedding.default:
+                table = shape(node.args[0])
+                if table:
+                    sizes.append(table[0])
+        return max(sizes) if sizes else None
+
     def convert(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
         target = node.target
         if node.op != "call_function":
@@ -682,10 +803,15 @@ class AtenConverter:
             dst, src = node.args[0], node.args[1]
             what = "an input"
             if dst in self.placeholder_names:
-                what = f"buffer {self.placeholder_names[dst]}"
+                name = self.placeholder_names[dst]
+                kind = "parameter" if name in self.param_names else "buffer"
+                what = f"{kind} {name}"
             self.fail(f"the forward writes into {what} in place (running statistics, a "
                       "counter): the train dialect has no mutable state but the parameters",
                       src if isinstance(src, torch.fx.Node) else node)
+        for x in (*args, *kwargs.values()):
+            if isinstance(x, _Unavailable):
+                self.fail(f"reads {x.what}: not supported")
         if not _any((args, kwargs), _is_tensorish) and packet.rstrip("_") not in _RANDOM:
             return self.evaluate(node, args, kwargs)
         if _any((args, kwargs), lambda x: isinstance(x, _MaskedSelection)) and \
@@ -699,6 +825,8 @@ class AtenConverter:
         if emitter is None:
             self.fail("unsupported ATen op: the train dialect has no equivalent "
                       "(see the op table in docs/importer.md)")
+        no_grad = node.meta.get("zeroc_no_grad")
+        existing = set(self.names) if no_grad else None
         try:
             result = emitter(self, *args, **kwargs)
         except ImporterError:
@@ -706,6 +834,23 @@ class AtenConverter:
         except (ValueError, TypeError, IndexError, KeyError) as error:
             self.fail(f"cannot be translated: {error}")
         self.check_shape(node, result)
+        if no_grad:
+            # Computed under torch.no_grad(): an error where an op with a
+            # gradient reads it and it would carry one (a comparison's mask
+            # carries none).
+            for x in (result if isinstance(result, (list, tuple)) else [result]):
+                if isinstance(x, ir.Value) and x.name not in existing:
+                    self.no_grad[x.name] = node
+        else:
+            for x in (*args, *kwargs.values()):
+                for v in (x if isinstance(x, (list, tuple)) else [x]):
+                    if isinstance(v, ir.Value) and v.name in self.no_grad and \
+                            not _gradient_free(self, v):
+                        self.fail("reads a value that this line computes under "
+                                  "torch.no_grad() from values with a gradient: PyTorch "
+                                  "stops the gradient there, which the train dialect cannot "
+                                  "express (compute it outside no_grad, or from constants)",
+                                  self.no_grad[v.name])
         return result
 
     def evaluate(self, node, args, kwargs):
@@ -991,10 +1136,35 @@ def _identity(c, x, *args, **kwargs):
     return c.tensor(x) if isinstance(x, ParamInput) else x
 
 
+def _gradient_free(c, x: ir.Value) -> bool:
+    """Whether `x` has no gradient: made of constants, the integer ids and
+    comparisons (train.compare has no derivative) only. (Iterative: a value
+    computed from the parameters may be thousands of ops deep.)"""
+    seen: set[str] = set()
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        if v.name in seen:
+            continue
+        seen.add(v.name)
+        d = c.defs.get(v.name)
+        if d is None:
+            if c.is_float(v) or v not in c.arguments:  # not the ids: a parameter
+                return False
+        elif d[0] not in ("compare", "fill", "constant"):
+            operands = [o for o in d[1] if isinstance(o, ir.Value)]
+            if not operands:
+                return False
+            stack.extend(operands)
+    return True
+
+
 def _detach(c, x):
+    if isinstance(x, ir.Value) and _gradient_free(c, x):
+        return x  # a mask of comparisons: nothing to stop
     if isinstance(x, (ir.Value, ParamInput)):
-        c.fail("detach() of a value computed from the parameters stops its gradient, which "
-               "the train dialect cannot express")
+        c.fail("detach() (or .data) of a value computed from the parameters stops its "
+               "gradient, which the train dialect cannot express")
     return x
 
 
@@ -1014,7 +1184,30 @@ def _to_copy(c, x, dtype=None, layout=None, device=None, pin_memory=None,
         return c.track(c.f.cast(c._name(), x, element), "cast", x)
     if dtype in _INTS and x.type.element in ("i32", "i64"):
         return x  # ids stay in the argument's integer type
+    if dtype in _FLOATS and x.type.element in ("i32", "i64"):
+        return _ids_as_float(c, x, _FLOATS[dtype])
+    if (dtype in _INTS or dtype == torch.bool) and c.is_float(x) and _gradient_free(c, x):
+        # A mask of comparisons (F.one_hot's, `(x > 0).long()`) as integers:
+        # it stays a float tensor of the same (integer) values.
+        return x
     c.fail(f"conversion of {x.type} to {dtype} is not supported")
+
+
+def _ids_as_float(c, ids: ir.Value, element: str | None = None) -> ir.Value:
+    """Integer ids as float values: a train.gather of each id in a constant
+    vector 0, 1, ..., n - 1, n the bound of the ids (the loss's classes, the
+    rows of the tables they index), exact below 2 ** 24 in f32."""
+    if c.is_float(ids):
+        return ids
+    bound = c.vocab or c.id_bound
+    if bound is None:
+        c.fail("integer ids used as numbers need a bound on the ids: a loss (nll_loss, "
+               "cross_entropy) or an embedding table that they index")
+    element = element or c.element
+    table = c.constant(torch.arange(bound, dtype=torch.float32), element)
+    flat = ids if ids.type.rank == 1 else c.reshape(ids, (ids.type.numel,))
+    values = _gather(c, table, 0, flat)
+    return c.reshape(values, ids.type.shape)
 
 
 def _t(c, x):
@@ -1134,6 +1327,18 @@ def _var(c, x, dims=None, unbiased=None, keepdim=False, correction=None):
     if keepdim:
         y = c.reshape(y, [1 if i in dims else s for i, s in enumerate(x.type.shape)])
     return y
+
+
+def _var_mean(std: bool):
+    """``var_mean``/``std_mean`` with a correction: (variance or its root,
+    mean) over `dims`. (PyTorch's decompositions of these write prims.)"""
+    def emit(c, x, dims=None, correction=None, keepdim=False):
+        x = c.tensor(x)
+        v = _var(c, x, dims, None, keepdim, 1 if correction is None else correction)
+        if std:
+            v = c.track(c.f.sqrt(c._name("_std"), v), "sqrt", v)
+        return (v, _reduce("mean")(c, x, dims, keepdim))
+    return emit
 
 
 def _var_dim(c, x, dim=None, unbiased=True, keepdim=False):
@@ -1329,11 +1534,12 @@ def _id_mask(c, ids: ir.Value, k: int, equal: bool) -> ir.Value:
     """``ids == k`` (or ``!=``) for token ids in [0, V), V the vocabulary of
     the loss read so far, as a float mask: a train.gather of each id in a
     constant [V] vector that is 1 at k (0 for ``!=``) and 0 elsewhere."""
-    if c.vocab is None:
-        c.fail("comparisons of integer ids against a token id are supported only "
-               "after the loss's nll_loss (an ignore_index), which gives the vocabulary")
-    table = torch.zeros(c.vocab) if equal else torch.ones(c.vocab)
-    if 0 <= k < c.vocab:
+    vocab = c.vocab or c.id_bound
+    if vocab is None:
+        c.fail("comparisons of integer ids against a token id need a bound on the ids: "
+               "a loss (nll_loss, cross_entropy) or an embedding table that they index")
+    table = torch.zeros(vocab) if equal else torch.ones(vocab)
+    if 0 <= k < vocab:
         table[k] = 1.0 if equal else 0.0
     flat = ids if ids.type.rank == 1 else c.reshape(ids, (math.prod(ids.type.shape),))
     m = _gather(c, c.constant(table, "f32"), 0, flat)
@@ -1487,8 +1693,10 @@ def _compare(kind: str):
                 # An ignore_index that is a token id: a look-up of each id
                 # in a constant [V] vector, 1 at the index (eq) or 0 (ne).
                 return _id_mask(c, ids, number, kind == "eq")
-            c.fail("comparisons of integer ids are supported only with eq/ne against "
-                   "an integer (an ignore_index) or against a negative number")
+            # Any other comparison of the ids: of their float values.
+            a = _ids_as_float(c, a) if isinstance(a, ir.Value) else a
+            b = _ids_as_float(c, b) if isinstance(b, ir.Value) else b
+            like = _first_value(a, b)
         x, y = c.tensor(a, like), c.tensor(b, like)
         shape = c.result_shape()
         x, y = c.broadcast(x, shape), c.broadcast(y, shape)
@@ -1619,6 +1827,458 @@ def _select_scatter(c, base, src, dim, index):
 
 
 # ---------------------------------------------------------------------------
+# Piecewise functions: clamps, maximum/minimum, leaky ReLU, ELU, softplus and
+# the activations built on it (mish, log-sigmoid), hard sigmoid/swish, abs,
+# sign, vector norms, constant padding. The dialect has no op for them; each
+# is written with generic ops, the branches chosen by train.compare (which
+# has no derivative) and train.select (whose gradient goes to the side
+# chosen), so values and gradients are PyTorch's. A branch that a select
+# discards is computed on a safe input (0 where it is not chosen): the exp of
+# a large value would be inf, and its zero gradient times inf a NaN.
+
+
+class _Unavailable:
+    """A result the dialect cannot compute (the indices of ``max(dim)``),
+    an error only if an op reads it."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+
+def _full(c, value: float, like: ir.Value) -> ir.Value:
+    """A train.fill of `value` with `like`'s type."""
+    return c.fill(float(value), like.type.shape, like.type.element)
+
+
+def _test(c, x: ir.Value, kind: str, other) -> ir.Value:
+    """The 1.0/0.0 mask ``x <kind> other`` (a number or a value of x's
+    shape)."""
+    y = _full(c, other, x) if isinstance(other, (int, float)) else other
+    return c.emit("compare", [x, y], x.type, f"{x}, {y} {kind}", suffix="_mask")
+
+
+def _choose(c, mask: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
+    return c.emit("select", [mask, a, b], a.type, f"{mask}, {a}, {b}")
+
+
+def _float_value(c, x, what: str) -> ir.Value:
+    x = c.tensor(x)
+    if not c.is_float(x):
+        c.fail(f"{what} of integer ids is not supported (the ids are not values the "
+               "train dialect computes with)")
+    return x
+
+
+def _bound(c, bound, x: ir.Value):
+    """A clamp bound: a number, or a value of `x`'s shape."""
+    if isinstance(bound, torch.Tensor) and bound.numel() == 1:
+        return float(bound)
+    if isinstance(bound, (int, float)):
+        return float(bound)
+    return c.broadcast(c.tensor(bound, x), x.type.shape)
+
+
+def _clamp_value(c, x: ir.Value, low=None, high=None) -> ir.Value:
+    """``min(max(x, low), high)``: x below `low` replaced by it, then x above
+    `high`; the gradient goes to x where low <= x <= high (PyTorch's)."""
+    for bound, kind in ((low, "lt"), (high, "gt")):
+        if bound is None:
+            continue
+        bound = _bound(c, bound, x)
+        b = _full(c, bound, x) if isinstance(bound, float) else bound
+        x = _choose(c, _test(c, x, kind, b), b, x)
+    return x
+
+
+def _clamp(c, x, min=None, max=None):  # noqa: A002 - ATen's argument names
+    x = _float_value(c, x, "clamp")
+    return _clamp_value(c, c.broadcast(x, c.result_shape() or x.type.shape), min, max)
+
+
+def _extremum(kind: str):
+    """``maximum`` (kind gt) and ``minimum`` (lt): a select of the operand
+    that wins; on a tie the gradient goes to the second (PyTorch splits it)."""
+    def emit(c, a, b):
+        x, y = _operands(c, a, b)
+        if not c.is_float(x) or not c.is_float(y):
+            c.fail("maximum/minimum of integer ids is not supported")
+        shape = c.result_shape()
+        x, y = c.broadcast(x, shape), c.broadcast(y, shape)
+        return _choose(c, _test(c, x, kind, y), x, y)
+    return emit
+
+
+def _leaky_relu(c, x, negative_slope=0.01):
+    x = _float_value(c, x, "leaky_relu")
+    slope = c.track(c.f.scale(c._name("_slope"), x, float(negative_slope)), "scale", x)
+    return _choose(c, _test(c, x, "gt", 0.0), x, slope)
+
+
+def _elu(c, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    """``x > 0 ? scale * x : scale * alpha * (exp(input_scale * x) - 1)``
+    (ELU, and SELU and CELU through it), the exp of the negative part only."""
+    x = _float_value(c, x, "elu")
+    positive = _test(c, x, "gt", 0.0)
+    negative = _choose(c, positive, _full(c, 0.0, x), x)
+    if input_scale != 1:
+        negative = c.track(c.f.scale(c._name("_in"), negative, float(input_scale)), "scale",
+                           negative)
+    e = c.emit("exp", [negative], x.type, f"{negative}", suffix="_exp")
+    one = c.fill(1.0, (), x.type.element)
+    e = c.track(c.f.sub(c._name("_expm1"), e, one), "sub", e, one)
+    if alpha * scale != 1:
+        e = c.track(c.f.scale(c._name("_neg"), e, float(alpha * scale)), "scale", e)
+    if scale != 1:
+        x = c.track(c.f.scale(c._name("_pos"), x, float(scale)), "scale", x)
+    return _choose(c, positive, x, e)
+
+
+def _softplus_value(c, x: ir.Value, beta=1.0, threshold=20.0) -> ir.Value:
+    """``beta * x > threshold ? x : log(1 + exp(beta * x)) / beta``
+    (PyTorch's softplus); the exp of the values under the threshold only."""
+    bx = x if beta == 1 else c.track(c.f.scale(c._name("_beta"), x, float(beta)), "scale", x)
+    over = _test(c, bx, "gt", float(threshold))
+    safe = _choose(c, over, _full(c, 0.0, x), bx)
+    e = c.emit("exp", [safe], x.type, f"{safe}", suffix="_exp")
+    one = c.fill(1.0, (), x.type.element)
+    e = c.track(c.f.add(c._name("_1p"), e, one), "add", e, one)
+    y = c.emit("log", [e], x.type, f"{e}", suffix="_log")
+    if beta != 1:
+        y = c.track(c.f.scale(c._name("_div"), y, 1.0 / float(beta)), "scale", y)
+    return _choose(c, over, x, y)
+
+
+def _softplus(c, x, beta=1.0, threshold=20.0):
+    return _softplus_value(c, _float_value(c, x, "softplus"), beta, threshold)
+
+
+def _mish(c, x):
+    """``x * tanh(softplus(x))``."""
+    x = _float_value(c, x, "mish")
+    sp = _softplus_value(c, x)
+    t = c.emit("tanh", [sp], x.type, f"{sp}", suffix="_tanh")
+    return c.track(c.f.mul(c._name(), x, t), "mul", x, t)
+
+
+def _sign_value(c, x: ir.Value) -> ir.Value:
+    """1, 0 or -1: ``(x > 0) - (x < 0)``, no gradient (compares)."""
+    pos, neg = _test(c, x, "gt", 0.0), _test(c, x, "lt", 0.0)
+    return c.track(c.f.sub(c._name("_sign"), pos, neg), "sub", pos, neg)
+
+
+def _abs_value(c, x: ir.Value) -> ir.Value:
+    """``x * sign(x)``: the gradient is sign(x), 0 at 0 (PyTorch's)."""
+    s = _sign_value(c, x)
+    return c.track(c.f.mul(c._name("_abs"), x, s), "mul", x, s)
+
+
+def _sign(c, x):
+    return _sign_value(c, _float_value(c, x, "sign"))
+
+
+def _abs(c, x):
+    return _abs_value(c, _float_value(c, x, "abs"))
+
+
+def _log_sigmoid(c, x):
+    """``min(x, 0) - log(1 + exp(-|x|))`` (PyTorch's stable form; exp of
+    values <= 0 only). aten.log_sigmoid_forward's second result is a buffer
+    for its backward."""
+    x = _float_value(c, x, "logsigmoid")
+    a = _abs_value(c, x)
+    n = c.emit("neg", [a], x.type, f"{a}", suffix="_neg")
+    e = c.emit("exp", [n], x.type, f"{n}", suffix="_exp")
+    one = c.fill(1.0, (), x.type.element)
+    e = c.track(c.f.add(c._name("_1p"), e, one), "add", e, one)
+    log = c.emit("log", [e], x.type, f"{e}", suffix="_log")
+    low = _choose(c, _test(c, x, "lt", 0.0), x, _full(c, 0.0, x))
+    return (c.track(c.f.sub(c._name(), low, log), "sub", low, log), None)
+
+
+def _hardsigmoid_value(c, x: ir.Value) -> ir.Value:
+    """``clamp(x + 3, 0, 6) / 6``."""
+    three = c.fill(3.0, (), x.type.element)
+    y = c.track(c.f.add(c._name("_3"), x, three), "add", x, three)
+    y = _clamp_value(c, y, 0.0, 6.0)
+    return c.track(c.f.scale(c._name("_6"), y, 1.0 / 6.0), "scale", y)
+
+
+def _hardsigmoid(c, x):
+    return _hardsigmoid_value(c, _float_value(c, x, "hardsigmoid"))
+
+
+def _hardswish(c, x):
+    """``x * hardsigmoid(x)``."""
+    x = _float_value(c, x, "hardswish")
+    h = _hardsigmoid_value(c, x)
+    return c.track(c.f.mul(c._name(), x, h), "mul", x, h)
+
+
+def _glu(c, x, dim=-1):
+    """``a * sigmoid(b)`` of the two halves of `x` along `dim`."""
+    x = _float_value(c, x, "glu")
+    d = c.dim(dim, x.type.rank)
+    if x.type.shape[d] % 2:
+        c.fail(f"glu needs an even dimension {d}, got {x.type.shape[d]}")
+    a, b = _split(c, x, x.type.shape[d] // 2, d)
+    s = _sigmoid(c, b)
+    return c.track(c.f.mul(c._name(), a, s), "mul", a, s)
+
+
+def _expm1(c, x):
+    """``exp(x) - 1`` (PyTorch's expm1 is more precise for |x| near 0)."""
+    x = _float_value(c, x, "expm1")
+    e = c.emit("exp", [x], x.type, f"{x}", suffix="_exp")
+    one = c.fill(1.0, (), x.type.element)
+    return c.track(c.f.sub(c._name(), e, one), "sub", e, one)
+
+
+def _log1p(c, x):
+    """``log(1 + x)`` (PyTorch's log1p is more precise for |x| near 0)."""
+    x = _float_value(c, x, "log1p")
+    one = c.fill(1.0, (), x.type.element)
+    y = c.track(c.f.add(c._name("_1p"), x, one), "add", x, one)
+    return c.emit("log", [y], x.type, f"{y}")
+
+
+def _reduce_dims(c, x: ir.Value, dims) -> list[int]:
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return list(range(x.type.rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    return sorted({c.dim(d, x.type.rank) for d in dims})
+
+
+def _keepdim(c, y: ir.Value, x: ir.Value, dims: list[int], keepdim: bool) -> ir.Value:
+    if keepdim:
+        return c.reshape(y, [1 if i in dims else s for i, s in enumerate(x.type.shape)])
+    return y
+
+
+def _amax_value(c, x: ir.Value, dims: list[int], negate: bool = False) -> ir.Value:
+    """train.amax over `dims`; with `negate`, the amin: -amax(-x)."""
+    if negate:
+        x = c.emit("neg", [x], x.type, f"{x}", suffix="_neg")
+    shape = [s for i, s in enumerate(x.type.shape) if i not in dims]
+    y = c.emit("amax", [x], c.float_type(shape, x.type.element),
+               f"{x} dims = [{', '.join(map(str, dims))}]")
+    if negate:
+        y = c.emit("neg", [y], y.type, f"{y}", suffix="_min")
+    return y
+
+
+def _amin(c, x, dims=(), keepdim=False):
+    x = _float_value(c, x, "amin")
+    dims = _reduce_dims(c, x, dims)
+    return _keepdim(c, _amax_value(c, x, dims, negate=True), x, dims, keepdim)
+
+
+def _max_dim(negate: bool):
+    """``max(x, dim)`` / ``min(x, dim)``: the values are train.amax (of -x
+    for min); the indices (an argmax) are an error if anything reads them.
+    On a tie the gradient is shared as amax's (PyTorch's max(dim) gives it
+    to the index it returns)."""
+    def emit(c, x, dim, keepdim=False):
+        x = _float_value(c, x, "max/min")
+        dims = _reduce_dims(c, x, dim)
+        values = _keepdim(c, _amax_value(c, x, dims, negate), x, dims, keepdim)
+        return (values, _Unavailable("the indices of max(dim)/min(dim) (an argmax, an "
+                                     "integer result the train dialect cannot compute)"))
+    return emit
+
+
+def _max_all(negate: bool):
+    def emit(c, x):
+        x = _float_value(c, x, "max/min")
+        return _amax_value(c, x, list(range(x.type.rank)), negate)
+    return emit
+
+
+def _vector_norm(c, x, ord=2, dims=None, keepdim=False, dtype=None):  # noqa: A002
+    """``sum(|x|^p) ^ (1/p)`` over `dims`: p = 2 is sqrt(sum(x ** 2)), p = 1
+    sum(|x|), p = inf amax(|x|). The root of a zero sum is 0 with gradient 0
+    (PyTorch's norm of a zero vector): the root is taken of 1 there."""
+    x = _float_value(c, x, "norm")
+    p = 2.0 if ord is None else float(ord)
+    dims = _reduce_dims(c, x, dims)
+    if p == math.inf:
+        y = _amax_value(c, _abs_value(c, x), dims)
+    elif p == 1:
+        a = _abs_value(c, x)
+        y = c.track(c.f._reduction("sum", c._name(), a, dims), "sum", a)
+    elif p > 0:
+        a = x if p == 2 else _abs_value(c, x)
+        powered = c.emit("pow", [a], a.type, f"{a} by {float_literal(p)}", suffix="_pow")
+        s = c.track(c.f._reduction("sum", c._name("_sum"), powered, dims), "sum", powered)
+        nonzero = _test(c, s, "gt", 0.0)
+        safe = _choose(c, nonzero, s, _full(c, 1.0, s))
+        if p == 2:
+            root = c.track(c.f.sqrt(c._name("_root"), safe), "sqrt", safe)
+        else:
+            root = c.emit("pow", [safe], safe.type, f"{safe} by {float_literal(1.0 / p)}",
+                          suffix="_root")
+        y = _choose(c, nonzero, root, _full(c, 0.0, s))
+    else:
+        c.fail(f"a norm of order {ord} is not supported (orders above 0 and inf are)")
+    return _keepdim(c, y, x, dims, keepdim)
+
+
+def _norm(c, x, p=2, dim=None, keepdim=False, dtype=None):
+    return _vector_norm(c, x, p, dim, keepdim)
+
+
+def _pad_part(c, x: ir.Value, d: int, width: int, value: float) -> ir.Value:
+    """`width` entries of `value` along dimension `d` of `x`: a select of a
+    fill, its other side a broadcast slice of x (no gradient reaches it).
+    Not a bare train.fill: the data-parallel passes split a concat along the
+    batch only when each operand is computed from the batch."""
+    row = _slice_dim(c, x, d, 0, 1, 1)
+    shape = list(x.type.shape)
+    shape[d] = width
+    row = c.broadcast(row, shape)
+    ones = c.fill(1.0, shape, x.type.element)
+    return _choose(c, ones, c.fill(value, shape, x.type.element), row)
+
+
+def _constant_pad(c, x, pad, value=0):
+    """F.pad(mode="constant"): per dimension from the last, fills of `value`
+    concatenated before and after (a negative pad is a slice)."""
+    x = c.tensor(x)
+    pad = [int(p) for p in pad]
+    rank = x.type.rank
+    if len(pad) % 2 or len(pad) // 2 > rank:
+        c.fail(f"padding {pad} of a rank-{rank} tensor")
+    element = x.type.element
+    if element not in ("f32", "bf16"):
+        c.fail("padding integer ids is not supported")
+    for i in range(len(pad) // 2):
+        d = rank - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        if left < 0 or right < 0:
+            size = x.type.shape[d]
+            x = _slice_dim(c, x, d, max(-left, 0), size - max(-right, 0), 1)
+        parts = []
+        for width in (left, None, right):
+            if width is None:
+                parts.append(x)
+            elif width > 0:
+                parts.append(_pad_part(c, x, d, width, float(value)))
+        if len(parts) > 1:
+            x = c.track(c.f.concat(c._name(), parts, d), "concat", *parts)
+    return x
+
+
+def _cumsum(c, x, dim, dtype=None):
+    """The running sum along `dim`: a train.matmul by the upper-triangular
+    ones (train.triu of a fill), `dim` moved last and back."""
+    x = _float_value(c, x, "cumsum")
+    d = c.dim(dim, x.type.rank)
+    n = x.type.shape[d]
+    last = x.type.rank - 1
+    perm = list(range(x.type.rank))
+    perm[d], perm[last] = perm[last], perm[d]
+    y = c.transpose(x, perm)
+    if y.type.rank == 1:
+        y = c.reshape(y, (1, n))
+    ones = c.fill(1.0, (n, n), x.type.element)
+    upper = c.emit("triu", [ones], ones.type, f"{ones} diagonal = 0", suffix="_upper")
+    y = c.track(c.f.matmul(c._name(), y, upper), "matmul", y, upper)
+    return c.transpose(c.reshape(y, [x.type.shape[p] for p in perm]), perm)
+
+
+def _celu(c, x, alpha=1.0):
+    """ELU with ``input_scale = 1 / alpha``."""
+    return _elu(c, x, alpha, 1.0, 1.0 / float(alpha))
+
+
+def _threshold(c, x, threshold, value):
+    """``x > threshold ? x : value``."""
+    x = _float_value(c, x, "threshold")
+    return _choose(c, _test(c, x, "gt", float(threshold)), x, _full(c, value, x))
+
+
+def _prelu(c, x, weight):
+    """``x > 0 ? x : weight * x``, the weight along dimension 1 (channels)
+    or one shared value."""
+    x = _float_value(c, x, "prelu")
+    w = c.tensor(weight, x)
+    if w.type.numel != 1 and x.type.rank >= 2:
+        w = c.reshape(w, [1, w.type.numel] + [1] * (x.type.rank - 2))
+    elif w.type.numel == 1:
+        w = c.reshape(w, ())
+    product = c.track(c.f.mul(c._name("_slope"), x, w), "mul", x, w)
+    return _choose(c, _test(c, x, "gt", 0.0), x, product)
+
+
+def _lerp(c, a, b, weight):
+    """``a + weight * (b - a)``."""
+    diff = _binary("sub")(c, b, a)
+    return _binary("add")(c, a, _binary("mul")(c, diff, weight))
+
+
+def _addcmul(c, x, t1, t2, value=1):
+    """``x + value * t1 * t2``."""
+    product = _binary("mul")(c, t1, t2)
+    if value != 1:
+        product = _binary("mul")(c, product, value)
+    return _binary("add")(c, x, product)
+
+
+def _addcdiv(c, x, t1, t2, value=1):
+    """``x + value * t1 / t2``."""
+    quotient = _binary("div")(c, t1, t2)
+    if value != 1:
+        quotient = _binary("mul")(c, quotient, value)
+    return _binary("add")(c, x, quotient)
+
+
+def _logaddexp(c, a, b):
+    """``m + log(exp(a - m) + exp(b - m))``, m the larger of a and b."""
+    m = _extremum("gt")(c, a, b)
+    x, y = c.broadcast(c.tensor(a, m), m.type.shape), c.broadcast(c.tensor(b, m), m.type.shape)
+    parts = []
+    for v in (x, y):
+        d = c.track(c.f.sub(c._name("_d"), v, m), "sub", v, m)
+        parts.append(c.emit("exp", [d], d.type, f"{d}", suffix="_exp"))
+    total = c.track(c.f.add(c._name("_sum"), *parts), "add", *parts)
+    log = c.emit("log", [total], total.type, f"{total}", suffix="_log")
+    return c.track(c.f.add(c._name(), m, log), "add", m, log)
+
+
+def _repeat(c, x, repeats):
+    """Tiles of `x`: ``[r0 * s0, r1 * s1, ...]`` as a broadcast of
+    ``[1, s0, 1, s1, ...]`` to ``[r0, s0, r1, s1, ...]`` and a reshape."""
+    x = c.tensor(x)
+    repeats = [int(r) for r in repeats]
+    if len(repeats) < x.type.rank:
+        c.fail("repeat needs a count for every dimension")
+    shape = [1] * (len(repeats) - x.type.rank) + list(x.type.shape)
+    split = [d for s in shape for d in (1, s)]
+    tiled = [d for r, s in zip(repeats, shape) for d in (r, s)]
+    y = c.broadcast(c.reshape(x, split), tiled)
+    return c.reshape(y, [r * s for r, s in zip(repeats, shape)])
+
+
+def _roll(c, x, shifts, dims=()):
+    """Each rolled dimension: its last `shift` entries moved first (two
+    slices and a concat); without dims, of the flattened tensor."""
+    x = c.tensor(x)
+    shifts = [int(s) for s in (shifts if isinstance(shifts, (list, tuple)) else [shifts])]
+    dims = list(dims if isinstance(dims, (list, tuple)) else [dims])
+    if not dims:
+        flat = c.reshape(x, (x.type.numel,))
+        return c.reshape(_roll(c, flat, shifts, [0]), x.type.shape)
+    for shift, dim in zip(shifts, dims):
+        d = c.dim(dim, x.type.rank)
+        n = x.type.shape[d]
+        k = shift % n
+        if k:
+            parts = [_slice_dim(c, x, d, n - k, n, 1), _slice_dim(c, x, d, 0, n - k, 1)]
+            x = c.track(c.f.concat(c._name(), parts, d), "concat", *parts)
+    return x
+
+
+# ---------------------------------------------------------------------------
 # Complex tensors: decomposed into their real and imaginary parts. The
 # dialect has no complex type, so this is the decomposition of a type, not
 # the recognition of a fused op: Meta's rotary embeddings,
@@ -1738,6 +2398,8 @@ _register_one([aten.amax.default], _reduce("amax"))
 _register_one([aten.var.correction], _var)
 _register_one([aten.var.dim], _var_dim)
 _register_one([aten.var.default], _var_default)
+_register_one([aten.var_mean.correction], _var_mean(False))
+_register_one([aten.std_mean.correction], _var_mean(True))
 _register_one([aten.embedding.default], _embedding)
 _register_one([aten.split.Tensor], _split)
 _register_one([aten.split_with_sizes.default], _split_with_sizes)
@@ -1763,3 +2425,36 @@ _register_one([aten.zeros_like.default], _fill_like(0.0))
 _register_one([aten.full_like.default], _full_like)
 _register_one([aten.slice_scatter.default], _slice_scatter)
 _register_one([aten.select_scatter.default], _select_scatter)
+_register_one([aten.clamp.default, aten.clamp.Tensor], _clamp)
+_register_one([aten.maximum.default], _extremum("gt"))
+_register_one([aten.minimum.default], _extremum("lt"))
+_register_one([aten.leaky_relu.default], _leaky_relu)
+_register_one([aten.elu.default], _elu)
+_register_one([aten.softplus.default], _softplus)
+_register_one([aten.mish.default], _mish)
+_register_one([aten.log_sigmoid_forward.default], _log_sigmoid)
+_register_one([aten.hardsigmoid.default], _hardsigmoid)
+_register_one([aten.hardswish.default], _hardswish)
+_register_one([aten.glu.default], _glu)
+_register_one([aten.abs.default], _abs)
+_register_one([aten.sign.default], _sign)
+_register_one([aten.expm1.default], _expm1)
+_register_one([aten.log1p.default], _log1p)
+_register_one([aten.amin.default], _amin)
+_register_one([aten.max.dim], _max_dim(False))
+_register_one([aten.min.dim], _max_dim(True))
+_register_one([aten.max.default], _max_all(False))
+_register_one([aten.min.default], _max_all(True))
+_register_one([aten.linalg_vector_norm.default], _vector_norm)
+_register_one([aten.norm.ScalarOpt_dim, aten.norm.Scalar], _norm)
+_register_one([aten.constant_pad_nd.default], _constant_pad)
+_register_one([aten.cumsum.default], _cumsum)
+_register_one([aten.celu.default], _celu)
+_register_one([aten.threshold.default], _threshold)
+_register_one([aten.prelu.default], _prelu)
+_register_one([aten.lerp.Scalar, aten.lerp.Tensor], _lerp)
+_register_one([aten.addcmul.default], _addcmul)
+_register_one([aten.addcdiv.default], _addcdiv)
+_register_one([aten.logaddexp.default], _logaddexp)
+_register_one([aten.repeat.default], _repeat)
+_register_one([aten.roll.default], _roll)

@@ -68,6 +68,9 @@ MODELS = {
     "mul-view-inplace": ("aten_models:MulViewInplace", {}),
     "inplace-activation": ("aten_models:InplaceActivation", {}),
     "computed-ids": ("aten_models:ComputedIds", {}),
+    # Piecewise activations, norms, pads, id masks, a frozen table.
+    "everyday": ("everyday_models:Everyday", {}),
+    "ids-as-numbers": ("everyday_models:IdsAsNumbers", {}),
     "ignore-index-smoothing": ("ignore_index_models:IgnoreIndexSmoothing", {}),
     # Dropout of the attention probabilities (raised into train.attention).
     "attention-dropout": ("aten_models:AttentionDropout", {"p": 0.1}),
@@ -219,8 +222,10 @@ def main():
         saved = weights.load_state_dict(exported)
         check = construct(name, kwargs)
         # The executable saves parameters (and the tied lm_head.weight); the
-        # module's buffers (nanoGPT's causal mask) are constants of the IR.
+        # module's buffers (nanoGPT's causal mask) and frozen parameters
+        # (requires_grad=False) are constants of the IR.
         buffers = dict(check.named_buffers())  # persistent ones are in the state dict
+        buffers.update((k, p) for k, p in check.named_parameters() if not p.requires_grad)
         check.load_state_dict({**{k: v for k, v in check.state_dict().items() if k in buffers},
                                **saved}, strict=True)
         drift = max((check.state_dict()[k] - v.detach()).abs().max().item()
