@@ -3,6 +3,8 @@
 #include "zeroc/Dialect/Train/IR/TrainParse.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/MathExtras.h"
@@ -14,6 +16,54 @@ using namespace mlir;
 namespace zeroc::train {
 
 namespace {
+
+/// Brackets nested deeper than this are an error before parsing: MLIR's
+/// parser recurses once per level (a function type's parentheses, nested
+/// arrays, regions, type parameters) and overflows the stack somewhere
+/// past ten thousand levels, with no diagnostic. Real modules nest a few
+/// dozen levels.
+constexpr unsigned kMaxNesting = 1000;
+
+/// The offset in `text` where its brackets ((, [, {, <) first nest deeper
+/// than kMaxNesting, outside string literals and // comments; npos if they
+/// never do. The '>' of "->" closes nothing, and a stray closer counts as
+/// nothing (the parser reports those).
+size_t tooDeep(llvm::StringRef text) {
+  unsigned depth = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    if (c == '"') { // a string literal, with its backslash escapes
+      for (++i; i < e && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '/' && i + 1 < e && text[i + 1] == '/') {
+      while (i < e && text[i] != '\n')
+        ++i;
+    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > kMaxNesting)
+        return i;
+    } else if (c == ')' || c == ']' || c == '}' ||
+               (c == '>' && (i == 0 || text[i - 1] != '-'))) {
+      depth = depth ? depth - 1 : 0;
+    }
+  }
+  return llvm::StringRef::npos;
+}
+
+/// An error at `offset` of `text` (named `name`) if its brackets nest too
+/// deep for the parser.
+LogicalResult checkNesting(llvm::StringRef text, llvm::StringRef name,
+                           MLIRContext *context) {
+  size_t offset = tooDeep(text);
+  if (offset == llvm::StringRef::npos)
+    return success();
+  llvm::StringRef before = text.take_front(offset);
+  unsigned line = 1 + before.count('\n');
+  unsigned column = 1 + offset - (before.rfind('\n') + 1);
+  return emitError(FileLineColLoc::get(context, name, line, column))
+         << "brackets nested more than " << kMaxNesting
+         << " levels deep (the parser would run out of stack)";
+}
 
 /// `module` (parsed, not verified yet) once its grids have no axis of size
 /// 0, a device count that fits 64 bits, and it verifies; null otherwise,
@@ -58,11 +108,18 @@ OwningOpRef<ModuleOp> checkAndVerify(OwningOpRef<ModuleOp> module) {
 
 OwningOpRef<ModuleOp> parseModule(llvm::SourceMgr &sourceMgr,
                                   MLIRContext *context) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  if (failed(checkNesting(buffer->getBuffer(), buffer->getBufferIdentifier(),
+                          context)))
+    return nullptr;
   ParserConfig config(context, /*verifyAfterParse=*/false);
   return checkAndVerify(parseSourceFile<ModuleOp>(sourceMgr, config));
 }
 
 OwningOpRef<ModuleOp> parseModule(llvm::StringRef text, MLIRContext *context) {
+  if (failed(checkNesting(text, "-", context)))
+    return nullptr;
   ParserConfig config(context, /*verifyAfterParse=*/false);
   // A copy: MLIR's lexer reads the byte after the buffer's end.
   std::string terminated = text.str();

@@ -1,7 +1,9 @@
 //===- TrainParse.h - parse a module, guarding upstream verifiers -*- C++ -*-===//
 //
 // zeroc's tools read their input through parseModule instead of
-// parseSourceFile. It parses without verifying, rejects a shard.grid with
+// parseSourceFile. It refuses brackets nested more than 1,000 deep (MLIR's
+// recursive parser overflows the stack past about ten thousand), parses
+// without verifying, rejects a shard.grid with
 // an axis of size 0 or more devices than 64 bits count, then verifies:
 // MLIR 22's verifiers of the shard collectives (shard.all_slice's
 // symbol-use check, for one) divide by the product of the grid axes they
@@ -24,7 +26,8 @@ class SourceMgr;
 namespace zeroc::train {
 
 /// The module in `sourceMgr`'s main buffer, verified; null after a
-/// diagnostic (a parse error, a degenerate grid, a verifier's error).
+/// diagnostic (nesting too deep, a parse error, a degenerate grid, a
+/// verifier's error).
 mlir::OwningOpRef<mlir::ModuleOp> parseModule(llvm::SourceMgr &sourceMgr,
                                               mlir::MLIRContext *context);
 
