@@ -246,8 +246,12 @@ class EverydayImporterTest(ImporterChecks, unittest.TestCase):
                    "not supported")
 
     def test_scalar_parameter(self):
-        self.error(ScalarParam, "# a 0-dimensional parameter", "parameter alpha is a scalar",
-                   "torch.tensor([0.5])")
+        # A 0-dimensional parameter (nn.Parameter(torch.tensor(0.5))) is a
+        # train.param of type tensor<f32>, read and broadcast like any other
+        # (importer_aten_train_everyday.test trains two of them).
+        result = self.check(ScalarParam, "train.param @alpha : tensor<f32>",
+                            "train.read @alpha : tensor<f32>", name="scalar_param")
+        self.assertEqual([p.type.shape for p in result.params if p.name == "alpha"], [()])
 
 
 if __name__ == "__main__":

@@ -594,10 +594,6 @@ class AtenConverter:
             self.fail(f"parameter name '{ref.name}' is not a valid MLIR symbol (it must start "
                       "with a letter or '_'); give the submodule a name (an attribute, not "
                       "an index of nn.Sequential at the top level)")
-        if tensor.dim() == 0:
-            self.fail(f"parameter {ref.name} is a scalar; train.param needs at least one "
-                      f"dimension: declare it with one element, nn.Parameter(torch.tensor("
-                      f"[{float(tensor):g}])), which broadcasts the same")
         self.params[ref.name] = ir.Param(
             ref.name, ir.TensorType(tuple(tensor.shape), self.element),
             **_init_of(tensor), decay=bool(self.decay(ref.name, tensor)))

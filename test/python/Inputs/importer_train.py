@@ -71,6 +71,7 @@ MODELS = {
     # Piecewise activations, norms, pads, id masks, a frozen table.
     "everyday": ("everyday_models:Everyday", {}),
     "ids-as-numbers": ("everyday_models:IdsAsNumbers", {}),
+    "scalar-params": ("everyday_models:ScalarParams", {}),
     "ignore-index-smoothing": ("ignore_index_models:IgnoreIndexSmoothing", {}),
     # Dropout of the attention probabilities (raised into train.attention).
     "attention-dropout": ("aten_models:AttentionDropout", {"p": 0.1}),
