@@ -9,8 +9,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+usage() { echo "usage: scripts/demo.sh [--steps N]   (N a positive integer; default 600)" >&2; exit 2; }
 steps=${ZEROC_DEMO_STEPS:-600}
-if [ "${1:-}" = "--steps" ] && [ -n "${2:-}" ]; then steps=$2; fi
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --steps) [ $# -ge 2 ] || usage; steps=$2; shift 2 ;;
+    --steps=*) steps=${1#--steps=}; shift ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "scripts/demo.sh: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+case "$steps" in
+  ''|*[!0-9]*|0) echo "scripts/demo.sh: --steps must be a positive integer, got '$steps'" >&2; exit 2 ;;
+esac
+# The learning rate warms up over 30 steps; a shorter run warms up over
+# half of its steps (the schedule needs max steps past the warmup).
+warmup=30
+if [ "$steps" -le 30 ]; then warmup=$((steps / 2)); fi
 ranks=4
 stage=3
 
@@ -26,7 +41,7 @@ export PYTHONPATH=$PWD/python
 
 echo "== the model: GPT-2 with 4 layers, 4 heads, n_embd 128, block 64, global batch 16, bytes (vocabulary 256)"
 "$python" -m zeroc.models.gpt2 --n-layer 4 --n-head 4 --n-embd 128 --vocab-size 256 \
-  --block-size 64 --batch-size 16 --lr 2e-3 --lr-schedule cosine --warmup 30 \
+  --block-size 64 --batch-size 16 --lr 2e-3 --lr-schedule cosine --warmup "$warmup" \
   --max-steps "$steps" --min-lr 2e-4 --weight-decay 0.1 --grad-clip 1.0 -o "$out/gpt2.mlir"
 
 echo "== per-rank memory for N = $ranks ranks, ZeRO stages 0-3 (the ZeRO paper's Figure 1 for this model)"
