@@ -21,7 +21,12 @@ two GEMMs of a step evict them (docs/benchmarks.md, "Where the stage-0
 step goes against the GEMM bound").
 
     /usr/bin/python3 benchmarks/cpu_ddp.py [--steps 30] [--ranks 2]
-        [--large 6,384,6,128,8 | --large none] [--trace]
+        [--large 6,384,6,128,8 | --large none] [--trace] [--rounds R]
+
+--rounds R runs the four ZeRO stages R times, in reverse order every other
+round, and reports each stage's median over all its rounds' timed steps:
+on a machine whose speed drifts during the run, the last stage run is
+otherwise the one that pays for it.
 
 Before the peers, two lines give one rank's share of the work without
 communication: the model at one rank's batch compiled for 1 rank, run
@@ -211,6 +216,21 @@ def zeroc_alone(cfg, data, steps, ranks, work, zeroc, copies, trace_steps=None):
     return times, trace_summary(trace) if trace_steps else None
 
 
+def mean_summary(summaries):
+    """The figures gemm_share and the exposed share read, averaged over the
+    rounds' trace summaries."""
+    def mean(values):
+        values = list(values)
+        return sum(values) / len(values)
+    return {
+        "step_ms": mean(s["step_ms"] for s in summaries),
+        "exposed_comm_ms": mean(s["exposed_comm_ms"] for s in summaries),
+        "compute_ms": mean(s["compute_ms"] for s in summaries),
+        "compute_ms_by_kind": {"matmul": mean(s["compute_ms_by_kind"].get("matmul", 0.0)
+                                              for s in summaries)},
+    }
+
+
 def gemm_share(summary, bound):
     """The traced step's GEMM kernels (zrt_matmul spans: OpenBLAS's packing
     and kernel, and the collectives' progress polls between its tiles)
@@ -305,8 +325,17 @@ def main():
     parser.add_argument("--trace", action="store_true",
                         help="trace zeroc's timed steps and print the exposed communication, "
                              "the GEMMs against the bound and the other kernels' time")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run the four stages this many times, in reverse order every other "
+                             "round (0-3, 3-0, ...), and report the median over the rounds' "
+                             "steps: sturdier stage ratios on a machine whose speed drifts "
+                             "(default 1)")
     parser.add_argument("--zeroc", default=os.path.join(ROOT, "build", "bin", "zeroc"))
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
+    if args.steps <= args.warmup:
+        parser.error(f"--steps ({args.steps}) must exceed --warmup ({args.warmup})")
     base = {"n_layer": args.n_layer, "n_head": args.n_head, "n_embd": args.n_embd,
             "block": args.block, "batch": args.batch, "threads": args.threads}
     sizes = [base]
@@ -357,19 +386,31 @@ def main():
             ddp = tokens_per_step / ddp_step
             print(f"  PyTorch DDP (gloo)   {ddp:10,.0f} tokens/s  {ddp_step * 1e3:7.1f} ms"
                   f"  {ddp_step / bound:5.2f}x bound")
+            # Each round runs the four stages, in reverse order every other
+            # round, so that a machine drifting over the run does not favour
+            # the first stages; a stage's figure is the median of its timed
+            # steps over the rounds.
+            times = {stage: [] for stage in range(4)}
+            summaries = {stage: [] for stage in range(4)}
+            for r in range(args.rounds):
+                for stage in (range(4) if r % 2 == 0 else reversed(range(4))):
+                    run, core, summary = zeroc_run(cfg, data, args.steps, args.ranks, stage,
+                                                   work, args.zeroc, mpirun, trace_steps)
+                    cores.add(core)
+                    times[stage] += run[args.warmup:]
+                    if summary:
+                        summaries[stage].append(summary)
             stage0 = None
             for stage in range(4):
-                times, core, summary = zeroc_run(cfg, data, args.steps, args.ranks, stage, work,
-                                                 args.zeroc, mpirun, trace_steps)
-                cores.add(core)
-                step = median_step(times)
+                step = statistics.median(times[stage])
                 z = tokens_per_step / step
                 stage0 = stage0 or z
                 line = (f"  zeroc ZeRO stage {stage}   {z:10,.0f} tokens/s  {step * 1e3:7.1f} ms"
                         f"  {step / bound:5.2f}x bound ({step / cold_bound:4.2f}x cold)"
                         f"  {z / ddp:5.2f}x DDP"
                         f"  {z / stage0:5.2f}x stage 0")
-                if summary:
+                if summaries[stage]:
+                    summary = mean_summary(summaries[stage])
                     exposed = (summary["exposed_comm_ms"] / summary["step_ms"]
                                if summary["step_ms"] else 0.0)
                     line += f"  exposed comm {100 * exposed:4.1f}%" + gemm_share(summary, bound)
