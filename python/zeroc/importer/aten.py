@@ -1275,25 +1275,17 @@ def _layer_norm(c, x, normalized_shape, weight, bias, eps):
 
 
 def _reduce(op: str):
+    """sum, mean or amax over `dims` (all of them by default)."""
     def emit(c, x, dims=None, keepdim=False, dtype=None):
         x = c.tensor(x)
-        rank = x.type.rank
-        if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
-            dims = list(range(rank))
-        elif isinstance(dims, int):
-            dims = [dims]
-        dims = sorted({c.dim(d, rank) for d in dims})
-        if rank == 0:
+        dims = _reduce_dims(c, x, dims)
+        if x.type.rank == 0:
             return x
         if op in ("sum", "mean"):
             y = c.track(c.f._reduction(op, c._name(), x, dims), op, x, tuple(dims))
         else:
-            shape = [s for i, s in enumerate(x.type.shape) if i not in dims]
-            y = c.emit(op, [x], c.float_type(shape, x.type.element),
-                       f"{x} dims = [{', '.join(map(str, dims))}]")
-        if keepdim:
-            y = c.reshape(y, [1 if i in dims else s for i, s in enumerate(x.type.shape)])
-        return y
+            y = _amax_value(c, x, dims)
+        return _keepdim(c, y, x, dims, keepdim)
     return emit
 
 
@@ -1773,15 +1765,13 @@ def _alias_copy(c, x, *args, **kwargs):
 def _fill_like(value: float):
     def emit(c, x, dtype=None, layout=None, device=None, pin_memory=None,
              memory_format=None):
-        x = c.tensor(x)
-        return c.fill(value, x.type.shape, x.type.element)
+        return _full(c, value, c.tensor(x))
     return emit
 
 
 def _full_like(c, x, value, dtype=None, layout=None, device=None, pin_memory=None,
                memory_format=None):
-    x = c.tensor(x)
-    return c.fill(float(value), x.type.shape, x.type.element)
+    return _full(c, value, c.tensor(x))
 
 
 def _split_with_sizes(c, x, sizes, dim=0):
