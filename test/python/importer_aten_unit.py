@@ -20,7 +20,6 @@ Runs under lit or directly: ``python3 test/python/importer_aten_unit.py [BIN_DIR
 import copy
 import re
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
@@ -140,15 +139,6 @@ class RunningStat(nn.Module):
 
 class AtenImporterTest(ImporterChecks, unittest.TestCase):
     BIN, SOURCE_FILE, BATCH, BLOCK = BIN, __file__, B, T
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.dir = Path(cls.tmp.name)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
 
     def inputs(self):
         return inputs()

@@ -19,7 +19,6 @@ Runs under lit or directly: ``python3 test/python/importer_everyday_unit.py [BIN
 
 import re
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
@@ -116,15 +115,6 @@ class DataOfParameter(nn.Module):
 
 class EverydayImporterTest(ImporterChecks, unittest.TestCase):
     BIN, SOURCE_FILE, BATCH, BLOCK = BIN, __file__, B, T
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.dir = Path(cls.tmp.name)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
 
     def inputs(self):
         return inputs()

@@ -508,15 +508,6 @@ def structure(mlir):
 class Importer(ImporterChecks, unittest.TestCase):
     BIN, SOURCE_FILE, BATCH, BLOCK = BIN, __file__, B, T
 
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.dir = Path(cls.tmp.name)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
     def imported(self, module, **kwargs):
         torch.manual_seed(0)
         return importer.import_module(module, batch_size=B, block_size=T, **kwargs)

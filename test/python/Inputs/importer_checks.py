@@ -1,10 +1,10 @@
-"""The checks shared by the importer's unit tests (importer_unit.py and
-importer_aten_unit.py): a mixin of unittest.TestCase.
+"""The checks shared by the importer's unit tests (importer_unit.py,
+importer_aten_unit.py and importer_everyday_unit.py): a mixin of unittest.TestCase.
 
 The test class sets `BIN` (zeroc's bin folder), `SOURCE_FILE` (its own
 file, whose lines the importer's errors must quote), `BATCH` and `BLOCK`
-(the import sizes), creates `self.dir` (a scratch folder) in setUpClass, and
-defines `inputs()` (the (tokens, targets) of the comparison) and
+(the import sizes), gets `self.dir` (a scratch folder, made once per class
+here), and defines `inputs()` (the (tokens, targets) of the comparison) and
 `evaluate(result, mlir, init, tokens, targets)` (the IR's float64 loss, by
 zeroc-run or by the Python evaluator).
 """
@@ -12,6 +12,7 @@ zeroc-run or by the Python evaluator).
 import copy
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import torch
@@ -36,6 +37,15 @@ def line_of(source_file, marker):
 
 
 class ImporterChecks:
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = Path(cls.tmp.name)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
     def check(self, make, *expected, name=None, tol=1e-9, eval_mode=False, **kwargs):
         """Imports make() (a module class or factory), checks that the IR
         has the `expected` texts, verifies it with zeroc-opt and compares
